@@ -1,0 +1,3 @@
+//! The discrete-event engine: event queue, scheduler and random streams.
+
+pub mod rng;

@@ -1,0 +1,3 @@
+//! Packets, links, queues and nodes of the IP network.
+
+pub mod packet;

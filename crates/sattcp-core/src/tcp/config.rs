@@ -1,0 +1,96 @@
+//! Parameters of one TCP half-connection, already validated and in engine units.
+
+use crate::time::SimTime;
+
+/// How holes are found and repaired (ns-3's `TcpRecoveryOps`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryKind {
+    /// Timeout only, then slow start from one segment ("Vanilla", seed 001 §2).
+    Timeout,
+    /// RFC 2581 fast retransmit and fast recovery.
+    Reno,
+    /// NewReno as in ns-2.1b3 with Hoe's changes (seed 001 §2.1).
+    NewrenoNs2,
+    /// RFC 6582 NewReno.
+    NewrenoRfc6582,
+    /// SACK as in seed 001 §2.2.1 (Fall and Floyd 1996).
+    SackFallFloyd,
+    /// RFC 6675 conservative SACK-based loss recovery.
+    SackRfc6675,
+}
+
+/// How the window grows and shrinks (ns-3's `TcpCongestionOps`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CcKind {
+    /// Slow start and congestion avoidance with multiplicative decrease (RFC 5681).
+    RenoAimd,
+}
+
+#[derive(Clone, Debug)]
+pub struct TcpConfig {
+    /// Maximum segment size (payload bytes).
+    pub mss: u32,
+    /// Advertised window field (at most 65535) and the window-scale shift (0..=14): the usable
+    /// receive window is `rcv_window_field << window_scale` (seed 000 §4.2.2: 65535 << 6 =
+    /// 4,194,240 bytes).
+    pub rcv_window_field: u16,
+    pub window_scale: u8,
+    /// Send buffer in bytes (`None`: unlimited).
+    pub snd_buf: Option<u64>,
+    /// Initial slow-start threshold in bytes.
+    pub initial_ssthresh: u64,
+    /// Initial congestion window in segments.
+    pub initial_cwnd: u32,
+    /// Delayed ACKs (off in the seeds: "segments are ACKed as soon as they are received").
+    pub delayed_ack: bool,
+    pub delack_timeout: SimTime,
+    /// Silly-window-syndrome avoidance (off in the seeds).
+    pub sws_avoidance: bool,
+    /// Retransmission-timer tick (100 ms in the seeds).
+    pub timer_granularity: SimTime,
+    pub initial_rto: SimTime,
+    pub min_rto: SimTime,
+    pub max_rto: SimTime,
+    /// Ask for SACK-permitted in the SYN.
+    pub sack: bool,
+    pub recovery: RecoveryKind,
+    pub cc: CcKind,
+    /// Duplicate ACKs that trigger fast retransmit.
+    pub dupack_threshold: u32,
+    /// Close with a FIN when a finite transfer has been sent.
+    pub fin: bool,
+}
+
+impl TcpConfig {
+    /// The usable receive window in bytes.
+    pub fn rcv_window(&self) -> u64 {
+        (self.rcv_window_field as u64) << self.window_scale
+    }
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mss: 1024,
+            rcv_window_field: 65535,
+            window_scale: 0,
+            snd_buf: None,
+            initial_ssthresh: 65535,
+            initial_cwnd: 1,
+            delayed_ack: false,
+            delack_timeout: SimTime::from_millis(100),
+            sws_avoidance: false,
+            timer_granularity: SimTime::from_millis(100),
+            initial_rto: SimTime::from_secs(3),
+            min_rto: SimTime::from_millis(200),
+            max_rto: SimTime::from_secs(64),
+            sack: false,
+            recovery: RecoveryKind::Reno,
+            cc: CcKind::RenoAimd,
+            dupack_threshold: 3,
+            fin: false,
+        }
+    }
+}

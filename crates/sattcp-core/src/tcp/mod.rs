@@ -1,0 +1,19 @@
+//! TCP: one implementation with pluggable loss recovery and congestion control (STYLE.md).
+//!
+//! The two ends are passive state machines (smoltcp style): they own no clock and no queue.
+//! The engine hands them segments and the current time, collects the segments they emit into
+//! `out`, and asks `poll_at()` when they next need to run (a retransmission or delayed-ACK
+//! deadline). Only the engine schedules.
+//!
+//! A connection is modelled as ns-2's one-way agents were (the seeds used ns-2.1b3): a
+//! [`TcpSender`] that sends data and receives pure ACKs, and a [`TcpReceiver`] that receives
+//! data and answers with pure ACKs (no piggybacking). A request/response application uses two
+//! such half-connections, one each way.
+
+pub mod config;
+pub mod receiver;
+pub mod sender;
+
+pub use config::{CcKind, RecoveryKind, TcpConfig};
+pub use receiver::TcpReceiver;
+pub use sender::{SenderStats, TcpSender};

@@ -1,0 +1,239 @@
+//! Simulated time, rates and the unit strings people write ("45Mbps", "275ms", "9180B").
+//!
+//! Time is an integer count of nanoseconds (DESIGN.md, "Decisions"): no floating point on the
+//! event-time path, so the same scenario and seed give bit-identical results on every machine.
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub};
+
+/// An instant or a span of simulated time, in nanoseconds.
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize)]
+pub struct SimTime(pub u64);
+
+impl SimTime {
+    pub const ZERO: SimTime = SimTime(0);
+    pub const MAX: SimTime = SimTime(u64::MAX);
+
+    pub const fn from_nanos(ns: u64) -> Self {
+        SimTime(ns)
+    }
+    pub const fn from_micros(us: u64) -> Self {
+        SimTime(us * 1_000)
+    }
+    pub const fn from_millis(ms: u64) -> Self {
+        SimTime(ms * 1_000_000)
+    }
+    pub const fn from_secs(s: u64) -> Self {
+        SimTime(s * 1_000_000_000)
+    }
+    /// Rounds to the nearest nanosecond; for configuration only, never on the event path.
+    pub fn from_secs_f64(s: f64) -> Self {
+        SimTime((s * 1e9).round() as u64)
+    }
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+    pub fn saturating_sub(self, other: SimTime) -> SimTime {
+        SimTime(self.0.saturating_sub(other.0))
+    }
+    pub fn mul(self, k: u64) -> SimTime {
+        SimTime(self.0.saturating_mul(k))
+    }
+}
+
+impl Add for SimTime {
+    type Output = SimTime;
+    #[inline]
+    fn add(self, rhs: SimTime) -> SimTime {
+        SimTime(self.0.saturating_add(rhs.0))
+    }
+}
+impl AddAssign for SimTime {
+    #[inline]
+    fn add_assign(&mut self, rhs: SimTime) {
+        self.0 = self.0.saturating_add(rhs.0);
+    }
+}
+impl Sub for SimTime {
+    type Output = SimTime;
+    #[inline]
+    fn sub(self, rhs: SimTime) -> SimTime {
+        SimTime(self.0 - rhs.0)
+    }
+}
+
+impl fmt::Debug for SimTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self)
+    }
+}
+impl fmt::Display for SimTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ns = self.0;
+        if ns % 1_000_000_000 == 0 {
+            write!(f, "{}s", ns / 1_000_000_000)
+        } else if ns % 1_000_000 == 0 {
+            write!(f, "{}ms", ns / 1_000_000)
+        } else if ns % 1_000 == 0 {
+            write!(f, "{}us", ns / 1_000)
+        } else {
+            write!(f, "{}ns", ns)
+        }
+    }
+}
+
+/// A link rate in bits per second.
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, serde::Serialize)]
+pub struct Rate(pub u64);
+
+impl Rate {
+    pub const fn bps(b: u64) -> Self {
+        Rate(b)
+    }
+    pub const fn mbps(m: u64) -> Self {
+        Rate(m * 1_000_000)
+    }
+    pub fn as_bps(self) -> u64 {
+        self.0
+    }
+    pub fn as_mbps_f64(self) -> f64 {
+        self.0 as f64 / 1e6
+    }
+    /// Time to serialise `bytes` at this rate, rounded up to the next nanosecond.
+    #[inline]
+    pub fn tx_time(self, bytes: u64) -> SimTime {
+        let bits = bytes as u128 * 8 * 1_000_000_000;
+        let r = self.0 as u128;
+        SimTime(bits.div_ceil(r) as u64)
+    }
+    /// Bytes carried in `t` at this rate (rounded down).
+    pub fn bytes_in(self, t: SimTime) -> u64 {
+        (self.0 as u128 * t.0 as u128 / 8 / 1_000_000_000) as u64
+    }
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}Mbps", self.as_mbps_f64())
+    }
+}
+
+/// Splits "45Mbps" into (45.0, "Mbps"). Whitespace between number and unit is allowed.
+fn split_number(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|&(i, c)| {
+            !(c.is_ascii_digit() || c == '.' || c == '_' || ((c == 'e' || c == 'E') && i > 0 && s[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-' || d == '+')) || ((c == '-' || c == '+') && (i == 0 || s[..i].ends_with(['e', 'E']))))
+        })
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
+    let num: f64 = s[..end].replace('_', "").parse().ok()?;
+    Some((num, s[end..].trim()))
+}
+
+/// Parses a duration: "275ms", "5us", "100s", "1.5s", "10ns", "2min".
+pub fn parse_duration(s: &str) -> Result<SimTime, String> {
+    let (n, unit) = split_number(s).ok_or_else(|| format!("expected a duration such as \"275ms\", got {s:?}"))?;
+    let scale = match unit {
+        "ns" => 1e0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        "min" => 60e9,
+        "" => return Err(format!("a duration needs a unit (ns, us, ms, s, min), got {s:?}")),
+        u => return Err(format!("unknown time unit {u:?} in {s:?} (use ns, us, ms, s or min)")),
+    };
+    if !n.is_finite() || n < 0.0 {
+        return Err(format!("must be >= 0, got {s:?}"));
+    }
+    Ok(SimTime((n * scale).round() as u64))
+}
+
+/// Parses a rate: "45Mbps", "155.52Mbps", "2.048Mbps", "64kbps", "1Gbps", "1000bps".
+pub fn parse_rate(s: &str) -> Result<Rate, String> {
+    let (n, unit) = split_number(s).ok_or_else(|| format!("expected a rate such as \"45Mbps\", got {s:?}"))?;
+    let scale = match unit {
+        "bps" | "b/s" => 1e0,
+        "kbps" | "Kbps" | "kb/s" => 1e3,
+        "Mbps" | "Mb/s" => 1e6,
+        "Gbps" | "Gb/s" => 1e9,
+        "" => return Err(format!("a rate needs a unit (bps, kbps, Mbps, Gbps), got {s:?}")),
+        u => return Err(format!("unknown rate unit {u:?} in {s:?} (use bps, kbps, Mbps or Gbps)")),
+    };
+    let bps = (n * scale).round();
+    if !bps.is_finite() || bps <= 0.0 {
+        return Err(format!("must be > 0, got {s:?}"));
+    }
+    Ok(Rate(bps as u64))
+}
+
+/// A size given in bytes ("9180B", "64KB", "1MB", "64KiB"), in packets ("100pkt"), in cells
+/// ("531cells") or as a multiple of the path's bandwidth-delay product ("0.5bdp").
+#[derive(Copy, Clone, PartialEq, Debug, serde::Serialize)]
+pub enum Size {
+    Bytes(u64),
+    Packets(u64),
+    Cells(u64),
+    Bdp(f64),
+}
+
+/// Parses a [`Size`]. Decimal prefixes are powers of 1000 (KB = 1000 B), binary ones of 1024
+/// (KiB). A bare integer is bytes.
+pub fn parse_size(s: &str) -> Result<Size, String> {
+    let (n, unit) = split_number(s).ok_or_else(|| format!("expected a size such as \"9180B\", \"100pkt\" or \"0.5bdp\", got {s:?}"))?;
+    if !n.is_finite() || n < 0.0 {
+        return Err(format!("must be >= 0, got {s:?}"));
+    }
+    let bytes = |k: f64| Ok(Size::Bytes((n * k).round() as u64));
+    match unit {
+        "" | "B" => bytes(1.0),
+        "KB" | "kB" => bytes(1e3),
+        "MB" => bytes(1e6),
+        "GB" => bytes(1e9),
+        "KiB" => bytes(1024.0),
+        "MiB" => bytes(1024.0 * 1024.0),
+        "pkt" | "pkts" | "packets" => Ok(Size::Packets(n.round() as u64)),
+        "cell" | "cells" => Ok(Size::Cells(n.round() as u64)),
+        "bdp" | "BDP" => Ok(Size::Bdp(n)),
+        u => Err(format!("unknown size unit {u:?} in {s:?} (use B, KB, MB, KiB, MiB, pkt, cells or bdp)")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tx_time_rounds_up() {
+        // 1219 bytes at 45 Mbps = 216.711... us
+        assert_eq!(Rate::mbps(45).tx_time(1219), SimTime(216_712));
+        assert_eq!(Rate::mbps(8).tx_time(1), SimTime(1_000));
+    }
+
+    #[test]
+    fn parses_units() {
+        assert_eq!(parse_duration("275ms").unwrap(), SimTime::from_millis(275));
+        assert_eq!(parse_duration("5us").unwrap(), SimTime::from_micros(5));
+        assert_eq!(parse_duration("1.5s").unwrap(), SimTime::from_millis(1500));
+        assert_eq!(parse_rate("155.52Mbps").unwrap(), Rate(155_520_000));
+        assert_eq!(parse_rate("2.048Mbps").unwrap(), Rate(2_048_000));
+        assert_eq!(parse_size("64KB").unwrap(), Size::Bytes(64_000));
+        assert_eq!(parse_size("0.5bdp").unwrap(), Size::Bdp(0.5));
+        assert_eq!(parse_size("531cells").unwrap(), Size::Cells(531));
+        assert_eq!(parse_size("1e6B").unwrap(), Size::Bytes(1_000_000));
+    }
+
+    #[test]
+    fn rejects_misspelled_units() {
+        let e = parse_rate("45Mbs").unwrap_err();
+        assert!(e.contains("Mbs"), "{e}");
+        assert!(parse_rate("-45Mbps").is_err());
+        assert!(parse_rate("0Mbps").is_err());
+        assert!(parse_duration("275").is_err());
+        assert!(parse_duration("abc").is_err());
+    }
+}

@@ -1,0 +1,7 @@
+//! PyO3 bindings (filled in below).
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _core(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+    Ok(())
+}

@@ -1,3 +1,4 @@
 //! The discrete-event engine: event queue, scheduler and random streams.
 
+pub mod queue;
 pub mod rng;

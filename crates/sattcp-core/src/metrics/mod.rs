@@ -1,0 +1,3 @@
+//! Per-flow and per-link counters, traces and run results.
+
+pub mod result;

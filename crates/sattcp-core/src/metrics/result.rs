@@ -1,0 +1,116 @@
+//! What a run returns: per-flow and per-link tables, a summary, traces, and the identity of
+//! the run (scenario, seed, events, digest). Serialised as one JSON document (README, "--json").
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowResult {
+    pub flow: u32,
+    pub src: u32,
+    pub dst: u32,
+    /// Bytes the application handed to TCP (for a bulk source: what TCP could take).
+    pub scheduled_bytes: u64,
+    pub bytes_sent: u64,
+    pub bytes_retransmitted: u64,
+    pub segments_sent: u64,
+    pub segments_retransmitted: u64,
+    pub timeouts: u64,
+    pub fast_retransmits: u64,
+    /// Highest in-order data byte received by the receiver (seed 000 §4.3).
+    pub delivered_bytes: u64,
+    /// delivered_bytes x 8 / simulated time.
+    pub throughput_bps: f64,
+    /// Bytes that reached the receiver again after already being received.
+    pub duplicate_bytes: u64,
+    /// When a fixed-size transfer was completely delivered (seconds), if it was.
+    pub completed_at_s: Option<f64>,
+    pub final_cwnd: u64,
+    pub final_ssthresh: u64,
+    pub final_srtt_s: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkResult {
+    pub link: String,
+    pub from: u32,
+    pub to: u32,
+    pub rate_bps: u64,
+    pub delay_s: f64,
+    /// Fraction of the simulated time the transmitter was busy.
+    pub utilization: f64,
+    pub packets: u64,
+    pub bytes: u64,
+    pub drops_queue_full: u64,
+    pub drops_corrupted: u64,
+    pub drops_scripted: u64,
+    pub peak_queue_packets: u64,
+    pub peak_queue_bytes: u64,
+    /// Time-weighted mean of the bytes waiting.
+    pub mean_queue_bytes: f64,
+}
+
+/// A variable recorded on change: instants (seconds) and values.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Trace {
+    pub t: Vec<f64>,
+    pub v: Vec<f64>,
+}
+
+impl Trace {
+    /// Appends (t, v) if v differs from the last value recorded.
+    #[inline]
+    pub fn record(&mut self, t: f64, v: f64) {
+        if self.v.last() != Some(&v) {
+            self.t.push(t);
+            self.v.push(v);
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    pub flows: u32,
+    pub sim_time_s: f64,
+    /// Sum of the flows' throughputs.
+    pub total_throughput_bps: f64,
+    /// Maximum TCP goodput of the bottleneck after header overheads: rate x MSS / (MSS + 40)
+    /// for IP links.
+    pub capacity_bps: f64,
+    /// total_throughput_bps / capacity_bps.
+    pub efficiency: f64,
+    /// Jain's fairness index of the flows' throughputs.
+    pub jain_fairness: f64,
+    pub timeouts: u64,
+    pub fast_retransmits: u64,
+    pub bytes_retransmitted: u64,
+    pub drops_queue_full: u64,
+    pub drops_corrupted: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunResult {
+    pub sattcp_version: &'static str,
+    pub name: String,
+    pub seed: u64,
+    /// Events processed.
+    pub events: u64,
+    /// Digest of the event sequence (hex): equal digests mean identical runs.
+    pub digest: String,
+    pub summary: Summary,
+    pub flows: Vec<FlowResult>,
+    pub links: Vec<LinkResult>,
+    pub traces: BTreeMap<String, Trace>,
+}
+
+/// Jain's fairness index (sum x)^2 / (n sum x^2); 1 for an empty or all-zero set.
+pub fn jain_index(xs: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    let s: f64 = xs.iter().sum();
+    let s2: f64 = xs.iter().map(|x| x * x).sum();
+    if s2 == 0.0 {
+        1.0
+    } else {
+        s * s / (n * s2)
+    }
+}

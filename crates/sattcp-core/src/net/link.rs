@@ -1,0 +1,246 @@
+//! One-way links with a FIFO drop-tail queue at their sending end.
+//!
+//! A link serialises packets at its rate, one after another, and delivers each one
+//! `delay` after its last bit left. Because the queue is FIFO and the rate fixed, the instant
+//! a packet will finish transmission is known when it is enqueued, so the engine schedules
+//! its arrival at the far end right away: one event per packet per hop. The queue length at
+//! any instant is recovered from the start times of the packets still waiting.
+//!
+//! As in ns-2, the queue limit counts the packets waiting, not the one being transmitted.
+
+use crate::engine::rng::Rng;
+use crate::net::packet::NodeId;
+use crate::time::{Rate, SimTime};
+use std::collections::VecDeque;
+
+/// How much a drop-tail queue holds.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum QueueLimit {
+    Bytes(u64),
+    Packets(u64),
+}
+
+/// Why a packet was lost on a link.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum DropReason {
+    /// The drop-tail queue was full on arrival.
+    QueueFull,
+    /// A bit error corrupted the packet; the receiving node discarded it.
+    Corrupted,
+    /// A scripted loss (test harness / loss script).
+    Scripted,
+}
+
+/// Per-link counters.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct LinkStats {
+    pub packets: u64,
+    pub bytes: u64,
+    /// Sum of transmission times, for utilisation.
+    pub busy_ns: u64,
+    pub drops_queue_full: u64,
+    pub drops_corrupted: u64,
+    pub drops_scripted: u64,
+    pub peak_queue_packets: u64,
+    pub peak_queue_bytes: u64,
+    /// Integral of queued bytes over time (byte x ns), for the time-weighted mean.
+    pub queue_byte_ns: u128,
+}
+
+/// What enqueuing a packet decided.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Admit {
+    /// Accepted: arrives at the far end at `arrival` (`corrupted` by a bit error or not).
+    Sent { arrival: SimTime, corrupted: bool },
+    Dropped(DropReason),
+}
+
+pub struct Link {
+    pub name: String,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub rate: Rate,
+    pub delay: SimTime,
+    /// Bit error rate; a packet of b bits is corrupted with probability 1-(1-BER)^b.
+    pub ber: f64,
+    pub limit: QueueLimit,
+    errors: Rng,
+    /// When the transmitter is free again.
+    busy_until: SimTime,
+    /// (start of transmission, bytes) of packets accepted but not yet started.
+    waiting: VecDeque<(SimTime, u32)>,
+    waiting_bytes: u64,
+    /// Last instant the queue integral was brought up to date.
+    integ_at: SimTime,
+    pub stats: LinkStats,
+}
+
+impl Link {
+    pub fn new(name: String, from: NodeId, to: NodeId, rate: Rate, delay: SimTime, ber: f64, limit: QueueLimit, errors: Rng) -> Self {
+        Link {
+            name,
+            from,
+            to,
+            rate,
+            delay,
+            ber,
+            limit,
+            errors,
+            busy_until: SimTime::ZERO,
+            waiting: VecDeque::new(),
+            waiting_bytes: 0,
+            integ_at: SimTime::ZERO,
+            stats: LinkStats::default(),
+        }
+    }
+
+    /// Advances the queue to `now`: packets whose transmission has started leave the queue.
+    #[inline]
+    fn drain(&mut self, now: SimTime) {
+        while let Some(&(start, bytes)) = self.waiting.front() {
+            if start > now {
+                break;
+            }
+            self.integrate(start);
+            self.waiting.pop_front();
+            self.waiting_bytes -= bytes as u64;
+        }
+        self.integrate(now);
+    }
+
+    #[inline]
+    fn integrate(&mut self, t: SimTime) {
+        if t > self.integ_at {
+            self.stats.queue_byte_ns += self.waiting_bytes as u128 * (t.0 - self.integ_at.0) as u128;
+            self.integ_at = t;
+        }
+    }
+
+    /// Packets waiting at `now` (not counting the one in transmission).
+    pub fn queue_packets(&mut self, now: SimTime) -> u64 {
+        self.drain(now);
+        self.waiting.len() as u64
+    }
+
+    pub fn queue_bytes(&mut self, now: SimTime) -> u64 {
+        self.drain(now);
+        self.waiting_bytes
+    }
+
+    /// Offers a packet of `bytes` to the link at `now`.
+    #[inline]
+    pub fn enqueue(&mut self, now: SimTime, bytes: u32) -> Admit {
+        self.drain(now);
+        let start = self.busy_until.max(now);
+        if start > now {
+            // It has to wait: check the drop-tail limit.
+            let full = match self.limit {
+                QueueLimit::Packets(n) => self.waiting.len() as u64 >= n,
+                QueueLimit::Bytes(b) => self.waiting_bytes + bytes as u64 > b,
+            };
+            if full {
+                self.stats.drops_queue_full += 1;
+                return Admit::Dropped(DropReason::QueueFull);
+            }
+            self.waiting.push_back((start, bytes));
+            self.waiting_bytes += bytes as u64;
+            self.stats.peak_queue_packets = self.stats.peak_queue_packets.max(self.waiting.len() as u64);
+            self.stats.peak_queue_bytes = self.stats.peak_queue_bytes.max(self.waiting_bytes);
+        }
+        let tx = self.rate.tx_time(bytes as u64);
+        self.busy_until = start + tx;
+        self.stats.packets += 1;
+        self.stats.bytes += bytes as u64;
+        self.stats.busy_ns += tx.0;
+        let corrupted = self.ber > 0.0 && {
+            // P(corrupt) = 1 - (1 - BER)^bits, computed stably with libm.
+            let bits = bytes as f64 * 8.0;
+            let p = -libm::expm1(bits * libm::log1p(-self.ber));
+            self.errors.bernoulli(p)
+        };
+        if corrupted {
+            self.stats.drops_corrupted += 1;
+        }
+        Admit::Sent { arrival: self.busy_until + self.delay, corrupted }
+    }
+
+    /// Closes the statistics at the end of the run.
+    pub fn finish(&mut self, end: SimTime) {
+        self.drain(end);
+    }
+
+    /// Fraction of `duration` the transmitter was busy (transmissions that ran past the end
+    /// are counted up to the end).
+    pub fn utilization(&self, duration: SimTime) -> f64 {
+        if duration.0 == 0 {
+            return 0.0;
+        }
+        let over = self.busy_until.saturating_sub(duration).0;
+        (self.stats.busy_ns.saturating_sub(over)) as f64 / duration.0 as f64
+    }
+
+    pub fn mean_queue_bytes(&self, duration: SimTime) -> f64 {
+        if duration.0 == 0 {
+            return 0.0;
+        }
+        self.stats.queue_byte_ns as f64 / duration.0 as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng::RngFactory;
+
+    fn link(limit: QueueLimit) -> Link {
+        Link::new("l".into(), 0, 1, Rate::mbps(8), SimTime::from_millis(10), 0.0, limit, RngFactory::new(1).stream("x"))
+    }
+
+    #[test]
+    fn back_to_back_packets_serialise() {
+        let mut l = link(QueueLimit::Packets(10));
+        // 1000 bytes at 8 Mbps = 1 ms.
+        assert_eq!(l.enqueue(SimTime::ZERO, 1000), Admit::Sent { arrival: SimTime::from_millis(11), corrupted: false });
+        assert_eq!(l.enqueue(SimTime::ZERO, 1000), Admit::Sent { arrival: SimTime::from_millis(12), corrupted: false });
+        assert_eq!(l.queue_packets(SimTime::ZERO), 1);
+        assert_eq!(l.queue_packets(SimTime::from_millis(1)), 0);
+    }
+
+    #[test]
+    fn drop_tail_counts_waiting_packets_only() {
+        let mut l = link(QueueLimit::Packets(2));
+        for _ in 0..3 {
+            assert!(matches!(l.enqueue(SimTime::ZERO, 1000), Admit::Sent { .. }));
+        }
+        assert_eq!(l.enqueue(SimTime::ZERO, 1000), Admit::Dropped(DropReason::QueueFull));
+        assert_eq!(l.stats.drops_queue_full, 1);
+        assert_eq!(l.stats.peak_queue_packets, 2);
+    }
+
+    #[test]
+    fn byte_limit_and_mean_queue() {
+        let mut l = link(QueueLimit::Bytes(1500));
+        assert!(matches!(l.enqueue(SimTime::ZERO, 1000), Admit::Sent { .. }));
+        assert!(matches!(l.enqueue(SimTime::ZERO, 1000), Admit::Sent { .. }));
+        assert_eq!(l.enqueue(SimTime::ZERO, 1000), Admit::Dropped(DropReason::QueueFull));
+        l.finish(SimTime::from_millis(4));
+        // 1000 bytes waited 1 ms out of 4 ms: mean 250 bytes; busy 2 of 4 ms.
+        assert!((l.mean_queue_bytes(SimTime::from_millis(4)) - 250.0).abs() < 1e-9);
+        assert!((l.utilization(SimTime::from_millis(4)) - 0.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn bit_errors_corrupt_at_the_expected_rate() {
+        let mut l = Link::new("l".into(), 0, 1, Rate::mbps(1000), SimTime::ZERO, 1e-5, QueueLimit::Packets(1 << 40), RngFactory::new(3).stream("e"));
+        let n = 20_000;
+        let mut bad = 0;
+        for i in 0..n {
+            if let Admit::Sent { corrupted: true, .. } = l.enqueue(SimTime::from_millis(i), 1250) {
+                bad += 1;
+            }
+        }
+        // 10,000 bits at BER 1e-5: p = 1 - (1-1e-5)^10000 = 0.09516.
+        let p = bad as f64 / n as f64;
+        assert!((p - 0.09516).abs() < 0.007, "{p}");
+    }
+}

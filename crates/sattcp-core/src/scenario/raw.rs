@@ -1,0 +1,152 @@
+//! The scenario file as written (TOML or a Python dict): serde structs whose unit-bearing
+//! fields are kept as written ("45Mbps", 9180, 1e-5) until validation converts them.
+//!
+//! Unknown keys are collected (not fatal at this stage) so that every one can be reported
+//! with its path, together with every invalid value.
+
+use serde::{Deserialize, Serialize};
+
+/// A value that may carry a unit: `"45Mbps"`, `9180`, `1e-5`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Val {
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
+
+impl std::fmt::Display for Val {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Val::Int(i) => write!(f, "{i}"),
+            Val::Float(x) => write!(f, "{x}"),
+            Val::Str(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RawScenario {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub run: RawRun,
+    pub topology: RawTopology,
+    pub links: RawLinks,
+    pub switch: RawSwitch,
+    pub tcp: RawTcp,
+    pub app: RawApp,
+    pub loss: Vec<RawLoss>,
+    pub trace: RawTrace,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RawRun {
+    pub duration: Option<Val>,
+    pub seed: Option<i64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RawTopology {
+    /// "dumbbell" (default) or "path".
+    pub kind: Option<String>,
+    /// Source/sink pairs of the dumbbell.
+    pub pairs: Option<i64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RawLink {
+    pub rate: Option<Val>,
+    pub delay: Option<Val>,
+    pub ber: Option<Val>,
+    /// Drop-tail queue at the sending end of this link (bytes, packets or "bdp" multiple).
+    pub queue: Option<Val>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RawLinks {
+    /// Dumbbell: every host's link to its router (both directions).
+    pub access: Option<RawLink>,
+    /// Dumbbell: the router-to-router link (both directions).
+    pub bottleneck: Option<RawLink>,
+    /// Path topology: the hops from sender to receiver, in order.
+    pub path: Option<Vec<RawLink>>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RawSwitch {
+    /// "droptail" (IP routers, default).
+    pub kind: Option<String>,
+    /// Buffer of the port feeding the bottleneck (each direction).
+    pub buffer: Option<Val>,
+    pub policy: Option<String>,
+    #[serde(rename = "R")]
+    pub r: Option<f64>,
+    #[serde(rename = "Z")]
+    pub z: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RawTcp {
+    pub flavor: Option<String>,
+    pub recovery: Option<String>,
+    pub cc: Option<String>,
+    pub mss: Option<Val>,
+    /// The 16-bit advertised window field (default 65535).
+    pub window: Option<Val>,
+    pub window_scale: Option<i64>,
+    pub ssthresh: Option<Val>,
+    pub initial_cwnd: Option<i64>,
+    pub send_buffer: Option<Val>,
+    pub delayed_ack: Option<bool>,
+    pub delack_timeout: Option<Val>,
+    pub sws_avoidance: Option<bool>,
+    pub timer_granularity: Option<Val>,
+    pub initial_rto: Option<Val>,
+    pub min_rto: Option<Val>,
+    pub max_rto: Option<Val>,
+    pub sack: Option<bool>,
+    pub dupack_threshold: Option<i64>,
+    pub fin: Option<bool>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RawApp {
+    /// "bulk" (default), "transfer".
+    pub kind: Option<String>,
+    /// Transfer size.
+    pub bytes: Option<Val>,
+    /// When the flows start.
+    pub start: Option<Val>,
+    /// Start flow i at start + i * stagger.
+    pub stagger: Option<Val>,
+}
+
+/// A scripted loss: drop the packet of `flow` carrying data offset `offset` (0-based byte
+/// offset of the segment's first byte) on its `transmission`-th sending (0 = first).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RawLoss {
+    pub flow: Option<i64>,
+    pub offset: Option<Val>,
+    pub transmission: Option<i64>,
+    /// Data segments dropped (`segment` k = the k-th MSS-sized segment), as an alternative to
+    /// `offset`.
+    pub segment: Option<i64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RawTrace {
+    /// Flows whose cwnd, ssthresh and srtt are recorded on change.
+    pub flows: Option<Vec<i64>>,
+    /// Links (by name) whose queue length is recorded on change.
+    pub links: Option<Vec<String>>,
+}

@@ -1,0 +1,525 @@
+//! The world of one run: nodes, links, TCP endpoints and applications, driven by the event
+//! loop. Built from a validated [`Scenario`]; single-threaded and deterministic.
+
+use crate::engine::queue::{EventQueue, TimerSlot};
+use crate::engine::rng::RngFactory;
+use crate::metrics::result::{jain_index, FlowResult, LinkResult, RunResult, Summary, Trace};
+use crate::net::link::{Admit, Link, QueueLimit};
+use crate::net::packet::{Dir, FlowId, NodeId, Packet, Segment, IP_HEADER, TCP_HEADER};
+use crate::scenario::{AppSpec, LinkSpec, LossSpec, Scenario, Topology};
+use crate::tcp::{TcpReceiver, TcpSender};
+use crate::time::{SimTime, Size};
+use std::collections::BTreeMap;
+
+type LinkId = u32;
+const NO_LINK: LinkId = u32::MAX;
+
+#[derive(Copy, Clone, Debug)]
+enum Ev {
+    /// A packet arrives at `node` at the end of a link.
+    Arrive { pkt: u32, node: NodeId },
+    SenderTimer { flow: FlowId },
+    ReceiverTimer { flow: FlowId },
+    AppStart { flow: FlowId },
+}
+
+impl Ev {
+    /// Two 64-bit words identifying the event, for the run digest.
+    #[inline]
+    fn words(&self) -> (u64, u64) {
+        match *self {
+            Ev::Arrive { pkt, node } => (1, (pkt as u64) << 32 | node as u64),
+            Ev::SenderTimer { flow } => (2, flow as u64),
+            Ev::ReceiverTimer { flow } => (3, flow as u64),
+            Ev::AppStart { flow } => (4, flow as u64),
+        }
+    }
+}
+
+struct Node {
+    /// Out link toward each destination node (routers), or the single default link (hosts).
+    routes: Vec<LinkId>,
+    default_link: LinkId,
+}
+
+impl Node {
+    #[inline]
+    fn route(&self, dst: NodeId) -> LinkId {
+        if self.default_link != NO_LINK {
+            self.default_link
+        } else {
+            self.routes.get(dst as usize).copied().unwrap_or(NO_LINK)
+        }
+    }
+}
+
+struct Flow {
+    src: NodeId,
+    dst: NodeId,
+    sender: TcpSender,
+    receiver: TcpReceiver,
+    snd_slot: TimerSlot,
+    rcv_slot: TimerSlot,
+    /// Bytes the application handed to TCP.
+    scheduled: u64,
+    /// For fixed-size transfers: the size, and when it was all delivered.
+    transfer: Option<u64>,
+    completed_at: Option<SimTime>,
+    traced: bool,
+}
+
+/// A slab of packets in flight, reusing freed slots.
+#[derive(Default)]
+struct Packets {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+}
+
+impl Packets {
+    #[inline]
+    fn insert(&mut self, p: Packet) -> u32 {
+        if let Some(i) = self.free.pop() {
+            self.slots[i as usize] = p;
+            i
+        } else {
+            self.slots.push(p);
+            (self.slots.len() - 1) as u32
+        }
+    }
+    #[inline]
+    fn release(&mut self, i: u32) {
+        self.free.push(i);
+    }
+}
+
+/// One run's simulation: `step`, `run_until`, `run`, then `finish` for the result.
+pub struct Simulation {
+    name: String,
+    seed: u64,
+    duration: SimTime,
+    now: SimTime,
+    queue: EventQueue<Ev>,
+    nodes: Vec<Node>,
+    links: Vec<Link>,
+    flows: Vec<Flow>,
+    packets: Packets,
+    next_uid: u64,
+    events: u64,
+    digest: u64,
+    losses: Vec<LossSpec>,
+    out: Vec<Segment>,
+    traces: BTreeMap<String, Trace>,
+    traced_links: Vec<(LinkId, String)>,
+    capacity_bps: f64,
+}
+
+/// Resolves a queue size to a drop-tail limit.
+fn queue_limit(size: Size, bdp_bytes: u64) -> QueueLimit {
+    match size {
+        Size::Bytes(b) => QueueLimit::Bytes(b),
+        Size::Packets(p) => QueueLimit::Packets(p),
+        Size::Bdp(k) => QueueLimit::Bytes((k * bdp_bytes as f64).round() as u64),
+        // Validation rejects cells for drop-tail queues.
+        Size::Cells(c) => QueueLimit::Bytes(c * 48),
+    }
+}
+
+const UNLIMITED: QueueLimit = QueueLimit::Packets(u64::MAX);
+
+impl Simulation {
+    pub fn new(sc: &Scenario) -> Self {
+        let rngs = RngFactory::new(sc.seed);
+        let bdp = sc.bdp_bytes();
+        let mut nodes: Vec<Node> = Vec::new();
+        let mut links: Vec<Link> = Vec::new();
+        let mut endpoints: Vec<(NodeId, NodeId)> = Vec::new();
+        let add_link = |links: &mut Vec<Link>, name: String, from: NodeId, to: NodeId, spec: &LinkSpec, limit: QueueLimit| -> LinkId {
+            let errors = rngs.stream(&format!("link/{name}/errors"));
+            links.push(Link::new(name, from, to, spec.rate, spec.delay, spec.ber, limit, errors));
+            (links.len() - 1) as LinkId
+        };
+        let switch_limit = queue_limit(sc.switch.buffer, bdp);
+        match &sc.topology {
+            Topology::Dumbbell { pairs, access, bottleneck } => {
+                let n = *pairs;
+                let (r1, r2) = (2 * n, 2 * n + 1);
+                let total = 2 * n + 2;
+                for _ in 0..total {
+                    nodes.push(Node { routes: Vec::new(), default_link: NO_LINK });
+                }
+                nodes[r1 as usize].routes = vec![NO_LINK; total as usize];
+                nodes[r2 as usize].routes = vec![NO_LINK; total as usize];
+                let access_limit = access.queue.map(|q| queue_limit(q, bdp)).unwrap_or(UNLIMITED);
+                let fwd = add_link(&mut links, "bottleneck".into(), r1, r2, bottleneck, bottleneck.queue.map(|q| queue_limit(q, bdp)).unwrap_or(switch_limit));
+                let rev = add_link(&mut links, "bottleneck-rev".into(), r2, r1, bottleneck, bottleneck.queue.map(|q| queue_limit(q, bdp)).unwrap_or(switch_limit));
+                for i in 0..n {
+                    let (s, d) = (i, n + i);
+                    let up = add_link(&mut links, format!("src{i}->r1"), s, r1, access, access_limit);
+                    let down = add_link(&mut links, format!("r1->src{i}"), r1, s, access, access_limit);
+                    let out = add_link(&mut links, format!("r2->dst{i}"), r2, d, access, access_limit);
+                    let back = add_link(&mut links, format!("dst{i}->r2"), d, r2, access, access_limit);
+                    nodes[s as usize].default_link = up;
+                    nodes[d as usize].default_link = back;
+                    nodes[r1 as usize].routes[s as usize] = down;
+                    nodes[r1 as usize].routes[d as usize] = fwd;
+                    nodes[r2 as usize].routes[d as usize] = out;
+                    nodes[r2 as usize].routes[s as usize] = rev;
+                    endpoints.push((s, d));
+                }
+            }
+            Topology::Path { hops } => {
+                let h = hops.len() as u32;
+                let total = h + 1;
+                for _ in 0..total {
+                    nodes.push(Node { routes: vec![NO_LINK; total as usize], default_link: NO_LINK });
+                }
+                for (i, spec) in hops.iter().enumerate() {
+                    let i = i as u32;
+                    let limit = spec.queue.map(|q| queue_limit(q, bdp)).unwrap_or(switch_limit);
+                    let f = add_link(&mut links, format!("hop{i}"), i, i + 1, spec, limit);
+                    let r = add_link(&mut links, format!("hop{i}-rev"), i + 1, i, spec, limit);
+                    for d in (i + 1)..total {
+                        nodes[i as usize].routes[d as usize] = f;
+                    }
+                    for d in 0..=i {
+                        nodes[(i + 1) as usize].routes[d as usize] = r;
+                    }
+                }
+                nodes[0].default_link = nodes[0].routes[h as usize];
+                nodes[h as usize].default_link = nodes[h as usize].routes[0];
+                endpoints.push((0, h));
+            }
+        }
+
+        let mut queue = EventQueue::new();
+        let mut flows = Vec::with_capacity(endpoints.len());
+        for (f, &(src, dst)) in endpoints.iter().enumerate() {
+            let (start, stagger, transfer) = match sc.app {
+                AppSpec::Bulk { start, stagger } => (start, stagger, None),
+                AppSpec::Transfer { bytes, start, stagger } => (start, stagger, Some(bytes)),
+            };
+            queue.push(start + stagger.mul(f as u64), Ev::AppStart { flow: f as FlowId });
+            flows.push(Flow {
+                src,
+                dst,
+                sender: TcpSender::new(sc.tcp.clone()),
+                receiver: TcpReceiver::new(sc.tcp.clone()),
+                snd_slot: TimerSlot::default(),
+                rcv_slot: TimerSlot::default(),
+                scheduled: 0,
+                transfer,
+                completed_at: None,
+                traced: sc.trace.flows.contains(&(f as u32)),
+            });
+        }
+        let traced_links = sc
+            .trace
+            .links
+            .iter()
+            .filter_map(|name| links.iter().position(|l| &l.name == name).map(|i| (i as LinkId, name.clone())))
+            .collect();
+        let mss = sc.tcp.mss as f64;
+        let capacity_bps = sc.bottleneck_rate().as_bps() as f64 * mss / (mss + (IP_HEADER + TCP_HEADER) as f64);
+        Simulation {
+            name: sc.name.clone(),
+            seed: sc.seed,
+            duration: sc.duration,
+            now: SimTime::ZERO,
+            queue,
+            nodes,
+            links,
+            flows,
+            packets: Packets::default(),
+            next_uid: 0,
+            events: 0,
+            // FNV-1a offset basis as the digest's starting value.
+            digest: 0xcbf2_9ce4_8422_2325,
+            losses: sc.losses.clone(),
+            out: Vec::with_capacity(64),
+            traces: BTreeMap::new(),
+            traced_links,
+            capacity_bps,
+        }
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+    pub fn duration(&self) -> SimTime {
+        self.duration
+    }
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Runs the next event if it is due no later than the end of the run. Returns false when
+    /// nothing is left to run.
+    pub fn step(&mut self) -> bool {
+        match self.queue.peek_time() {
+            Some(t) if t <= self.duration => {}
+            _ => return false,
+        }
+        let (t, ev) = self.queue.pop().expect("peeked");
+        self.now = t;
+        self.events += 1;
+        let (a, b) = ev.words();
+        for w in [t.0, a, b] {
+            self.digest = (self.digest ^ w).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self.dispatch(ev);
+        true
+    }
+
+    /// Runs every event due at or before `until` (and never past the end of the run).
+    pub fn run_until(&mut self, until: SimTime) {
+        let until = until.min(self.duration);
+        while let Some(t) = self.queue.peek_time() {
+            if t > until {
+                break;
+            }
+            self.step();
+        }
+        self.now = self.now.max(until);
+    }
+
+    /// Runs to the end.
+    pub fn run(&mut self) {
+        self.run_until(self.duration);
+    }
+
+    fn dispatch(&mut self, ev: Ev) {
+        match ev {
+            Ev::Arrive { pkt, node } => self.arrive(pkt, node),
+            Ev::SenderTimer { flow } => {
+                let now = self.now;
+                let fl = &mut self.flows[flow as usize];
+                if fl.snd_slot.fire(now) {
+                    if fl.sender.poll_at().is_some_and(|t| t <= now) {
+                        fl.sender.on_timer(now, &mut self.out);
+                    }
+                    self.after_sender(flow);
+                }
+            }
+            Ev::ReceiverTimer { flow } => {
+                let now = self.now;
+                let fl = &mut self.flows[flow as usize];
+                if fl.rcv_slot.fire(now) {
+                    if fl.receiver.poll_at().is_some_and(|t| t <= now) {
+                        fl.receiver.on_timer(now, &mut self.out);
+                    }
+                    self.after_receiver(flow);
+                }
+            }
+            Ev::AppStart { flow } => {
+                let now = self.now;
+                let fl = &mut self.flows[flow as usize];
+                fl.sender.connect(now, &mut self.out);
+                // A bulk source always has more to send: offer more than any run can carry.
+                let bytes = fl.transfer.unwrap_or(u64::MAX / 4);
+                fl.scheduled = fl.scheduled.saturating_add(bytes);
+                fl.sender.app_send(now, bytes, &mut self.out);
+                self.after_sender(flow);
+            }
+        }
+    }
+
+    /// Sends what the sender of `flow` emitted and re-arms its timer.
+    fn after_sender(&mut self, flow: FlowId) {
+        let now = self.now;
+        let (src, dst) = {
+            let fl = &self.flows[flow as usize];
+            (fl.src, fl.dst)
+        };
+        let mut out = std::mem::take(&mut self.out);
+        for seg in out.drain(..) {
+            self.send(flow, Dir::Data, src, dst, seg);
+        }
+        self.out = out;
+        let fl = &mut self.flows[flow as usize];
+        if let Some(t) = fl.snd_slot.arm(fl.sender.poll_at().map(|t| t.max(now))) {
+            self.queue.push(t, Ev::SenderTimer { flow });
+        }
+        if fl.traced {
+            let t = now.as_secs_f64();
+            let (cwnd, ssthresh, srtt) = (fl.sender.cwnd() as f64, fl.sender.ssthresh() as f64, fl.sender.srtt());
+            self.traces.entry(format!("flow/{flow}/cwnd")).or_default().record(t, cwnd);
+            self.traces.entry(format!("flow/{flow}/ssthresh")).or_default().record(t, ssthresh);
+            if let Some(srtt) = srtt {
+                self.traces.entry(format!("flow/{flow}/srtt")).or_default().record(t, srtt.as_secs_f64());
+            }
+        }
+    }
+
+    /// Sends what the receiver of `flow` emitted and re-arms its timer.
+    fn after_receiver(&mut self, flow: FlowId) {
+        let now = self.now;
+        let (src, dst) = {
+            let fl = &self.flows[flow as usize];
+            (fl.dst, fl.src)
+        };
+        let mut out = std::mem::take(&mut self.out);
+        for seg in out.drain(..) {
+            self.send(flow, Dir::Ack, src, dst, seg);
+        }
+        self.out = out;
+        let fl = &mut self.flows[flow as usize];
+        if let Some(t) = fl.rcv_slot.arm(fl.receiver.poll_at().map(|t| t.max(now))) {
+            self.queue.push(t, Ev::ReceiverTimer { flow });
+        }
+        if fl.completed_at.is_none() && fl.transfer.is_some_and(|b| fl.receiver.delivered() >= b) {
+            fl.completed_at = Some(now);
+        }
+    }
+
+    /// Puts a segment on the wire at its source host.
+    fn send(&mut self, flow: FlowId, dir: Dir, src: NodeId, dst: NodeId, seg: Segment) {
+        let link = self.nodes[src as usize].route(dst);
+        if dir == Dir::Data && !self.losses.is_empty() && seg.len > 0 {
+            let offset = seg.seq - 1;
+            if let Some(i) = self.losses.iter().position(|l| l.flow == flow && l.offset == offset && l.transmission == seg.tx_count) {
+                self.losses.swap_remove(i);
+                self.links[link as usize].stats.drops_scripted += 1;
+                return;
+            }
+        }
+        let uid = self.next_uid;
+        self.next_uid += 1;
+        let pkt = Packet { uid, flow, dir, src, dst, bytes: seg.ip_bytes(), seg, corrupted: false };
+        let id = self.packets.insert(pkt);
+        self.forward(id, link);
+    }
+
+    /// Offers packet `id` to `link`.
+    #[inline]
+    fn forward(&mut self, id: u32, link: LinkId) {
+        let now = self.now;
+        let l = &mut self.links[link as usize];
+        let bytes = self.packets.slots[id as usize].bytes;
+        match l.enqueue(now, bytes) {
+            Admit::Sent { arrival, corrupted } => {
+                let to = l.to;
+                self.packets.slots[id as usize].corrupted = corrupted;
+                self.queue.push(arrival, Ev::Arrive { pkt: id, node: to });
+            }
+            Admit::Dropped(_) => self.packets.release(id),
+        }
+        if !self.traced_links.is_empty() {
+            if let Some((_, name)) = self.traced_links.iter().find(|(l, _)| *l == link) {
+                let q = self.links[link as usize].queue_packets(now) as f64;
+                self.traces.entry(format!("link/{name}/queue_packets")).or_default().record(now.as_secs_f64(), q);
+            }
+        }
+    }
+
+    fn arrive(&mut self, id: u32, node: NodeId) {
+        let p = &self.packets.slots[id as usize];
+        if p.corrupted {
+            // Discarded by the receiving interface (counted by the link that corrupted it).
+            self.packets.release(id);
+            return;
+        }
+        if p.dst != node {
+            let link = self.nodes[node as usize].route(p.dst);
+            debug_assert_ne!(link, NO_LINK, "no route from {node} to {}", p.dst);
+            self.forward(id, link);
+            return;
+        }
+        let (flow, dir, seg) = (p.flow, p.dir, p.seg);
+        self.packets.release(id);
+        let now = self.now;
+        let fl = &mut self.flows[flow as usize];
+        match dir {
+            Dir::Data => {
+                fl.receiver.on_segment(now, &seg, &mut self.out);
+                self.after_receiver(flow);
+            }
+            Dir::Ack => {
+                fl.sender.on_segment(now, &seg, &mut self.out);
+                self.after_sender(flow);
+            }
+        }
+    }
+
+    /// Closes the run and returns its result.
+    pub fn finish(mut self) -> RunResult {
+        let end = self.duration;
+        let secs = end.as_secs_f64();
+        for l in &mut self.links {
+            l.finish(end);
+        }
+        let flows: Vec<FlowResult> = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let s = f.sender.stats();
+                let delivered = f.receiver.delivered();
+                FlowResult {
+                    flow: i as u32,
+                    src: f.src,
+                    dst: f.dst,
+                    scheduled_bytes: f.scheduled,
+                    bytes_sent: s.bytes_sent,
+                    bytes_retransmitted: s.bytes_retransmitted,
+                    segments_sent: s.segments_sent,
+                    segments_retransmitted: s.segments_retransmitted,
+                    timeouts: s.timeouts,
+                    fast_retransmits: s.fast_retransmits,
+                    delivered_bytes: delivered,
+                    throughput_bps: delivered as f64 * 8.0 / secs,
+                    duplicate_bytes: f.receiver.stats().duplicate_bytes,
+                    completed_at_s: f.completed_at.map(|t| t.as_secs_f64()),
+                    final_cwnd: f.sender.cwnd(),
+                    final_ssthresh: f.sender.ssthresh(),
+                    final_srtt_s: f.sender.srtt().map(|t| t.as_secs_f64()),
+                }
+            })
+            .collect();
+        let links: Vec<LinkResult> = self
+            .links
+            .iter()
+            .map(|l| LinkResult {
+                link: l.name.clone(),
+                from: l.from,
+                to: l.to,
+                rate_bps: l.rate.as_bps(),
+                delay_s: l.delay.as_secs_f64(),
+                utilization: l.utilization(end),
+                packets: l.stats.packets,
+                bytes: l.stats.bytes,
+                drops_queue_full: l.stats.drops_queue_full,
+                drops_corrupted: l.stats.drops_corrupted,
+                drops_scripted: l.stats.drops_scripted,
+                peak_queue_packets: l.stats.peak_queue_packets,
+                peak_queue_bytes: l.stats.peak_queue_bytes,
+                mean_queue_bytes: l.mean_queue_bytes(end),
+            })
+            .collect();
+        let tputs: Vec<f64> = flows.iter().map(|f| f.throughput_bps).collect();
+        let total: f64 = tputs.iter().sum();
+        let summary = Summary {
+            flows: flows.len() as u32,
+            sim_time_s: secs,
+            total_throughput_bps: total,
+            capacity_bps: self.capacity_bps,
+            efficiency: total / self.capacity_bps,
+            jain_fairness: jain_index(&tputs),
+            timeouts: flows.iter().map(|f| f.timeouts).sum(),
+            fast_retransmits: flows.iter().map(|f| f.fast_retransmits).sum(),
+            bytes_retransmitted: flows.iter().map(|f| f.bytes_retransmitted).sum(),
+            drops_queue_full: links.iter().map(|l| l.drops_queue_full).sum(),
+            drops_corrupted: links.iter().map(|l| l.drops_corrupted).sum(),
+        };
+        RunResult {
+            sattcp_version: env!("CARGO_PKG_VERSION"),
+            name: self.name,
+            seed: self.seed,
+            events: self.events,
+            digest: format!("{:016x}", self.digest),
+            summary,
+            flows,
+            links,
+            traces: self.traces,
+        }
+    }
+}

@@ -1,7 +1,170 @@
-//! PyO3 bindings (filled in below).
+//! PyO3 bindings of sattcp-core: conversion and error mapping only, no model logic.
+//!
+//! Every failure reaches Python as one of sattcp's own exceptions (python/sattcp/errors.py):
+//! an invalid scenario as `ScenarioError` carrying `{path, rule, got}` for every problem, a
+//! Rust panic as `InternalError` naming the scenario and seed. The GIL is released while the
+//! simulation runs.
+
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use sattcp_core::scenario::{self, Problem};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+fn error_class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import("sattcp.errors")?.getattr(name)
+}
+
+fn scenario_error(py: Python<'_>, problems: &[Problem]) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let list = problems
+            .iter()
+            .map(|p| {
+                let d = PyDict::new(py);
+                d.set_item("path", &p.path)?;
+                d.set_item("rule", &p.rule)?;
+                d.set_item("got", &p.got)?;
+                Ok(d)
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let cls = error_class(py, "ScenarioError")?;
+        Ok(PyErr::from_value(cls.call1((list,))?))
+    };
+    build().unwrap_or_else(|e| e)
+}
+
+fn internal_error(py: Python<'_>, what: String) -> PyErr {
+    match error_class(py, "InternalError").and_then(|c| c.call1((what,))) {
+        Ok(v) => PyErr::from_value(v),
+        Err(e) => e,
+    }
+}
+
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".into()
+    }
+}
+
+/// One simulation run, advanced by `run_until` so that Python can show progress and notice
+/// Ctrl-C between steps.
+#[pyclass(module = "sattcp._core")]
+struct Simulation {
+    sim: Option<sattcp_core::Simulation>,
+    name: String,
+    seed: u64,
+    scenario_json: String,
+}
+
+impl Simulation {
+    fn label(&self) -> String {
+        format!("scenario {:?}, seed {}", self.name, self.seed)
+    }
+}
+
+#[pymethods]
+impl Simulation {
+    /// `text`: TOML scenario; `overrides`: (dotted path, value as typed: a TOML literal or a
+    /// plain string); `seed`: replaces run.seed when given.
+    #[new]
+    #[pyo3(signature = (text, overrides=Vec::new(), seed=None))]
+    fn new(py: Python<'_>, text: &str, overrides: Vec<(String, String)>, seed: Option<u64>) -> PyResult<Self> {
+        let ov: Vec<(String, toml::Value)> = overrides.iter().map(|(k, v)| (k.clone(), scenario::parse_override_value(v))).collect();
+        let loaded = catch_unwind(AssertUnwindSafe(|| scenario::load(text, &ov, seed)));
+        let (sc, tree) = match loaded {
+            Ok(Ok(x)) => x,
+            Ok(Err(e)) => return Err(scenario_error(py, &e.problems)),
+            Err(p) => return Err(internal_error(py, format!("panic while loading the scenario: {}", panic_message(p)))),
+        };
+        let scenario_json = serde_json::to_string(&tree).map_err(|e| internal_error(py, e.to_string()))?;
+        let built = catch_unwind(AssertUnwindSafe(|| sattcp_core::Simulation::new(&sc)));
+        match built {
+            Ok(sim) => Ok(Simulation { sim: Some(sim), name: sc.name.clone(), seed: sc.seed, scenario_json }),
+            Err(p) => Err(internal_error(py, format!("panic while building scenario {:?}, seed {}: {}", sc.name, sc.seed, panic_message(p)))),
+        }
+    }
+
+    #[getter]
+    fn now_ns(&self) -> u64 {
+        self.sim.as_ref().map(|s| s.now().as_nanos()).unwrap_or(0)
+    }
+
+    #[getter]
+    fn duration_ns(&self) -> u64 {
+        self.sim.as_ref().map(|s| s.duration().as_nanos()).unwrap_or(0)
+    }
+
+    #[getter]
+    fn events(&self) -> u64 {
+        self.sim.as_ref().map(|s| s.events()).unwrap_or(0)
+    }
+
+    #[getter]
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The scenario that runs (file plus overrides), as JSON.
+    #[getter]
+    fn scenario_json(&self) -> String {
+        self.scenario_json.clone()
+    }
+
+    /// Runs every event due at or before `t_ns` (never past the end), without the GIL.
+    fn run_until(&mut self, py: Python<'_>, t_ns: u64) -> PyResult<()> {
+        let label = self.label();
+        let sim = self.sim.as_mut().ok_or_else(|| internal_error(py, "run_until after finish".into()))?;
+        let r = py.detach(|| catch_unwind(AssertUnwindSafe(|| sim.run_until(sattcp_core::SimTime(t_ns)))));
+        match r {
+            Ok(()) => Ok(()),
+            Err(p) => {
+                self.sim = None;
+                Err(internal_error(py, format!("panic in {label}: {}", panic_message(p))))
+            }
+        }
+    }
+
+    /// Closes the run and returns the result as a JSON document.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<String> {
+        let label = self.label();
+        let sim = self.sim.take().ok_or_else(|| internal_error(py, "finish called twice".into()))?;
+        let r = catch_unwind(AssertUnwindSafe(|| serde_json::to_string(&sim.finish())));
+        match r {
+            Ok(Ok(s)) => Ok(s),
+            Ok(Err(e)) => Err(internal_error(py, format!("{label}: {e}"))),
+            Err(p) => Err(internal_error(py, format!("panic in {label}: {}", panic_message(p)))),
+        }
+    }
+}
+
+/// Validates a scenario without running it; raises ScenarioError listing every problem.
+#[pyfunction]
+#[pyo3(signature = (text, overrides=Vec::new()))]
+fn validate(py: Python<'_>, text: &str, overrides: Vec<(String, String)>) -> PyResult<()> {
+    let ov: Vec<(String, toml::Value)> = overrides.iter().map(|(k, v)| (k.clone(), scenario::parse_override_value(v))).collect();
+    match scenario::load(text, &ov, None) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(scenario_error(py, &e.problems)),
+    }
+}
+
+/// Raises a Rust panic inside a guarded call, for tests of the panic -> InternalError mapping.
+#[pyfunction]
+fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
+    match catch_unwind(|| panic!("deliberate test panic")) {
+        Ok(()) => Ok(()),
+        Err(p) => Err(internal_error(py, format!("panic: {}", panic_message(p)))),
+    }
+}
 
 #[pymodule]
-fn _core(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Simulation>()?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

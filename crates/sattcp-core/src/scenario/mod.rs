@@ -114,8 +114,9 @@ pub fn merged_tree(text: &str, overrides: &[(String, toml::Value)]) -> Result<to
     }
 }
 
-/// Deserialises a merged tree into the raw structs, collecting unknown keys and type errors.
-pub fn raw_from_tree(tree: &toml::Table) -> Result<raw::RawScenario, ScenarioError> {
+/// Deserialises a merged tree into the raw structs. Returns the raw scenario (if the types
+/// fit) and the problems found so far: every unknown key, and the first type error.
+pub fn raw_from_tree(tree: &toml::Table) -> (Option<raw::RawScenario>, Vec<Problem>) {
     let mut unknown = Vec::new();
     let value = toml::Value::Table(tree.clone());
     let mut on_unknown = |path: serde_ignored::Path<'_>| unknown.push(path.to_string());
@@ -123,29 +124,36 @@ pub fn raw_from_tree(tree: &toml::Table) -> Result<raw::RawScenario, ScenarioErr
     let result: Result<raw::RawScenario, serde_path_to_error::Error<toml::de::Error>> = serde_path_to_error::deserialize(de);
     let mut problems: Vec<Problem> = unknown
         .into_iter()
-        .map(|p| Problem { path: p.clone(), rule: "unknown key".into(), got: String::new() })
+        .map(|p| Problem { path: p, rule: "unknown key".into(), got: String::new() })
         .collect();
     match result {
-        Ok(raw) if problems.is_empty() => Ok(raw),
-        Ok(_) => Err(ScenarioError { problems }),
+        Ok(raw) => (Some(raw), problems),
         Err(e) => {
             let path = e.path().to_string();
             let msg = e.into_inner().to_string();
             let msg = msg.lines().next().unwrap_or("").to_string();
             let rule = if msg.contains("untagged enum Val") { "must be a number or a string with a unit".to_string() } else { msg };
             problems.push(Problem { path: if path == "." { String::new() } else { path }, rule, got: String::new() });
-            Err(ScenarioError { problems })
+            (None, problems)
         }
     }
 }
 
 /// TOML text + overrides + optional seed override -> validated scenario (and the merged tree,
-/// which the result carries as the scenario that ran).
+/// which the result carries as the scenario that ran). Every problem is reported at once:
+/// unknown keys together with invalid values.
 pub fn load(text: &str, overrides: &[(String, toml::Value)], seed: Option<u64>) -> Result<(Scenario, toml::Table), ScenarioError> {
     let tree = merged_tree(text, overrides)?;
-    let raw = raw_from_tree(&tree)?;
-    let scenario = validate::validate(&raw, seed)?;
-    Ok((scenario, tree))
+    let (raw, mut problems) = raw_from_tree(&tree);
+    let Some(raw) = raw else { return Err(ScenarioError { problems }) };
+    match validate::validate(&raw, seed) {
+        Ok(scenario) if problems.is_empty() => Ok((scenario, tree)),
+        Ok(_) => Err(ScenarioError { problems }),
+        Err(e) => {
+            problems.extend(e.problems);
+            Err(ScenarioError { problems })
+        }
+    }
 }
 
 #[cfg(test)]
@@ -189,10 +197,8 @@ mod tests {
     fn every_problem_is_listed_with_its_path() {
         let p = problems(GOOD, &[("links.bottleneck.rate", "45Mbs"), ("tcp.mss", "0"), ("tcp.window_scale", "15"), ("run.duration", "0s"), ("tcp.bogus", "1")]);
         let paths: Vec<&str> = p.iter().map(|p| p.path.as_str()).collect();
-        assert_eq!(paths, vec!["tcp.bogus"], "unknown keys are reported before values are checked: {p:?}");
-        let p = problems(GOOD, &[("links.bottleneck.rate", "45Mbs"), ("tcp.mss", "0"), ("tcp.window_scale", "15"), ("run.duration", "0s")]);
-        let paths: Vec<&str> = p.iter().map(|p| p.path.as_str()).collect();
-        for want in ["links.bottleneck.rate", "tcp.mss", "tcp.window_scale", "run.duration"] {
+        assert_eq!(paths.len(), 5, "{p:?}");
+        for want in ["tcp.bogus", "links.bottleneck.rate", "tcp.mss", "tcp.window_scale", "run.duration"] {
             assert!(paths.contains(&want), "{want} missing from {p:?}");
         }
         let rate = p.iter().find(|p| p.path == "links.bottleneck.rate").unwrap();

@@ -1,0 +1,13 @@
+"""sattcp: a laboratory for TCP/IP transport over satellite networks.
+
+>>> import sattcp
+>>> r = sattcp.run("scenarios/geo-bulk.toml", seed=1, overrides={"run.duration": "5s"})
+>>> r.summary["efficiency"]  # doctest: +SKIP
+"""
+
+from .api import RunResult, run
+from .errors import InternalError, SattcpError, ScenarioError, SimulationError
+
+__version__ = "0.1.0"
+
+__all__ = ["run", "RunResult", "SattcpError", "ScenarioError", "SimulationError", "InternalError", "__version__"]

@@ -1,0 +1,138 @@
+"""The ``sattcp`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .errors import InternalError, SattcpError, ScenarioError, SimulationError
+
+EXIT_BAD_INPUT = 2
+EXIT_FAILED = 1
+EXIT_INTERNAL = 3
+
+
+def _parse_set(items: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    problems = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            problems.append({"path": item, "rule": "--set takes dotted.path=value, e.g. --set tcp.flavor=sack", "got": repr(item)})
+            continue
+        out[key.strip()] = value.strip()
+    if problems:
+        raise ScenarioError(problems)
+    return out
+
+
+def _fmt_table(rows: list[list[str]], header: list[str]) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    line = lambda r: "  ".join(str(c).rjust(w) for c, w in zip(r, widths))  # noqa: E731
+    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+
+
+def format_summary(result) -> str:  # noqa: ANN001 - RunResult, imported lazily
+    s = result.summary
+    out = [
+        f"{s['name']}: seed {s['seed']}, {s['sim_time_s']:g} s simulated in {s['wall_time_s']:.2f} s wall "
+        f"({s['events']:,} events, {s['events_per_s'] / 1e6:.1f} M events/s), digest {s['digest']}",
+        f"efficiency {s['efficiency']:.4f} (total goodput {s['total_throughput_bps'] / 1e6:.3f} Mbps of "
+        f"{s['capacity_bps'] / 1e6:.3f} Mbps capacity), Jain fairness {s['jain_fairness']:.4f}",
+        f"timeouts {s['timeouts']}, fast retransmits {s['fast_retransmits']}, "
+        f"retransmitted {s['bytes_retransmitted']:,} B, queue drops {s['drops_queue_full']}, corrupted {s['drops_corrupted']}",
+    ]
+    if "fairness" in s:
+        out[1] += f", max-min fairness {s['fairness']:.4f}"
+    flows = result.flows
+    rows = [
+        [
+            int(f.flow),
+            f"{f.throughput_bps / 1e6:.3f}",
+            f"{f.delivered_bytes:,}",
+            f"{f.bytes_retransmitted:,}",
+            int(f.timeouts),
+            int(f.fast_retransmits),
+            f"{f.final_cwnd:,}",
+        ]
+        for f in flows.itertuples()
+    ]
+    if len(rows) > 12:
+        rows = rows[:5] + [["..."] * 7] + rows[-5:]
+    out.append("")
+    out.append(_fmt_table(rows, ["flow", "Mbps", "delivered B", "retx B", "RTOs", "fast rtx", "cwnd B"]))
+    links = result.links
+    busy = links[(links.link.str.startswith("bottleneck")) | (links.link.str.startswith("hop"))]
+    if len(busy):
+        out.append("")
+        lrows = [
+            [l.link, f"{l.utilization:.4f}", f"{l.packets:,}", int(l.drops_queue_full), int(l.drops_corrupted), f"{l.peak_queue_bytes:,}", f"{l.mean_queue_bytes:,.0f}"]
+            for l in busy.itertuples()
+        ]
+        out.append(_fmt_table(lrows, ["link", "util", "packets", "drops", "corrupt", "peak queue B", "mean queue B"]))
+    return "\n".join(out)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .api import run
+
+    overrides = _parse_set(args.set or [])
+    result = run(args.scenario, seed=args.seed, overrides=overrides, progress=not args.quiet and sys.stderr.isatty() or args.progress, raw_overrides=True)
+    if args.out:
+        try:
+            path = result.save(args.out)
+        except ValueError as e:
+            print(f"sattcp: {e}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        print(f"wrote {path}", file=sys.stderr)
+    if args.json:
+        print(result.to_json())
+    else:
+        print(format_summary(result))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="sattcp", description="TCP/IP over satellite networks: simulate, sweep, analyse.")
+    p.add_argument("--version", action="version", version=f"sattcp {__import__('sattcp').__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    r = sub.add_parser("run", help="run one scenario and print a summary")
+    r.add_argument("scenario", help="scenario file (.toml)")
+    r.add_argument("--set", action="append", metavar="PATH=VALUE", help="override a scenario key, e.g. --set tcp.flavor=sack (repeatable)")
+    r.add_argument("--seed", type=int, help="random seed (replaces run.seed)")
+    r.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
+    r.add_argument("--out", metavar="FILE", help="write the result (.json or .parquet)")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--progress", action="store_true", help="progress bar even when stderr is not a terminal")
+    r.set_defaults(func=cmd_run)
+    try:
+        from . import cli_study
+    except ImportError:  # the study commands need the optional analysis dependencies
+        cli_study = None
+    if cli_study is not None:
+        cli_study.register(sub)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except ScenarioError as e:
+        print(f"sattcp: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except InternalError as e:
+        print(f"sattcp: internal error (please report): {e}", file=sys.stderr)
+        return EXIT_INTERNAL
+    except (SimulationError, SattcpError) as e:
+        print(f"sattcp: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        print("sattcp: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,40 @@
+"""sattcp's exceptions: every failure a user can meet arrives as one of these."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class SattcpError(Exception):
+    """Base class of every sattcp error."""
+
+
+class ScenarioError(SattcpError, ValueError):
+    """The scenario is invalid; ``problems`` lists every problem found.
+
+    Each problem is a dict ``{"path": "links.bottleneck.rate", "rule": "must be > 0",
+    "got": "\\"-45Mbps\\""}``. The run cannot start.
+    """
+
+    def __init__(self, problems: list[dict[str, Any]] | str):
+        if isinstance(problems, str):
+            problems = [{"path": "", "rule": problems, "got": ""}]
+        self.problems: list[dict[str, Any]] = list(problems)
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        n = len(self.problems)
+        lines = [f"invalid scenario ({n} problem{'s' if n != 1 else ''}):"]
+        for p in self.problems:
+            path = p.get("path") or "(scenario)"
+            got = p.get("got") or ""
+            lines.append(f"  {path}: {p.get('rule', '')}" + (f", got {got}" if got else ""))
+        return "\n".join(lines)
+
+
+class SimulationError(SattcpError):
+    """A run could not complete for a reason other than its scenario (e.g. interrupted)."""
+
+
+class InternalError(SattcpError):
+    """A bug in sattcp (a Rust panic, for instance). The message names the scenario and seed."""

@@ -386,7 +386,10 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
             false
         }
     };
-    if too_small {
+    // A buffer check against a rate or MSS already reported invalid would only repeat that
+    // problem in other words.
+    let inputs_ok = !c.problems.iter().any(|p| p.path.starts_with("links.") || p.path == "tcp.mss");
+    if too_small && inputs_ok {
         c.err("switch.buffer", format!("must hold at least one packet ({packet} bytes at MSS {})", tcp.mss), raw.switch.buffer.as_ref().map(|v| v.to_string()).unwrap_or_default());
     }
 

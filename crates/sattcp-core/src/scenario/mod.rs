@@ -207,9 +207,12 @@ mod tests {
 
     #[test]
     fn negative_rate_and_tiny_buffer() {
-        let p = problems(GOOD, &[("links.bottleneck.rate", "-45Mbps"), ("switch.buffer", "100B")]);
+        let p = problems(GOOD, &[("links.bottleneck.rate", "-45Mbps")]);
         assert!(p.iter().any(|p| p.path == "links.bottleneck.rate" && p.rule.contains("> 0")), "{p:?}");
-        assert!(p.iter().any(|p| p.path == "switch.buffer" && p.rule.contains("one packet")), "{p:?}");
+        let p = problems(GOOD, &[("switch.buffer", "100B")]);
+        assert!(p.iter().any(|p| p.path == "switch.buffer" && p.rule.contains("one packet (9220 bytes")), "{p:?}");
+        let p = problems(GOOD, &[("switch.buffer", "0pkt")]);
+        assert!(p.iter().any(|p| p.path == "switch.buffer"), "{p:?}");
     }
 
     #[test]

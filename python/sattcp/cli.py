@@ -67,8 +67,8 @@ def format_summary(result) -> str:  # noqa: ANN001 - RunResult, imported lazily
     if len(busy):
         out.append("")
         lrows = [
-            [l.link, f"{l.utilization:.4f}", f"{l.packets:,}", int(l.drops_queue_full), int(l.drops_corrupted), f"{l.peak_queue_bytes:,}", f"{l.mean_queue_bytes:,.0f}"]
-            for l in busy.itertuples()
+            [ln.link, f"{ln.utilization:.4f}", f"{ln.packets:,}", int(ln.drops_queue_full), int(ln.drops_corrupted), f"{ln.peak_queue_bytes:,}", f"{ln.mean_queue_bytes:,.0f}"]
+            for ln in busy.itertuples()
         ]
         out.append(_fmt_table(lrows, ["link", "util", "packets", "drops", "corrupt", "peak queue B", "mean queue B"]))
     return "\n".join(out)

@@ -251,6 +251,17 @@ impl Simulation {
     pub fn events(&self) -> u64 {
         self.events
     }
+    pub fn flow_count(&self) -> usize {
+        self.flows.len()
+    }
+    /// The receiving TCP of `flow` (its delivered bytes, statistics).
+    pub fn receiver(&self, flow: FlowId) -> &TcpReceiver {
+        &self.flows[flow as usize].receiver
+    }
+    /// The sending TCP of `flow` (its window, statistics).
+    pub fn sender(&self, flow: FlowId) -> &TcpSender {
+        &self.flows[flow as usize].sender
+    }
 
     /// Runs the next event if it is due no later than the end of the run. Returns false when
     /// nothing is left to run.

@@ -335,7 +335,9 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
         Some(Val::Str(s)) if s == "bdp" => bdp,
         v => c.bytes("tcp.ssthresh", v.as_ref(), Some(bdp)).unwrap_or(65_535),
     };
-    if tcp.initial_ssthresh == 0 {
+    // Checks against a rate or MSS already reported invalid would only repeat that problem.
+    let inputs_ok = !c.problems.iter().any(|p| p.path.starts_with("links.") || p.path == "tcp.mss");
+    if tcp.initial_ssthresh == 0 && inputs_ok {
         c.err("tcp.ssthresh", "must be > 0", "0");
     }
     tcp.initial_cwnd = c.int("tcp.initial_cwnd", t.initial_cwnd, 1, 1, 1000) as u32;
@@ -386,9 +388,6 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
             false
         }
     };
-    // A buffer check against a rate or MSS already reported invalid would only repeat that
-    // problem in other words.
-    let inputs_ok = !c.problems.iter().any(|p| p.path.starts_with("links.") || p.path == "tcp.mss");
     if too_small && inputs_ok {
         c.err("switch.buffer", format!("must hold at least one packet ({packet} bytes at MSS {})", tcp.mss), raw.switch.buffer.as_ref().map(|v| v.to_string()).unwrap_or_default());
     }

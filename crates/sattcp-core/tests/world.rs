@@ -1,0 +1,123 @@
+//! End-to-end behaviour of the engine with TCP (issue 2's "tests that must exist").
+
+use sattcp_core::scenario::{load, parse_override_value};
+use sattcp_core::{SimTime, Simulation};
+
+fn scenario(text: &str, sets: &[(&str, &str)]) -> sattcp_core::Scenario {
+    let ov: Vec<_> = sets.iter().map(|(k, v)| (k.to_string(), parse_override_value(v))).collect();
+    load(text, &ov, None).unwrap_or_else(|e| panic!("{e}")).0
+}
+
+const GEO_BULK: &str = include_str!("../../../scenarios/geo-bulk.toml");
+
+/// A single path: 100 Mbps, 290 ms one way (RTT 580 ms), a 64 KB window (seed 004 §5: 903 kbps).
+const WINDOW_LIMITED: &str = r#"
+    [run]
+    duration = "120s"
+    [topology]
+    kind = "path"
+    [[links.path]]
+    rate = "100Mbps"
+    delay = "290ms"
+    [switch]
+    buffer = "1000pkt"
+    [tcp]
+    flavor = "reno"
+    mss = 1460
+    window = 65535
+    window_scale = 0
+    ssthresh = "1MB"
+"#;
+
+#[test]
+fn window_limited_throughput_is_window_over_rtt() {
+    let sc = scenario(WINDOW_LIMITED, &[]);
+    let mut sim = Simulation::new(&sc);
+    sim.run_until(SimTime::from_secs(20));
+    let d0 = sim.receiver(0).delivered();
+    sim.run_until(SimTime::from_secs(120));
+    let d1 = sim.receiver(0).delivered();
+    let bps = (d1 - d0) as f64 * 8.0 / 100.0;
+    // 65535 bytes per 580 ms round trip = 903,931 bps (seed 004 quotes 903 kbps).
+    let want = 65535.0 * 8.0 / 0.580;
+    assert!((bps / want - 1.0).abs() < 0.02, "throughput {bps:.0} bps, want {want:.0} within 2%");
+}
+
+#[test]
+fn one_bulk_flow_fills_an_error_free_geo_link() {
+    let sc = scenario(GEO_BULK, &[]);
+    let mut sim = Simulation::new(&sc);
+    sim.run_until(SimTime::from_secs(50));
+    let d0 = sim.receiver(0).delivered();
+    sim.run_until(SimTime::from_secs(100));
+    let d1 = sim.receiver(0).delivered();
+    let bps = (d1 - d0) as f64 * 8.0 / 50.0;
+    // IP-level ceiling: 45 Mbps x 9180 / 9220.
+    let ceiling = 45e6 * 9180.0 / 9220.0;
+    assert!(bps >= 0.95 * ceiling, "goodput {bps:.0} bps < 95% of {ceiling:.0}");
+    assert!(bps <= ceiling * 1.0001, "goodput {bps:.0} above the physical ceiling {ceiling:.0}");
+}
+
+const LOSSY_TRANSFER: &str = r#"
+    [run]
+    duration = "600s"
+    [topology]
+    kind = "path"
+    [[links.path]]
+    rate = "10Mbps"
+    delay = "20ms"
+    [switch]
+    buffer = "100pkt"
+    [tcp]
+    mss = 1000
+    ssthresh = "64KB"
+    [app]
+    kind = "transfer"
+    bytes = 300000
+"#;
+
+#[test]
+fn every_byte_arrives_exactly_once_despite_bit_errors() {
+    for flavor in ["vanilla", "reno", "newreno", "sack"] {
+        for (seed, ber) in [(1u64, "1e-5"), (2, "3e-6"), (3, "1e-6"), (4, "0.0")] {
+            let seed_s = seed.to_string();
+            let text = LOSSY_TRANSFER.replace("delay = \"20ms\"", &format!("delay = \"20ms\"\n    ber = {ber}"));
+            let mut sim = Simulation::new(&scenario(&text, &[("tcp.flavor", flavor), ("run.seed", &seed_s)]));
+            sim.run();
+            let r = sim.finish();
+            let f = &r.flows[0];
+            assert_eq!(f.delivered_bytes, 300_000, "{flavor} seed {seed} BER {ber}: delivered {} of 300000", f.delivered_bytes);
+            assert!(f.completed_at_s.is_some(), "{flavor} seed {seed} BER {ber}: transfer did not complete");
+        }
+    }
+}
+
+#[test]
+fn same_seed_same_digest_other_seed_other_digest() {
+    let text = LOSSY_TRANSFER.replace("delay = \"20ms\"", "delay = \"20ms\"\n    ber = 1e-5");
+    let run = |seed: &str| {
+        let mut sim = Simulation::new(&scenario(&text, &[("run.seed", seed)]));
+        sim.run();
+        sim.finish()
+    };
+    let (a, b, c) = (run("7"), run("7"), run("8"));
+    assert_eq!(a.digest, b.digest);
+    assert_eq!(a.events, b.events);
+    assert_ne!(a.digest, c.digest, "a different seed with bit errors must change the run");
+}
+
+#[test]
+fn dumbbell_flows_share_the_bottleneck_and_conserve_packets() {
+    let text = include_str!("../../../scenarios/geo-dumbbell-droptail.toml");
+    let sc = scenario(text, &[("topology.pairs", "10"), ("run.duration", "20s")]);
+    let mut sim = Simulation::new(&sc);
+    sim.run();
+    let r = sim.finish();
+    assert_eq!(r.flows.len(), 10);
+    assert!(r.flows.iter().all(|f| f.delivered_bytes > 0), "every flow delivers something");
+    let bn = r.links.iter().find(|l| l.link == "bottleneck").unwrap();
+    // Every data packet crossing the bottleneck came from an access link.
+    let up: u64 = r.links.iter().filter(|l| l.link.ends_with("->r1")).map(|l| l.packets).sum();
+    assert_eq!(up, bn.packets + bn.drops_queue_full + r.links.iter().filter(|l| l.link.ends_with("->r1")).map(|l| l.drops_queue_full).sum::<u64>(), "conservation at R1");
+    assert!(r.summary.efficiency <= 1.0 + 1e-9);
+}

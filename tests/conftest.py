@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = ROOT / "scenarios"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--runslow", action="store_true", default=False, help="run long studies marked slow")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--runslow"):
+        return
+    skip = pytest.mark.skip(reason="long study: opt in with --runslow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """Runs the installed `sattcp` command line as a user would."""
+    return subprocess.run([sys.executable, "-m", "sattcp.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=600)

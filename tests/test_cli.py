@@ -1,0 +1,65 @@
+"""The command line as a user meets it: summaries, JSON, output files, bad input (exit 2)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import run_cli
+
+
+def test_run_prints_a_readable_summary():
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=5s")
+    assert p.returncode == 0, p.stderr
+    assert "efficiency" in p.stdout and "bottleneck" in p.stdout and "digest" in p.stdout
+
+
+def test_json_document_and_out_file(tmp_path):
+    out = tmp_path / "r.parquet"
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=3s", "--seed", "9", "--json", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert {"name", "seed", "events", "digest", "summary", "flows", "links", "traces", "scenario", "wall_time_s"} <= set(doc)
+    assert doc["seed"] == 9 and doc["scenario"]["run"]["duration"] == "3s"
+    assert out.exists()
+
+
+def test_set_changes_one_parameter():
+    a = json.loads(run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=3s", "--json").stdout)
+    b = json.loads(run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=3s", "--set", "links.bottleneck.rate=10Mbps", "--json").stdout)
+    assert b["links"][0]["rate_bps"] == 10_000_000 and a["links"][0]["rate_bps"] == 45_000_000
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--set", "links.bottleneck.rate=45Mbs"], "links.bottleneck.rate: unknown rate unit"),
+        (["--set", "tcp.mss=0"], "tcp.mss"),
+        (["--set", "tcp.window_scale=15"], "tcp.window_scale"),
+        (["--set", "run.duration=0s"], "run.duration: must be > 0"),
+        (["--set", "switch.buffer=10B"], "switch.buffer"),
+        (["--set", "links.access.rate=-1Mbps"], "links.access.rate"),
+        (["--set", "tcp.unknown=3"], "tcp.unknown: unknown key"),
+        (["--set", "novalue"], "--set takes dotted.path=value"),
+    ],
+)
+def test_bad_input_exits_2_with_the_field_path(args, needle):
+    p = run_cli("run", "scenarios/geo-bulk.toml", *args)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert needle in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_missing_file_and_syntax_error(tmp_path):
+    p = run_cli("run", str(tmp_path / "nope.toml"))
+    assert p.returncode == 2 and "scenario file not found" in p.stderr
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[tcp\nmss = 1\n")
+    p = run_cli("run", str(bad))
+    assert p.returncode == 2 and "TOML syntax error at line 1" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_unknown_output_format_is_an_error(tmp_path):
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=1s", "--out", str(tmp_path / "r.xlsx"))
+    assert p.returncode == 2 and "unknown format" in p.stderr

@@ -2,7 +2,9 @@
 //!
 //! See DESIGN.md in the repository root's `docs/` and the README for the map of modules.
 
+pub mod app;
 pub mod engine;
+pub mod metrics;
 pub mod net;
 pub mod tcp;
 pub mod time;

@@ -11,7 +11,7 @@
 //! the object's own named stream (`"www/client/17"`, `"www/server/17"`), so the workload of one
 //! pair does not depend on how the engine interleaves calls, nor on how many other pairs exist.
 //!
-//! Where the seeds are silent we chose, and [`docs/workload.md`] explains why:
+//! Where the seeds are silent we chose, and `docs/workload.md` explains why:
 //! - the Poisson draws are truncated to 1..9 by clamping ([`Truncation::Clamp`]);
 //! - class 0's nine sizes are 0.1 KB .. 0.9 KB (102, 204, ..., 921 bytes, as in SPECweb96),
 //!   and 1 KB = 1024 bytes, each class's step being ten times the previous one;
@@ -53,9 +53,10 @@ pub const KB: u64 = 1024;
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Truncation {
-    /// Values below `min` become `min`, values above `max` become `max` (the default: what a
-    /// simulator of the time most plausibly did, `if (n < 1) n = 1; if (n > 9) n = 9;`, and it
-    /// keeps the mean at 4.95, closest to the seeds' "mean of 5" and "around 120 KB").
+    /// Values below `min` become `min`, values above `max` become `max` (the default). The
+    /// simplest code for "1 to 9" (`if (n < 1) n = 1; if (n > 9) n = 9;`, our judgement of what
+    /// the seeds' simulator did); it keeps the mean at 4.95, closest to the seeds' "mean of 5"
+    /// and "around 120 KB".
     Clamp,
     /// Draw again until the value is in range (the conditional distribution; mean 4.85).
     Resample,

@@ -210,6 +210,41 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #[test]
+        fn max_min_invariants(
+            capacity in 0.0f64..100.0,
+            scheduled in proptest::collection::vec(0.0f64..10.0, 0..40),
+        ) {
+            let e = max_min_shares(capacity, &scheduled);
+            let total: f64 = e.iter().sum();
+            proptest::prop_assert!(total <= capacity + 1e-9);
+            let top = e.iter().cloned().fold(0.0, f64::max);
+            for (ei, si) in e.iter().zip(&scheduled) {
+                // Nobody gets more than it scheduled unless it is at the common top share, and
+                // whoever is held below its demand is at that top share.
+                proptest::prop_assert!(*ei <= *si + 1e-9 || (ei - top).abs() <= 1e-9);
+                if *ei < *si - 1e-9 {
+                    proptest::prop_assert!((ei - top).abs() <= 1e-9);
+                }
+            }
+            // Capacity is left over only if every demand is met.
+            if total < capacity - 1e-9 {
+                for (ei, si) in e.iter().zip(&scheduled) {
+                    proptest::prop_assert!((ei - si).abs() <= 1e-9);
+                }
+            }
+            // The order of the sources does not matter.
+            let mut rev = scheduled.clone();
+            rev.reverse();
+            let mut e_rev = max_min_shares(capacity, &rev);
+            e_rev.reverse();
+            for (a, b) in e.iter().zip(&e_rev) {
+                proptest::prop_assert!((a - b).abs() <= 1e-9);
+            }
+        }
+    }
+
     #[test]
     #[should_panic(expected = "scheduled[1] must be finite")]
     fn negative_scheduled_rate_panics() {

@@ -796,6 +796,20 @@ mod tests {
     }
 
     #[test]
+    fn resample_truncation_matches_its_pmf_chi2() {
+        let t = TruncatedPoisson {
+            truncation: Truncation::Resample,
+            ..TruncatedPoisson::SEED
+        };
+        let mut rng = rngs().stream("test/resample");
+        let mut counts = [0u64; 9];
+        for _ in 0..100_000 {
+            counts[t.sample(&mut rng) as usize - 1] += 1;
+        }
+        assert_chi2("resampled Poisson", &counts, &t.pmf(), CHI2_999_DF8);
+    }
+
+    #[test]
     fn gaps_uniform_chi2_and_batches_every_think_time() {
         let p = WwwParams::default();
         let mut c = WwwClient::for_index(&p, &rngs(), 3);

@@ -33,19 +33,21 @@ def _fmt_table(rows: list[list[str]], header: list[str]) -> str:
     return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
 
 
+def _opt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.4f}"
+
+
 def format_summary(result) -> str:  # noqa: ANN001 - RunResult, imported lazily
     s = result.summary
     out = [
         f"{s['name']}: seed {s['seed']}, {s['sim_time_s']:g} s simulated in {s['wall_time_s']:.2f} s wall "
         f"({s['events']:,} events, {s['events_per_s'] / 1e6:.1f} M events/s), digest {s['digest']}",
         f"efficiency {s['efficiency']:.4f} (total goodput {s['total_throughput_bps'] / 1e6:.3f} Mbps of "
-        f"{s['capacity_bps'] / 1e6:.3f} Mbps capacity), Jain fairness {s['jain_fairness']:.4f}",
+        f"{s['capacity_bps'] / 1e6:.3f} Mbps capacity), fairness {_opt(s['fairness'])} (max-min), Jain {_opt(s['jain_fairness'])}",
         f"timeouts {s['timeouts']}, fast retransmits {s['fast_retransmits']}, "
         f"retransmitted {s['bytes_retransmitted']:,} B, queue drops {s['drops_queue_full']}, corrupted {s['drops_corrupted']}",
     ]
-    if "fairness" in s:
-        out[1] += f", max-min fairness {s['fairness']:.4f}"
-    flows = result.flows
+    flows = result.flows[result.flows.role == "data"]
     rows = [
         [
             int(f.flow),

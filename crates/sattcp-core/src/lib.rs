@@ -3,6 +3,7 @@
 //! Data flows one way (DESIGN.md): scenario text -> validated [`scenario::Scenario`] ->
 //! [`world::Simulation`] -> event loop -> [`metrics::result::RunResult`].
 
+pub mod app;
 pub mod engine;
 pub mod metrics;
 pub mod net;

@@ -2,8 +2,10 @@
 //! loop. Built from a validated [`Scenario`]; single-threaded and deterministic.
 
 use crate::engine::queue::{EventQueue, TimerSlot};
+use crate::app::www::{WwwClient, WwwServer};
 use crate::engine::rng::RngFactory;
-use crate::metrics::result::{jain_index, FlowResult, LinkResult, RunResult, Summary, Trace};
+use crate::metrics::fairness::study_metrics;
+use crate::metrics::result::{FlowResult, LinkResult, RunResult, Summary, Trace};
 use crate::net::link::{Admit, Link, QueueLimit};
 use crate::net::packet::{Dir, FlowId, NodeId, Packet, Segment, IP_HEADER, TCP_HEADER};
 use crate::scenario::{AppSpec, LinkSpec, LossSpec, Scenario, Topology};
@@ -21,6 +23,8 @@ enum Ev {
     SenderTimer { flow: FlowId },
     ReceiverTimer { flow: FlowId },
     AppStart { flow: FlowId },
+    /// A WWW client has a request due.
+    WwwWake { pair: u32 },
 }
 
 impl Ev {
@@ -32,6 +36,7 @@ impl Ev {
             Ev::SenderTimer { flow } => (2, flow as u64),
             Ev::ReceiverTimer { flow } => (3, flow as u64),
             Ev::AppStart { flow } => (4, flow as u64),
+            Ev::WwwWake { pair } => (5, pair as u64),
         }
     }
 }
@@ -53,7 +58,42 @@ impl Node {
     }
 }
 
+/// What a flow carries.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Data from a source (bulk, transfer, or a WWW server's files): the flows the study's
+    /// metrics are about.
+    Data,
+    /// A WWW client's requests to its server.
+    Request,
+}
+
+/// What the application does at a flow's start.
+#[derive(Copy, Clone, Debug)]
+enum StartWith {
+    /// Offer this many bytes (a bulk source offers more than any run can carry).
+    Offer(u64),
+    /// Only open the connection (WWW: data comes later, request by request).
+    Connect,
+}
+
+/// A WWW client/server pair: the client's requests travel on `req_flow`, the server's files
+/// on `data_flow` (two one-way TCPs, as ns-2 modelled a connection).
+struct WwwPair {
+    client: WwwClient,
+    server: WwwServer,
+    req_flow: FlowId,
+    data_flow: FlowId,
+    slot: TimerSlot,
+    /// Request bytes already handed to the server.
+    seen: u64,
+}
+
 struct Flow {
+    role: Role,
+    /// The WWW pair this flow belongs to.
+    pair: Option<u32>,
+    start: StartWith,
     src: NodeId,
     dst: NodeId,
     sender: TcpSender,
@@ -111,6 +151,7 @@ pub struct Simulation {
     traces: BTreeMap<String, Trace>,
     traced_links: Vec<(LinkId, String)>,
     capacity_bps: f64,
+    www: Vec<WwwPair>,
 }
 
 /// Resolves a queue size to a drop-tail limit.
@@ -193,13 +234,13 @@ impl Simulation {
 
         let mut queue = EventQueue::new();
         let mut flows = Vec::with_capacity(endpoints.len());
-        for (f, &(src, dst)) in endpoints.iter().enumerate() {
-            let (start, stagger, transfer) = match sc.app {
-                AppSpec::Bulk { start, stagger } => (start, stagger, None),
-                AppSpec::Transfer { bytes, start, stagger } => (start, stagger, Some(bytes)),
-            };
-            queue.push(start + stagger.mul(f as u64), Ev::AppStart { flow: f as FlowId });
+        let mut www = Vec::new();
+        let mut new_flow = |role: Role, pair: Option<u32>, start: StartWith, src: NodeId, dst: NodeId, transfer: Option<u64>| {
+            let f = flows.len() as u32;
             flows.push(Flow {
+                role,
+                pair,
+                start,
                 src,
                 dst,
                 sender: TcpSender::new(sc.tcp.clone()),
@@ -209,8 +250,44 @@ impl Simulation {
                 scheduled: 0,
                 transfer,
                 completed_at: None,
-                traced: sc.trace.flows.contains(&(f as u32)),
+                traced: sc.trace.flows.contains(&f),
             });
+            f
+        };
+        match &sc.app {
+            AppSpec::Bulk { start, stagger } | AppSpec::Transfer { start, stagger, .. } => {
+                let transfer = match sc.app {
+                    AppSpec::Transfer { bytes, .. } => Some(bytes),
+                    _ => None,
+                };
+                for (i, &(src, dst)) in endpoints.iter().enumerate() {
+                    let f = new_flow(Role::Data, None, StartWith::Offer(transfer.unwrap_or(u64::MAX / 4)), src, dst, transfer);
+                    queue.push(*start + stagger.mul(i as u64), Ev::AppStart { flow: f });
+                }
+            }
+            AppSpec::Www { params } => {
+                // Servers are the sources (left), clients the sinks (right): files cross the
+                // bottleneck forward, requests backward. Data flows are 0..N so that flow i is
+                // server i's throughput x_i; request flows are N..2N. Every connection is
+                // opened at time 0 and persists (HTTP/1.1, seed 000 §4.1).
+                let n = endpoints.len() as u32;
+                for (i, &(src, dst)) in endpoints.iter().enumerate() {
+                    new_flow(Role::Data, Some(i as u32), StartWith::Connect, src, dst, None);
+                }
+                for (i, &(src, dst)) in endpoints.iter().enumerate() {
+                    let req = new_flow(Role::Request, Some(i as u32), StartWith::Connect, dst, src, None);
+                    let client = WwwClient::for_index(params, &rngs, i);
+                    let server = WwwServer::for_index(params, &rngs, i);
+                    let mut slot = TimerSlot::default();
+                    if let Some(t) = slot.arm(client.next_request_at()) {
+                        queue.push(t, Ev::WwwWake { pair: i as u32 });
+                    }
+                    www.push(WwwPair { client, server, req_flow: req, data_flow: i as u32, slot, seen: 0 });
+                }
+                for f in 0..2 * n {
+                    queue.push(SimTime::ZERO, Ev::AppStart { flow: f });
+                }
+            }
         }
         let traced_links = sc
             .trace
@@ -239,6 +316,7 @@ impl Simulation {
             traces: BTreeMap::new(),
             traced_links,
             capacity_bps,
+            www,
         }
     }
 
@@ -325,11 +403,32 @@ impl Simulation {
                 let now = self.now;
                 let fl = &mut self.flows[flow as usize];
                 fl.sender.connect(now, &mut self.out);
-                // A bulk source always has more to send: offer more than any run can carry.
-                let bytes = fl.transfer.unwrap_or(u64::MAX / 4);
-                fl.scheduled = fl.scheduled.saturating_add(bytes);
-                fl.sender.app_send(now, bytes, &mut self.out);
+                if let StartWith::Offer(bytes) = fl.start {
+                    fl.scheduled = fl.scheduled.saturating_add(bytes);
+                    fl.sender.app_send(now, bytes, &mut self.out);
+                }
                 self.after_sender(flow);
+            }
+            Ev::WwwWake { pair } => {
+                let now = self.now;
+                let w = &mut self.www[pair as usize];
+                if !w.slot.fire(now) {
+                    return;
+                }
+                let req = w.req_flow;
+                let mut bytes = 0;
+                while let Some(r) = w.client.pop_request(now) {
+                    bytes += r.bytes;
+                }
+                if let Some(t) = w.slot.arm(w.client.next_request_at().map(|t| t.max(now))) {
+                    self.queue.push(t, Ev::WwwWake { pair });
+                }
+                if bytes > 0 {
+                    let fl = &mut self.flows[req as usize];
+                    fl.scheduled += bytes;
+                    fl.sender.app_send(now, bytes, &mut self.out);
+                    self.after_sender(req);
+                }
             }
         }
     }
@@ -379,6 +478,23 @@ impl Simulation {
         }
         if fl.completed_at.is_none() && fl.transfer.is_some_and(|b| fl.receiver.delivered() >= b) {
             fl.completed_at = Some(now);
+        }
+        if fl.role == Role::Request {
+            // Requests delivered in order reach the (infinitely fast) server, which schedules
+            // each requested file on its data flow at once.
+            let (delivered, pair) = (fl.receiver.delivered(), fl.pair.expect("request flows belong to a pair"));
+            let w = &mut self.www[pair as usize];
+            if delivered > w.seen {
+                let file_bytes = w.server.on_request_bytes(delivered - w.seen);
+                w.seen = delivered;
+                if file_bytes > 0 {
+                    let data = w.data_flow;
+                    let fl = &mut self.flows[data as usize];
+                    fl.scheduled += file_bytes;
+                    fl.sender.app_send(now, file_bytes, &mut self.out);
+                    self.after_sender(data);
+                }
+            }
         }
     }
 
@@ -467,6 +583,11 @@ impl Simulation {
                 let delivered = f.receiver.delivered();
                 FlowResult {
                     flow: i as u32,
+                    role: match f.role {
+                        Role::Data => "data",
+                        Role::Request => "request",
+                    },
+                    fair_share_bps: None,
                     src: f.src,
                     dst: f.dst,
                     scheduled_bytes: f.scheduled,
@@ -506,15 +627,25 @@ impl Simulation {
                 mean_queue_bytes: l.mean_queue_bytes(end),
             })
             .collect();
-        let tputs: Vec<f64> = flows.iter().map(|f| f.throughput_bps).collect();
+        // The study's metrics (seed 000 §4.3) over the data flows: x_i their throughputs, S_i
+        // what their sources scheduled per second of simulated time.
+        let mut flows = flows;
+        let data: Vec<usize> = (0..flows.len()).filter(|&i| self.flows[i].role == Role::Data).collect();
+        let tputs: Vec<f64> = data.iter().map(|&i| flows[i].throughput_bps).collect();
+        let sched: Vec<f64> = data.iter().map(|&i| flows[i].scheduled_bytes as f64 * 8.0 / secs).collect();
+        let m = study_metrics(self.capacity_bps, &tputs, &sched);
+        for (k, &i) in data.iter().enumerate() {
+            flows[i].fair_share_bps = Some(m.shares[k]);
+        }
         let total: f64 = tputs.iter().sum();
         let summary = Summary {
-            flows: flows.len() as u32,
+            flows: data.len() as u32,
             sim_time_s: secs,
             total_throughput_bps: total,
             capacity_bps: self.capacity_bps,
-            efficiency: total / self.capacity_bps,
-            jain_fairness: jain_index(&tputs),
+            efficiency: m.efficiency,
+            fairness: m.fairness,
+            jain_fairness: m.jain,
             timeouts: flows.iter().map(|f| f.timeouts).sum(),
             fast_retransmits: flows.iter().map(|f| f.fast_retransmits).sum(),
             bytes_retransmitted: flows.iter().map(|f| f.bytes_retransmitted).sum(),

@@ -1,3 +1,4 @@
-//! Per-flow and per-link counters, traces and run results.
+//! Per-flow and per-link counters, traces, run results, and the study metrics.
 
+pub mod fairness;
 pub mod result;

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, Serialize)]
 pub struct FlowResult {
     pub flow: u32,
+    /// "data" (the flows the study's metrics cover) or "request" (WWW requests).
+    pub role: &'static str,
     pub src: u32,
     pub dst: u32,
     /// Bytes the application handed to TCP (for a bulk source: what TCP could take).
@@ -28,6 +30,8 @@ pub struct FlowResult {
     pub final_cwnd: u64,
     pub final_ssthresh: u64,
     pub final_srtt_s: Option<f64>,
+    /// Max-min fair share e_i of a data flow (seed 000 §4.3).
+    pub fair_share_bps: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -72,15 +76,18 @@ impl Trace {
 pub struct Summary {
     pub flows: u32,
     pub sim_time_s: f64,
-    /// Sum of the flows' throughputs.
+    /// Sum of the data flows' throughputs.
     pub total_throughput_bps: f64,
     /// Maximum TCP goodput of the bottleneck after header overheads: rate x MSS / (MSS + 40)
     /// for IP links.
     pub capacity_bps: f64,
     /// total_throughput_bps / capacity_bps.
     pub efficiency: f64,
-    /// Jain's fairness index of the flows' throughputs.
-    pub jain_fairness: f64,
+    /// F = (sum x_i/e_i)^2 / (N sum (x_i/e_i)^2), e_i the max-min fair shares (seed 000 §4.3);
+    /// sources that scheduled nothing are left out (None if none is left).
+    pub fairness: Option<f64>,
+    /// Jain's fairness index of the data flows' throughputs.
+    pub jain_fairness: Option<f64>,
     pub timeouts: u64,
     pub fast_retransmits: u64,
     pub bytes_retransmitted: u64,
@@ -101,16 +108,4 @@ pub struct RunResult {
     pub flows: Vec<FlowResult>,
     pub links: Vec<LinkResult>,
     pub traces: BTreeMap<String, Trace>,
-}
-
-/// Jain's fairness index (sum x)^2 / (n sum x^2); 1 for an empty or all-zero set.
-pub fn jain_index(xs: &[f64]) -> f64 {
-    let n = xs.len() as f64;
-    let s: f64 = xs.iter().sum();
-    let s2: f64 = xs.iter().map(|x| x * x).sum();
-    if s2 == 0.0 {
-        1.0
-    } else {
-        s * s / (n * s2)
-    }
 }

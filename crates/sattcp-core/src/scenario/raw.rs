@@ -127,6 +127,17 @@ pub struct RawApp {
     pub start: Option<Val>,
     /// Start flow i at start + i * stagger.
     pub stagger: Option<Val>,
+    /// WWW: time from one batch of requests to the next (10 s in the seeds).
+    pub think_time: Option<Val>,
+    /// WWW: "staggered" (first batch at a random time in [0, think_time)) or "zero".
+    pub first_batch: Option<String>,
+    /// WWW: how the Poisson(5) draws are truncated to 1..9: "clamp" or "resample".
+    pub truncation: Option<String>,
+    /// WWW: bytes of one request (128 in the seeds).
+    pub request_bytes: Option<Val>,
+    /// WWW: gaps between the requests of a batch are uniform in [gap_min, gap_max).
+    pub gap_min: Option<Val>,
+    pub gap_max: Option<Val>,
 }
 
 /// A scripted loss: drop the packet of `flow` carrying data offset `offset` (0-based byte

@@ -2,6 +2,7 @@
 
 use super::raw::{RawLink, RawScenario, Val};
 use super::{Problem, ScenarioError};
+use crate::app::www::{FirstBatch, Truncation, WwwParams};
 use crate::net::packet::{IP_HEADER, TCP_HEADER};
 use crate::tcp::{config::flavor, CcKind, RecoveryKind, TcpConfig};
 use crate::time::{parse_duration, parse_rate, parse_size, Rate, SimTime, Size};
@@ -43,6 +44,8 @@ pub enum AppSpec {
     Bulk { start: SimTime, stagger: SimTime },
     /// A fixed-size transfer.
     Transfer { bytes: u64, start: SimTime, stagger: SimTime },
+    /// The seeds' WWW client/server pairs (seed 000 §4.1-4.2): requests one way, files back.
+    Www { params: Box<WwwParams> },
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -410,11 +413,45 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
                 AppSpec::Bulk { start, stagger }
             }
         },
+        "www" => {
+            let mut p = WwwParams::default();
+            p.think_time = c.duration("app.think_time", raw.app.think_time.as_ref(), p.think_time);
+            p.gap_min = c.duration("app.gap_min", raw.app.gap_min.as_ref(), p.gap_min);
+            p.gap_max = c.duration("app.gap_max", raw.app.gap_max.as_ref(), p.gap_max);
+            match raw.app.first_batch.as_deref() {
+                None | Some("staggered") => p.first_batch = FirstBatch::Staggered,
+                Some("zero") => p.first_batch = FirstBatch::AtZero,
+                Some(o) => c.err("app.first_batch", "must be \"staggered\" or \"zero\"", format!("{o:?}")),
+            }
+            match raw.app.truncation.as_deref() {
+                None | Some("clamp") => {}
+                Some("resample") => {
+                    p.batch.truncation = Truncation::Resample;
+                    p.size_index.truncation = Truncation::Resample;
+                }
+                Some(o) => c.err("app.truncation", "must be \"clamp\" or \"resample\"", format!("{o:?}")),
+            }
+            if raw.app.request_bytes.is_some() {
+                p.request_bytes = c.bytes("app.request_bytes", raw.app.request_bytes.as_ref(), None).unwrap_or(p.request_bytes);
+            }
+            for (key, present) in [("app.bytes", raw.app.bytes.is_some()), ("app.start", raw.app.start.is_some()), ("app.stagger", raw.app.stagger.is_some())] {
+                if present {
+                    c.err(key, "does not apply to app.kind = \"www\"", "");
+                }
+            }
+            if let Err(e) = p.validate() {
+                c.err(&format!("app.{}", e.path), e.rule, "");
+            }
+            AppSpec::Www { params: Box::new(p) }
+        }
         other => {
-            c.err("app.kind", "must be \"bulk\" or \"transfer\"", format!("{other:?}"));
+            c.err("app.kind", "must be \"bulk\", \"transfer\" or \"www\"", format!("{other:?}"));
             AppSpec::Bulk { start, stagger }
         }
     };
+    if matches!(app, AppSpec::Www { .. }) && !matches!(topology, Topology::Dumbbell { .. }) {
+        c.err("app.kind", "WWW client/server pairs need topology.kind = \"dumbbell\"", "\"www\"");
+    }
 
     // Scripted losses.
     let nflows = match &topology {

@@ -2,6 +2,7 @@
 //!
 //! See DESIGN.md in the repository root's `docs/` and the README for the map of modules.
 
+pub mod atm;
 pub mod engine;
 pub mod net;
 pub mod tcp;

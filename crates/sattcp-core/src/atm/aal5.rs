@@ -90,6 +90,45 @@ pub fn segment_times(start: SimTime, rate: Rate, ip_bytes: u64) -> impl ExactSiz
     (0..cells_for_ip(ip_bytes) as u32).map(move |k| cell_end_time(start, rate, k as u64))
 }
 
+/// Transmission times of an output link that sends cells back to back whenever it has some.
+///
+/// Within a busy period (each cell starts exactly when the previous one ends) the end times are
+/// computed from the start of the period with [`cell_end_time`], so a link that stays busy for
+/// 100 s carries exactly `rate / 424` cells per second, to the nanosecond.
+#[derive(Copy, Clone, Debug)]
+pub struct CellClock {
+    rate: Rate,
+    period_start: SimTime,
+    sent_in_period: u64,
+    busy_until: SimTime,
+}
+
+impl CellClock {
+    pub fn new(rate: Rate) -> CellClock {
+        CellClock { rate, period_start: SimTime::ZERO, sent_in_period: 0, busy_until: SimTime::ZERO }
+    }
+    pub fn rate(&self) -> Rate {
+        self.rate
+    }
+    /// When the cell in transmission (if any) ends; the link is free from then on.
+    pub fn busy_until(&self) -> SimTime {
+        self.busy_until
+    }
+    /// A cell starts transmission at `now` (not before [`busy_until`](Self::busy_until)):
+    /// returns when its last bit leaves.
+    #[inline]
+    pub fn send(&mut self, now: SimTime) -> SimTime {
+        debug_assert!(now >= self.busy_until, "cell sent at {now} while the link is busy until {}", self.busy_until);
+        if now > self.busy_until || self.sent_in_period == 0 {
+            self.period_start = now;
+            self.sent_in_period = 0;
+        }
+        self.busy_until = cell_end_time(self.period_start, self.rate, self.sent_in_period);
+        self.sent_in_period += 1;
+        self.busy_until
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,6 +185,21 @@ mod tests {
         assert_eq!(times[1], t0 + SimTime(18_845)); // ceil(2 * 9422.2)
         assert_eq!(*times.last().unwrap(), t0 + r.tx_time(1219));
         assert!(times.windows(2).all(|w| w[1] > w[0]));
+    }
+
+    #[test]
+    fn cell_clock_keeps_busy_periods_exact() {
+        let r = Rate::mbps(45);
+        let mut clock = CellClock::new(r);
+        let mut t = SimTime::from_micros(3);
+        for _ in 0..106_132 {
+            t = clock.send(t);
+        }
+        // 106,132 cells of 424 bits at 45 Mbps: 0.99999 s, to the nanosecond (rounded up).
+        assert_eq!(t, SimTime::from_micros(3) + r.tx_time(106_132 * 53));
+        // After an idle gap a new period starts where the next cell starts.
+        let later = t + SimTime(1);
+        assert_eq!(clock.send(later), later + SimTime(9_423));
     }
 
     proptest! {

@@ -18,8 +18,10 @@ pub mod buffer;
 pub mod cell;
 pub mod port;
 pub mod reassembly;
+#[cfg(test)]
+mod sim;
 
-pub use aal5::{cell_end_time, cell_time, cells_for_ip, cells_for_tcp_payload, max_goodput_bps, segment_times, wire_bytes_for_ip, CELL_BYTES};
+pub use aal5::{cell_end_time, CellClock, cell_time, cells_for_ip, cells_for_tcp_payload, max_goodput_bps, segment_times, wire_bytes_for_ip, CELL_BYTES};
 pub use buffer::{bdp_cells, buffer_cells};
 pub use cell::{frame_cells, Cell, VcId};
 pub use port::{AtmPort, DropPolicy, DropReason, PortStats, Verdict, SEED_R, SEED_Z};

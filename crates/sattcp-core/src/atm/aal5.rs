@@ -114,6 +114,13 @@ impl CellClock {
     pub fn busy_until(&self) -> SimTime {
         self.busy_until
     }
+    /// When the `n`-th cell after the one in transmission will end if the link stays busy
+    /// (`n = 0`: the current one, [`busy_until`](Self::busy_until)). Needs a cell sent before.
+    #[inline]
+    pub fn end_of_next(&self, n: u64) -> SimTime {
+        debug_assert!(self.sent_in_period > 0);
+        cell_end_time(self.period_start, self.rate, self.sent_in_period - 1 + n)
+    }
     /// A cell starts transmission at `now` (not before [`busy_until`](Self::busy_until)):
     /// returns when its last bit leaves.
     #[inline]
@@ -197,6 +204,8 @@ mod tests {
         }
         // 106,132 cells of 424 bits at 45 Mbps: 0.99999 s, to the nanosecond (rounded up).
         assert_eq!(t, SimTime::from_micros(3) + r.tx_time(106_132 * 53));
+        assert_eq!(clock.end_of_next(0), t);
+        assert_eq!(clock.end_of_next(2), SimTime::from_micros(3) + r.tx_time(106_134 * 53));
         // After an idle gap a new period starts where the next cell starts.
         let later = t + SimTime(1);
         assert_eq!(clock.send(later), later + SimTime(9_423));

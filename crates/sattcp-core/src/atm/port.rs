@@ -195,6 +195,16 @@ struct VcState {
     /// Y_i: cells of this VC in the buffer.
     occupancy: u32,
     frame: FrameState,
+    counters: VcCounters,
+}
+
+/// Per-VC counters of a port (for per-flow loss figures and fairness).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct VcCounters {
+    pub cells_arrived: u64,
+    pub cells_dropped: u64,
+    pub frames_dropped_whole: u64,
+    pub frames_truncated: u64,
 }
 
 /// An output port with a shared FIFO of `capacity` cells.
@@ -254,6 +264,10 @@ impl AtmPort {
     /// Y_i: cells of VC `vc` buffered.
     pub fn vc_occupancy(&self, vc: VcId) -> u32 {
         self.vcs.get(vc as usize).map_or(0, |s| s.occupancy)
+    }
+    /// Counters of VC `vc` (zero for a VC never seen).
+    pub fn vc_counters(&self, vc: VcId) -> VcCounters {
+        self.vcs.get(vc as usize).map_or_else(VcCounters::default, |s| s.counters)
     }
     /// N_a: VCs with at least one cell buffered.
     pub fn active_vcs(&self) -> u32 {
@@ -340,7 +354,17 @@ impl AtmPort {
                 }
             }
         };
-        self.vcs[vc].frame = if eof { FrameState::Start } else { next };
+        let s = &mut self.vcs[vc];
+        s.frame = if eof { FrameState::Start } else { next };
+        s.counters.cells_arrived += 1;
+        if !verdict.is_accepted() {
+            s.counters.cells_dropped += 1;
+            match (state, next) {
+                (FrameState::Start, FrameState::DiscardWhole(_)) => s.counters.frames_dropped_whole += 1,
+                (FrameState::Accepting, FrameState::DiscardTail) => s.counters.frames_truncated += 1,
+                _ => {}
+            }
+        }
 
         match verdict {
             Verdict::Accepted => {
@@ -555,6 +579,8 @@ mod tests {
         // X = 9: Y_1 = 1 <= 0.8 x 9 / 2 = 3.6.
         assert_eq!(frame(&mut p, 1, 6, 1), "A");
         assert_eq!(p.stats().dropped_for(DropReason::SelectiveDrop), 3);
+        assert_eq!(p.vc_counters(0), VcCounters { cells_arrived: 13, cells_dropped: 3, frames_dropped_whole: 1, frames_truncated: 0 });
+        assert_eq!(p.vc_counters(1), VcCounters { cells_arrived: 4, cells_dropped: 2, frames_dropped_whole: 1, frames_truncated: 0 });
         assert_conserved(&p);
     }
 
@@ -660,6 +686,12 @@ mod tests {
                     prop_assert_eq!(per_vc, p.occupancy());
                     let active = (0..5).filter(|&vc| p.vc_occupancy(vc) > 0).count() as u32;
                     prop_assert_eq!(active, p.active_vcs());
+                    let vc_dropped: u64 = (0..5).map(|vc| p.vc_counters(vc).cells_dropped).sum();
+                    prop_assert_eq!(vc_dropped, s.dropped());
+                    let vc_whole: u64 = (0..5).map(|vc| p.vc_counters(vc).frames_dropped_whole).sum();
+                    prop_assert_eq!(vc_whole, s.frames_dropped_whole);
+                    let vc_cut: u64 = (0..5).map(|vc| p.vc_counters(vc).frames_truncated).sum();
+                    prop_assert_eq!(vc_cut, s.frames_truncated);
                 }
             }
         }

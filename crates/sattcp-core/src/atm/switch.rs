@@ -7,12 +7,17 @@
 //! 106,000 cells per second on the bottleneck). The pattern is smoltcp's `poll_at` (STYLE.md):
 //!
 //! ```text
-//! frame's first bit reaches the switch on input j  ->  sp.advance(now, emit); sp.offer(j, now, vc, uid, n)
-//! wake-up at sp.poll_at()                          ->  sp.advance(now, emit)
+//! frame's first bit reaches the switch on input j  ->  sp.offer(j, now, vc, uid, n); re-read sp.poll_at()
+//! wake-up at sp.poll_at()                          ->  sp.advance(now, emit); re-read sp.poll_at()
 //! emit(t_end, cell): the cell's last bit left on the output link at t_end; feed a Reassembler
 //! (order per VC is all it needs) and schedule the packet's delivery at t_end + delays when it
 //! returns Frame { frame: uid }.
 //! ```
+//!
+//! `offer` does not need an `advance` first: everything is processed in time order when
+//! `advance` runs, and an offered frame's cells arrive after its `first_bit_at >= now()`. A
+//! wake-up scheduled from an earlier `poll_at` that has become stale is harmless (`advance` to a
+//! time with nothing due does nothing).
 //!
 //! `poll_at` is never later than the end of the next EOF cell's transmission, so a frame's
 //! completion is always emitted at or before the moment the engine is woken for it.

@@ -279,7 +279,8 @@ mod tests {
     /// counts the wake-ups that were not offers.
     /// Checks that every EOF cell is emitted by the call whose `until` is its own end time (the
     /// wake-up was not late).
-    fn lazily_driven(k: u32, policy: DropPolicy, n_inputs: u32, offers: &[Offer]) -> (Vec<(SimTime, Cell)>, SwitchPort, u64) {
+    /// With `advance_on_offer` false, offers are made without advancing the port first.
+    fn lazily_driven(k: u32, policy: DropPolicy, n_inputs: u32, offers: &[Offer], advance_on_offer: bool) -> (Vec<(SimTime, Cell)>, SwitchPort, u64) {
         let mut sp = SwitchPort::new(AtmPort::new(k, policy).unwrap(), T3);
         for _ in 0..n_inputs {
             sp.add_input(ACCESS);
@@ -297,11 +298,14 @@ mod tests {
                     None => break,
                 },
             };
-            wakes += offer_t.is_none_or(|o| wake < o) as u64;
-            sp.advance(wake, |t, c| {
-                late += (c.is_eof() && t != wake) as u64;
-                emitted.push((t, c));
-            });
+            let polled = offer_t.is_none_or(|o| wake < o) || sp.poll_at() == Some(wake);
+            wakes += polled as u64;
+            if polled || advance_on_offer {
+                sp.advance(wake, |t, c| {
+                    late += (c.is_eof() && t != wake) as u64;
+                    emitted.push((t, c));
+                });
+            }
             while let Some(&(at, input, vc, frame, n)) = offers.get(next).filter(|o| o.0 == wake) {
                 sp.offer(input, at, vc, frame, n);
                 next += 1;
@@ -337,9 +341,11 @@ mod tests {
         fn lazy_driving_equals_per_cell_events(offers in offers(), k in 5u32..200) {
             for policy in policies() {
                 let (want, ref_port) = per_cell_reference(k, policy, 4, &offers);
-                let (got, sp, _) = lazily_driven(k, policy, 4, &offers);
-                prop_assert_eq!(&got, &want, "{:?}", policy);
-                prop_assert_eq!(sp.port().stats(), ref_port.stats());
+                for advance_on_offer in [true, false] {
+                    let (got, sp, _) = lazily_driven(k, policy, 4, &offers, advance_on_offer);
+                    prop_assert_eq!(&got, &want, "{:?}", policy);
+                    prop_assert_eq!(sp.port().stats(), ref_port.stats());
+                }
             }
         }
     }
@@ -358,7 +364,7 @@ mod tests {
             }
         }
         let (want, _) = per_cell_reference(1000, DropPolicy::EPD_SEED, 12, &offers);
-        let (got, sp, polls) = lazily_driven(1000, DropPolicy::EPD_SEED, 12, &offers);
+        let (got, sp, polls) = lazily_driven(1000, DropPolicy::EPD_SEED, 12, &offers, false);
         assert_eq!(got, want);
         let mut rx = Reassembler::new();
         let delivered = got.iter().filter(|(_, c)| matches!(rx.receive(*c), Reassembled::Frame { .. })).count() as u64;

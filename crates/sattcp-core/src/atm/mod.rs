@@ -11,6 +11,10 @@
 //!   --(bottleneck)--> Reassembler::receive(cell) -> Reassembled::Frame { frame = packet uid }
 //! ```
 //!
+//! or, with about two engine wake-ups per frame instead of two events per cell, through
+//! [`SwitchPort`] (`offer` a frame when its first bit reaches the switch, `advance` at
+//! `poll_at()`), which gives exactly the same cells, times and drops.
+//!
 //! See docs/atm.md for the model, the formulas and the choices made where the seeds are silent.
 
 pub mod aal5;

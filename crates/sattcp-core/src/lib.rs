@@ -4,7 +4,9 @@
 //! [`world::Simulation`] -> event loop -> [`metrics::result::RunResult`].
 
 pub mod app;
+pub mod atm;
 pub mod engine;
+pub mod fabric;
 pub mod metrics;
 pub mod net;
 pub mod scenario;

@@ -3,11 +3,14 @@
 
 use crate::engine::queue::{EventQueue, TimerSlot};
 use crate::app::www::{WwwClient, WwwServer};
+use crate::atm::{cell_time, cells_for_ip, max_goodput_bps, CELL_BYTES};
 use crate::engine::rng::RngFactory;
+use crate::fabric::{AtmFabric, FrameFate};
 use crate::metrics::fairness::study_metrics;
 use crate::metrics::result::{FlowResult, LinkResult, RunResult, Summary, Trace};
 use crate::net::link::{Admit, Link, QueueLimit};
 use crate::net::packet::{Dir, FlowId, NodeId, Packet, Segment, IP_HEADER, TCP_HEADER};
+use crate::scenario::validate::SwitchKind;
 use crate::scenario::{AppSpec, LinkSpec, LossSpec, Scenario, Topology};
 use crate::tcp::{TcpReceiver, TcpSender};
 use crate::time::{SimTime, Size};
@@ -25,6 +28,8 @@ enum Ev {
     AppStart { flow: FlowId },
     /// A WWW client has a request due.
     WwwWake { pair: u32 },
+    /// An ATM switch port has cells to move (0: toward the bottleneck, 1: back).
+    SwitchWake { dir: u32 },
 }
 
 impl Ev {
@@ -37,6 +42,7 @@ impl Ev {
             Ev::ReceiverTimer { flow } => (3, flow as u64),
             Ev::AppStart { flow } => (4, flow as u64),
             Ev::WwwWake { pair } => (5, pair as u64),
+            Ev::SwitchWake { dir } => (6, dir as u64),
         }
     }
 }
@@ -152,6 +158,9 @@ pub struct Simulation {
     traced_links: Vec<(LinkId, String)>,
     capacity_bps: f64,
     www: Vec<WwwPair>,
+    /// ATM switches (switch.kind = "atm"), with, per host, (direction, VC) of its frames.
+    atm: Option<AtmFabric>,
+    atm_port_of: Vec<Option<(u32, u32)>>,
 }
 
 /// Resolves a queue size to a drop-tail limit.
@@ -180,6 +189,7 @@ impl Simulation {
             (links.len() - 1) as LinkId
         };
         let switch_limit = queue_limit(sc.switch.buffer, bdp);
+        let is_atm = matches!(sc.switch.kind, SwitchKind::Atm { .. });
         match &sc.topology {
             Topology::Dumbbell { pairs, access, bottleneck } => {
                 let n = *pairs;
@@ -191,6 +201,14 @@ impl Simulation {
                 nodes[r1 as usize].routes = vec![NO_LINK; total as usize];
                 nodes[r2 as usize].routes = vec![NO_LINK; total as usize];
                 let access_limit = access.queue.map(|q| queue_limit(q, bdp)).unwrap_or(UNLIMITED);
+                // On ATM links the cells travel at the payload rate (after SONET framing).
+                let access_atm;
+                let access = if is_atm {
+                    access_atm = LinkSpec { rate: access.payload_rate, ..access.clone() };
+                    &access_atm
+                } else {
+                    access
+                };
                 let fwd = add_link(&mut links, "bottleneck".into(), r1, r2, bottleneck, bottleneck.queue.map(|q| queue_limit(q, bdp)).unwrap_or(switch_limit));
                 let rev = add_link(&mut links, "bottleneck-rev".into(), r2, r1, bottleneck, bottleneck.queue.map(|q| queue_limit(q, bdp)).unwrap_or(switch_limit));
                 for i in 0..n {
@@ -296,7 +314,22 @@ impl Simulation {
             .filter_map(|name| links.iter().position(|l| &l.name == name).map(|i| (i as LinkId, name.clone())))
             .collect();
         let mss = sc.tcp.mss as f64;
-        let capacity_bps = sc.bottleneck_rate().as_bps() as f64 * mss / (mss + (IP_HEADER + TCP_HEADER) as f64);
+        let mut atm_port_of = Vec::new();
+        let (atm, capacity_bps) = match (&sc.switch.kind, &sc.topology) {
+            (SwitchKind::Atm { policy }, Topology::Dumbbell { pairs, access, bottleneck }) => {
+                let errors = [rngs.stream("atm/bottleneck/errors"), rngs.stream("atm/bottleneck-rev/errors")];
+                let fabric = AtmFabric::new(*pairs, sc.switch.buffer_cells as u32, *policy, access.payload_rate, access.delay, bottleneck.payload_rate, bottleneck.delay, bottleneck.ber, errors)
+                    .expect("validated ATM parameters");
+                atm_port_of = vec![None; nodes.len()];
+                for i in 0..*pairs {
+                    atm_port_of[i as usize] = Some((0, i));
+                    atm_port_of[(pairs + i) as usize] = Some((1, i));
+                }
+                // C: the seeds' maximum TCP goodput after TCP/IP/LLC/AAL5/cell overheads.
+                (Some(fabric), max_goodput_bps(bottleneck.payload_rate, sc.tcp.mss as u64))
+            }
+            _ => (None, sc.bottleneck_rate().as_bps() as f64 * mss / (mss + (IP_HEADER + TCP_HEADER) as f64)),
+        };
         Simulation {
             name: sc.name.clone(),
             seed: sc.seed,
@@ -317,6 +350,8 @@ impl Simulation {
             traced_links,
             capacity_bps,
             www,
+            atm,
+            atm_port_of,
         }
     }
 
@@ -408,6 +443,30 @@ impl Simulation {
                     fl.sender.app_send(now, bytes, &mut self.out);
                 }
                 self.after_sender(flow);
+            }
+            Ev::SwitchWake { dir } => {
+                let now = self.now;
+                let fabric = self.atm.as_mut().expect("switch wake without ATM");
+                let (queue, packets, links, nodes) = (&mut self.queue, &mut self.packets, &mut self.links, &self.nodes);
+                let egress_cell = fabric.access_cell;
+                let next = fabric.wake(dir as usize, now, |fate| match fate {
+                    FrameFate::Delivered { pkt, at } => {
+                        let p = &packets.slots[pkt as usize];
+                        // Account the frame on the destination's access link.
+                        let dst = p.dst;
+                        let cells = cells_for_ip(p.bytes as u64);
+                        let egress = nodes[dst as usize].default_link as usize;
+                        let st = &mut links[egress].stats;
+                        st.packets += 1;
+                        st.bytes += cells * CELL_BYTES;
+                        st.busy_ns += egress_cell.0 * cells;
+                        queue.push(at, Ev::Arrive { pkt, node: dst });
+                    }
+                    FrameFate::Lost { pkt } => packets.release(pkt),
+                });
+                if let Some(t) = next {
+                    self.queue.push(t, Ev::SwitchWake { dir });
+                }
             }
             Ev::WwwWake { pair } => {
                 let now = self.now;
@@ -513,7 +572,30 @@ impl Simulation {
         self.next_uid += 1;
         let pkt = Packet { uid, flow, dir, src, dst, bytes: seg.ip_bytes(), seg, corrupted: false };
         let id = self.packets.insert(pkt);
-        self.forward(id, link);
+        if let Some(&Some((d, vc))) = self.atm_port_of.get(src as usize) {
+            self.send_cells(id, link, d, vc);
+        } else {
+            self.forward(id, link);
+        }
+    }
+
+    /// Sends packet `id` as an AAL5 frame on its host's access link into ATM port `dir`.
+    fn send_cells(&mut self, id: u32, link: LinkId, dir: u32, vc: u32) {
+        let now = self.now;
+        let cells = cells_for_ip(self.packets.slots[id as usize].bytes as u64);
+        let wire = cells * CELL_BYTES;
+        let l = &mut self.links[link as usize];
+        match l.enqueue(now, wire as u32) {
+            Admit::Sent { arrival, corrupted } => {
+                self.packets.slots[id as usize].corrupted = corrupted;
+                let first_bit_at = arrival - l.rate.tx_time(wire);
+                let fabric = self.atm.as_mut().expect("ATM fabric");
+                if let Some(t) = fabric.offer(dir as usize, vc, first_bit_at, id, cells as u32) {
+                    self.queue.push(t.max(now), Ev::SwitchWake { dir });
+                }
+            }
+            Admit::Dropped(_) => self.packets.release(id),
+        }
     }
 
     /// Offers packet `id` to `link`.
@@ -607,7 +689,7 @@ impl Simulation {
                 }
             })
             .collect();
-        let links: Vec<LinkResult> = self
+        let mut links: Vec<LinkResult> = self
             .links
             .iter()
             .map(|l| LinkResult {
@@ -625,8 +707,38 @@ impl Simulation {
                 peak_queue_packets: l.stats.peak_queue_packets,
                 peak_queue_bytes: l.stats.peak_queue_bytes,
                 mean_queue_bytes: l.mean_queue_bytes(end),
+                drops_by_reason: [("queue_full", l.stats.drops_queue_full), ("corrupted", l.stats.drops_corrupted), ("scripted", l.stats.drops_scripted)]
+                    .into_iter()
+                    .filter(|(_, n)| *n > 0)
+                    .map(|(k, n)| (k.to_string(), n))
+                    .collect(),
+                cells: None,
+                frames_discarded: None,
             })
             .collect();
+        if let Some(fabric) = &self.atm {
+            // The bottleneck links' figures come from the switch ports, in cells.
+            let cell = cell_time(fabric.cell_rate);
+            for (dir, name) in ["bottleneck", "bottleneck-rev"].iter().enumerate() {
+                let d = &fabric.dirs[dir];
+                let st = d.port.port().stats();
+                let lr = links.iter_mut().find(|l| l.link == *name).expect("bottleneck link");
+                lr.packets = d.reasm.stats().frames_delivered + d.reasm.stats().discarded();
+                lr.cells = Some(st.departed);
+                lr.bytes = st.departed * CELL_BYTES;
+                lr.utilization = (st.departed * cell.0).min(end.0) as f64 / end.0.max(1) as f64;
+                lr.drops_queue_full = st.dropped();
+                lr.drops_corrupted = d.cells_corrupted;
+                lr.peak_queue_bytes = st.peak_occupancy as u64 * CELL_BYTES;
+                lr.peak_queue_packets = st.peak_occupancy as u64;
+                lr.mean_queue_bytes = d.port.port().mean_occupancy(end) * CELL_BYTES as f64;
+                lr.frames_discarded = Some(d.reasm.stats().discarded());
+                lr.drops_by_reason = fabric.drops_by_reason(dir);
+                if d.cells_corrupted > 0 {
+                    lr.drops_by_reason.insert("corrupted".into(), d.cells_corrupted);
+                }
+            }
+        }
         // The study's metrics (seed 000 §4.3) over the data flows: x_i their throughputs, S_i
         // what their sources scheduled per second of simulated time.
         let mut flows = flows;

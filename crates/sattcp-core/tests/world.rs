@@ -121,3 +121,45 @@ fn dumbbell_flows_share_the_bottleneck_and_conserve_packets() {
     assert_eq!(up, bn.packets + bn.drops_queue_full + r.links.iter().filter(|l| l.link.ends_with("->r1")).map(|l| l.drops_queue_full).sum::<u64>(), "conservation at R1");
     assert!(r.summary.efficiency <= 1.0 + 1e-9);
 }
+
+/// The ceiling emerges from the framing, it is not written in (issue 4): one bulk flow over the
+/// 45 Mbps ATM bottleneck, a receiver window a little above the bandwidth-delay product and a
+/// buffer that never overflows, reaches the seeds' C once past slow start.
+#[track_caller]
+fn atm_goodput(mss: &str, window_scale: &str, delay: &str, want_bps: f64) {
+    let text = include_str!("../../../scenarios/kota-geo.toml");
+    let sc = scenario(
+        text,
+        &[
+            ("topology.pairs", "1"),
+            ("app.kind", "bulk"),
+            ("tcp.mss", mss),
+            ("tcp.window_scale", window_scale),
+            ("tcp.ssthresh", "\"1bdp\""),
+            ("links.bottleneck.delay", delay),
+            ("switch.buffer", "\"4bdp\""),
+            ("run.duration", "30s"),
+        ],
+    );
+    let mut sim = Simulation::new(&sc);
+    sim.run_until(SimTime::from_secs(10));
+    let d0 = sim.receiver(0).delivered();
+    sim.run_until(SimTime::from_secs(30));
+    let bps = (sim.receiver(0).delivered() - d0) as f64 * 8.0 / 20.0;
+    assert!((bps / want_bps - 1.0).abs() < 0.01, "MSS {mss}: goodput {bps:.0} bps, C = {want_bps:.0}");
+    let r = sim.finish();
+    let bn = r.links.iter().find(|l| l.link == "bottleneck").unwrap();
+    assert_eq!(bn.drops_queue_full, 0, "the buffer never overflows");
+}
+
+#[test]
+fn atm_goodput_reaches_c_for_mss_9180() {
+    // 65535 << 6 = 4.19 MB > 3.09 MB bandwidth-delay product at 550 ms.
+    atm_goodput("9180", "6", "\"275ms\"", 40.385e6);
+}
+
+#[test]
+fn atm_goodput_reaches_c_for_mss_1024() {
+    // WAN: 64 KB window > 56,250 B product at 10 ms.
+    atm_goodput("1024", "0", "\"5ms\"", 37.8015e6);
+}

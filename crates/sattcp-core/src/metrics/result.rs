@@ -52,6 +52,14 @@ pub struct LinkResult {
     pub peak_queue_bytes: u64,
     /// Time-weighted mean of the bytes waiting.
     pub mean_queue_bytes: f64,
+    /// Losses by named reason (IP: queue_full, corrupted, scripted; ATM: buffer_full, ppd,
+    /// epd, selective_drop, fba, corrupted — in cells).
+    pub drops_by_reason: BTreeMap<String, u64>,
+    /// ATM links: cells sent (packets then counts frames, and queue figures are in cells x 53
+    /// bytes; peak_queue_packets is the peak in cells).
+    pub cells: Option<u64>,
+    /// ATM links: frames discarded at reassembly (a cell lost or corrupted).
+    pub frames_discarded: Option<u64>,
 }
 
 /// A variable recorded on change: instants (seconds) and values.

@@ -60,6 +60,9 @@ pub struct RawTopology {
 #[serde(default)]
 pub struct RawLink {
     pub rate: Option<Val>,
+    /// Rate left for ATM cells after physical framing (OC-3: 155.52 Mbps line, 149.76 Mbps
+    /// of cells after SONET overhead, seed 000 §4.2.1). Defaults to `rate`.
+    pub payload_rate: Option<Val>,
     pub delay: Option<Val>,
     pub ber: Option<Val>,
     /// Drop-tail queue at the sending end of this link (bytes, packets or "bdp" multiple).
@@ -80,7 +83,7 @@ pub struct RawLinks {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RawSwitch {
-    /// "droptail" (IP routers, default).
+    /// "droptail" (IP routers, default) or "atm" (cell-level ATM switches, UBR+).
     pub kind: Option<String>,
     /// Buffer of the port feeding the bottleneck (each direction).
     pub buffer: Option<Val>,

@@ -3,6 +3,7 @@
 use super::raw::{RawLink, RawScenario, Val};
 use super::{Problem, ScenarioError};
 use crate::app::www::{FirstBatch, Truncation, WwwParams};
+use crate::atm::{buffer_cells, cells_for_tcp_payload, DropPolicy, SEED_R, SEED_Z};
 use crate::net::packet::{IP_HEADER, TCP_HEADER};
 use crate::tcp::{config::flavor, CcKind, RecoveryKind, TcpConfig};
 use crate::time::{parse_duration, parse_rate, parse_size, Rate, SimTime, Size};
@@ -11,6 +12,8 @@ use crate::time::{parse_duration, parse_rate, parse_size, Rate, SimTime, Size};
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct LinkSpec {
     pub rate: Rate,
+    /// Cell rate on ATM links (the line rate less physical framing).
+    pub payload_rate: Rate,
     pub delay: SimTime,
     pub ber: f64,
     /// Drop-tail queue limit at the sending end (`None`: the switch buffer for the bottleneck,
@@ -28,7 +31,10 @@ pub enum Topology {
 
 #[derive(Clone, Debug, serde::Serialize)]
 pub enum SwitchKind {
+    /// IP routers with FIFO drop-tail queues.
     DropTail,
+    /// ATM switches, cell by cell, with a UBR+ drop policy (seed 000 §3).
+    Atm { policy: DropPolicy },
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -36,6 +42,8 @@ pub struct SwitchSpec {
     pub kind: SwitchKind,
     /// Buffer of the port feeding the bottleneck, each direction.
     pub buffer: Size,
+    /// ATM: the buffer in cells (Table 3 conversion of a bdp multiple).
+    pub buffer_cells: u64,
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -232,8 +240,17 @@ impl Ctx {
                 &empty
             }
         };
+        let rate = self.rate(&format!("{path}.rate"), l.rate.as_ref());
+        let payload_rate = match &l.payload_rate {
+            None => rate,
+            Some(v) => self.rate(&format!("{path}.payload_rate"), Some(v)),
+        };
+        if payload_rate > rate {
+            self.err(&format!("{path}.payload_rate"), "must not exceed the link's rate", l.payload_rate.as_ref().map(|v| v.to_string()).unwrap_or_default());
+        }
         LinkSpec {
-            rate: self.rate(&format!("{path}.rate"), l.rate.as_ref()),
+            rate,
+            payload_rate,
             delay: self.duration(&format!("{path}.delay"), l.delay.as_ref(), SimTime::ZERO),
             ber: self.float(&format!("{path}.ber"), l.ber.as_ref(), 0.0, 0.0, 1.0),
             queue: self.size(&format!("{path}.queue"), l.queue.as_ref()),
@@ -339,8 +356,7 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
         v => c.bytes("tcp.ssthresh", v.as_ref(), Some(bdp)).unwrap_or(65_535),
     };
     // Checks against a rate or MSS already reported invalid would only repeat that problem.
-    let inputs_ok = !c.problems.iter().any(|p| p.path.starts_with("links.") || p.path == "tcp.mss");
-    if tcp.initial_ssthresh == 0 && inputs_ok {
+    if tcp.initial_ssthresh == 0 && !c.problems.iter().any(|p| p.path.starts_with("links.") || p.path == "tcp.mss") {
         c.err("tcp.ssthresh", "must be > 0", "0");
     }
     tcp.initial_cwnd = c.int("tcp.initial_cwnd", t.initial_cwnd, 1, 1, 1000) as u32;
@@ -369,31 +385,72 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
     tcp.fin = t.fin.unwrap_or(false);
 
     // Switch (the port feeding the bottleneck).
+    let inputs_ok = !c.problems.iter().any(|p| p.path.starts_with("links.") || p.path == "tcp.mss");
     let skind = raw.switch.kind.as_deref().unwrap_or("droptail");
+    let buffer = c.size("switch.buffer", raw.switch.buffer.as_ref()).unwrap_or(Size::Bdp(1.0));
+    let buffer_got = raw.switch.buffer.as_ref().map(|v| v.to_string()).unwrap_or_default();
+    let rtt = rtt_prop(&topology);
+    let bottleneck_rate = match &topology {
+        Topology::Dumbbell { bottleneck, .. } => bottleneck.payload_rate,
+        Topology::Path { hops } => hops.iter().map(|h| h.rate).min().unwrap_or(Rate(1)),
+    };
+    let mut buffer_cells_n = 0;
     let kind = match skind {
-        "droptail" => SwitchKind::DropTail,
+        "droptail" => {
+            for (key, present) in [("switch.policy", raw.switch.policy.is_some()), ("switch.R", raw.switch.r.is_some()), ("switch.Z", raw.switch.z.is_some())] {
+                if present {
+                    c.err(key, "applies to ATM switches (switch.kind = \"atm\")", "");
+                }
+            }
+            let packet = (tcp.mss + IP_HEADER + TCP_HEADER) as u64;
+            let too_small = match buffer {
+                Size::Bytes(b) => b < packet,
+                Size::Packets(p) => p < 1,
+                Size::Bdp(k) => ((k * bdp as f64) as u64) < packet,
+                Size::Cells(_) => {
+                    c.err("switch.buffer", "cells are for ATM switches; give bytes, packets or a bdp multiple", buffer_got.clone());
+                    false
+                }
+            };
+            if too_small && inputs_ok {
+                c.err("switch.buffer", format!("must hold at least one packet ({packet} bytes at MSS {})", tcp.mss), buffer_got.clone());
+            }
+            SwitchKind::DropTail
+        }
+        "atm" => {
+            if !matches!(topology, Topology::Dumbbell { .. }) {
+                c.err("switch.kind", "ATM switches are modelled on the dumbbell topology", "\"atm\"");
+            }
+            let r = raw.switch.r.unwrap_or(SEED_R);
+            let z = raw.switch.z.unwrap_or(SEED_Z);
+            let name = raw.switch.policy.as_deref().unwrap_or("ubr");
+            let policy = match DropPolicy::from_name(name, r, z) {
+                Ok(p) => p,
+                Err(e) => {
+                    // validate() names the parameter first ("R: must be in (0, 1], got 1.5").
+                    match e.split_once(": ") {
+                        Some(("R", rule)) => c.err("switch.R", rule, ""),
+                        Some(("Z", rule)) => c.err("switch.Z", rule, ""),
+                        _ => c.err("switch.policy", e, format!("{name:?}")),
+                    }
+                    DropPolicy::TailDrop
+                }
+            };
+            buffer_cells_n = buffer_cells(buffer, rtt, bottleneck_rate, tcp.mss as u64);
+            let frame = cells_for_tcp_payload(tcp.mss as u64);
+            if buffer_cells_n < frame && inputs_ok {
+                c.err("switch.buffer", format!("must hold at least one frame ({frame} cells at MSS {})", tcp.mss), buffer_got.clone());
+            }
+            if buffer_cells_n > u32::MAX as u64 {
+                c.err("switch.buffer", "must be at most 2^32 - 1 cells", buffer_got.clone());
+            }
+            SwitchKind::Atm { policy }
+        }
         other => {
-            c.err("switch.kind", "must be \"droptail\"", format!("{other:?}"));
+            c.err("switch.kind", "must be \"droptail\" or \"atm\"", format!("{other:?}"));
             SwitchKind::DropTail
         }
     };
-    if raw.switch.policy.is_some() {
-        c.err("switch.policy", "drop policies apply to ATM switches (switch.kind = \"atm\")", raw.switch.policy.clone().unwrap_or_default());
-    }
-    let buffer = c.size("switch.buffer", raw.switch.buffer.as_ref()).unwrap_or(Size::Bdp(1.0));
-    let packet = (tcp.mss + IP_HEADER + TCP_HEADER) as u64;
-    let too_small = match buffer {
-        Size::Bytes(b) => b < packet,
-        Size::Packets(p) => p < 1,
-        Size::Bdp(k) => ((k * bdp as f64) as u64) < packet,
-        Size::Cells(_) => {
-            c.err("switch.buffer", "cells are for ATM switches; give bytes, packets or a bdp multiple", raw.switch.buffer.as_ref().unwrap().to_string());
-            false
-        }
-    };
-    if too_small && inputs_ok {
-        c.err("switch.buffer", format!("must hold at least one packet ({packet} bytes at MSS {})", tcp.mss), raw.switch.buffer.as_ref().map(|v| v.to_string()).unwrap_or_default());
-    }
 
     // Application.
     let start = c.duration("app.start", raw.app.start.as_ref(), SimTime::ZERO);
@@ -500,7 +557,7 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
         duration,
         seed,
         topology,
-        switch: SwitchSpec { kind, buffer },
+        switch: SwitchSpec { kind, buffer, buffer_cells: buffer_cells_n },
         tcp,
         app,
         losses,

@@ -167,8 +167,9 @@ mod tests {
             sample(&mut e, i * 1000, i * 1000 + 600);
         }
         assert_eq!(e.srtt(), Some(SimTime::from_millis(600)));
-        // rttvar decays to its floor of 1/4 tick: RTO = floor(6 + 4 * 0.25) = 7 ticks.
-        assert_eq!(e.rto(), SimTime::from_millis(700));
+        // rttvar decays by 1/4 per sample in integer quarters of a tick and sticks at 3/4
+        // (3 - (3 >> 2) = 3): RTO = 6 + 4 * 0.75 = 9 ticks.
+        assert_eq!(e.rto(), SimTime::from_millis(900));
     }
 
     #[test]

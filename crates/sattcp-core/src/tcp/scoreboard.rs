@@ -265,7 +265,7 @@ mod tests {
     fn cumulative_ack_removes_from_the_front() {
         let mut sb = ten_sent();
         sb.ack(3001);
-        assert_eq!(sb.len(), 8);
+        assert_eq!(sb.len(), 7);
         assert_eq!(sb.first().unwrap().start, 3001);
     }
 

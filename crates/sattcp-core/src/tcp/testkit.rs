@@ -81,6 +81,8 @@ pub struct Net {
     /// (time, cwnd, ssthresh) at every change, for plots.
     pub cwnd_trace: Vec<(SimTime, u64, u64)>,
     delivered_to: u64,
+    /// Indices (in emission order, the SYN-ACK is 0) of receiver segments to drop.
+    pub drop_acks: Vec<usize>,
     /// When the receiver's in-order delivery passed each offset, recorded lazily.
     pub deliveries: Vec<(SimTime, u64)>,
 }
@@ -104,6 +106,7 @@ impl Net {
             acks: Vec::new(),
             cwnd_trace: Vec::new(),
             delivered_to: 0,
+            drop_acks: Vec::new(),
             deliveries: Vec::new(),
         }
     }
@@ -151,6 +154,9 @@ impl Net {
     fn after_receiver(&mut self, out: Vec<Segment>) {
         for seg in out {
             self.acks.push((self.now, seg));
+            if self.drop_acks.contains(&(self.acks.len() - 1)) {
+                continue;
+            }
             let t = self.now + self.path.rate.tx_time(seg.ip_bytes() as u64) + self.path.delay;
             self.push(t, Ev::Ack(seg));
         }

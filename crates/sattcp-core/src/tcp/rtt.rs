@@ -124,7 +124,7 @@ impl RttEstimator {
 
     /// The smoothed RTT, once there is a sample.
     pub fn srtt(&self) -> Option<SimTime> {
-        (self.srtt != 0).then(|| SimTime(self.srtt as u64 * self.tick >> SRTT_BITS))
+        (self.srtt != 0).then(|| SimTime((self.srtt as u64 * self.tick) >> SRTT_BITS))
     }
 
     pub fn backoff(&self) -> u64 {

@@ -185,7 +185,7 @@ fn newreno_window_at_entry_partial_acks_and_exit() {
     let exit = first(&net, "exit");
     assert_eq!(exit.state, CongState::Open);
     assert!(exit.cwnd >= 170 * MSS && exit.cwnd <= 171 * MSS, "cwnd = ssthresh, then one CA step: {}", exit.cwnd / MSS);
-    assert!(exit.snd_una >= (d[2] + 1) * MSS + 1);
+    assert!(exit.snd_una > (d[2] + 1) * MSS, "exit after the last hole");
 }
 
 #[test]
@@ -287,6 +287,23 @@ fn window_limited_throughput_64kb_over_580ms() {
     let rate = (net.delivered() - d0) as f64 * 8.0 / 60.0;
     let ideal = 65535.0 * 8.0 / 0.580;
     assert!((rate / ideal - 1.0).abs() < 0.02, "{rate:.0} bit/s vs {ideal:.0}");
+}
+
+/// The k = 3 cwnd traces, as CSV for plotting: written to `$SATTCP_TCP_TRACES/<flavour>_k3.csv`
+/// when that variable is set (`SATTCP_TCP_TRACES=target/tcp-traces cargo test -p sattcp-core
+/// cwnd_traces`), checked for shape otherwise.
+#[test]
+fn cwnd_traces_k3() {
+    let dir = std::env::var_os("SATTCP_TCP_TRACES").map(std::path::PathBuf::from);
+    for f in ["vanilla", "reno", "newreno", "sack"] {
+        let net = run(f, &dropped_segments(3));
+        let csv = net.cwnd_csv();
+        assert!(csv.starts_with("t_s,cwnd,ssthresh\n") && csv.lines().count() > 100, "{f}");
+        if let Some(d) = &dir {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(d.join(format!("{f}_k3.csv")), csv).unwrap();
+        }
+    }
 }
 
 mod reliability {

@@ -228,3 +228,203 @@ impl Recovery {
         }
     }
 }
+
+/// Each recovery driven against a bare window and scoreboard, without a network: 20 segments
+/// of 1000 bytes outstanding ([1, 20001)), cwnd 20 segments.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::SackBlock;
+    use crate::tcp::config::CcKind;
+
+    const MSS: u64 = 1000;
+
+    struct Bare {
+        rec: Recovery,
+        win: Window,
+        cc: Cc,
+        sb: Scoreboard,
+        snd_una: u64,
+        snd_max: u64,
+        dupacks: u32,
+        recover: u64,
+        state: CongState,
+    }
+
+    fn bare(kind: RecoveryKind) -> Bare {
+        let mut sb = Scoreboard::default();
+        for i in 0..20 {
+            sb.push(1 + i * MSS, 1 + (i + 1) * MSS, false, SimTime::ZERO);
+        }
+        Bare { rec: Recovery::new(kind), win: Window { cwnd: 20 * MSS, ssthresh: 1 << 30, mss: MSS }, cc: Cc::new(CcKind::RenoAimd), sb, snd_una: 1, snd_max: 20 * MSS + 1, dupacks: 0, recover: 0, state: CongState::Open }
+    }
+
+    impl Bare {
+        fn cx(&mut self, acked: u64) -> Cx<'_> {
+            Cx { now: SimTime::ZERO, win: &mut self.win, cc: &mut self.cc, sb: &mut self.sb, snd_una: self.snd_una, snd_nxt: self.snd_max, snd_max: self.snd_max, rwnd: 1 << 30, dupacks: self.dupacks, dup_thresh: 3, recover: self.recover, after_timeout: false, acked, state: self.state, new_data: true }
+        }
+        fn settle(&mut self, o: &Out) {
+            if o.enter {
+                self.state = CongState::Recovery;
+                self.recover = self.snd_max;
+            }
+            if o.exit {
+                self.state = CongState::Open;
+            }
+        }
+        /// A duplicate ACK SACKing segment `sacked` (index), if given.
+        fn dup(&mut self, sacked: Option<u64>) -> Out {
+            if let Some(i) = sacked {
+                self.sb.sack(&[SackBlock { start: 1 + i * MSS, end: 1 + (i + 1) * MSS }]);
+            }
+            self.dupacks += 1;
+            let mut o = Out { rtt_sample: true, ..Default::default() };
+            let (mut rec, mut cx) = (self.rec.clone(), self.cx(0));
+            rec.on_dupack(&mut cx, &mut o);
+            self.rec = rec;
+            self.settle(&o);
+            o
+        }
+        fn ack(&mut self, ack: u64) -> Out {
+            let acked = ack - self.snd_una;
+            self.snd_una = ack;
+            self.sb.ack(ack);
+            let mut o = Out { rtt_sample: true, grow: self.state != CongState::Recovery, ..Default::default() };
+            let (mut rec, mut cx) = (self.rec.clone(), self.cx(acked));
+            rec.on_new_ack(&mut cx, &mut o);
+            self.rec = rec;
+            if !o.keep_dupacks {
+                self.dupacks = 0;
+            }
+            self.settle(&o);
+            o
+        }
+        fn pick(&mut self) -> Option<Pick> {
+            let mut rec = self.rec.clone();
+            let p = rec.pick(&self.cx(0));
+            self.rec = rec;
+            p
+        }
+    }
+
+    #[test]
+    fn timeout_only_ignores_duplicates() {
+        let mut b = bare(RecoveryKind::Timeout);
+        for _ in 0..10 {
+            assert_eq!(b.dup(None), Out { rtt_sample: true, ..Default::default() });
+        }
+        assert_eq!(b.win.cwnd, 20 * MSS);
+    }
+
+    #[test]
+    fn reno_inflates_per_duplicate_and_deflates_on_new_ack() {
+        let mut b = bare(RecoveryKind::Reno);
+        assert!(!b.dup(None).enter);
+        b.dup(None);
+        let o = b.dup(None);
+        assert!(o.enter);
+        assert_eq!(o.retransmit, Some(1));
+        assert_eq!(o.timer, TimerAction::Restart);
+        assert_eq!((b.win.cwnd, b.win.ssthresh, b.rec.inflation()), (10 * MSS, 10 * MSS, 3 * MSS));
+        b.dup(None);
+        assert_eq!(b.rec.inflation(), 4 * MSS);
+        // Any new ACK ends fast recovery (RFC 2581 (3.2) step 5), even a partial one.
+        let o = b.ack(5001);
+        assert!(o.exit && o.grow && o.retransmit.is_none());
+        assert_eq!(b.rec.inflation(), 0);
+    }
+
+    #[test]
+    fn newreno_ns2_partial_ack_retransmits_and_keeps_the_flywheel() {
+        let mut b = bare(RecoveryKind::NewrenoNs2);
+        for _ in 0..3 {
+            b.dup(None);
+        }
+        assert_eq!(b.state, CongState::Recovery);
+        assert_eq!(b.rec.gate(b.state, b.dupacks), Gate::Closed, "nothing sent by the window in the phase");
+        assert_eq!(b.dup(None).force_new, 0, "4th duplicate");
+        assert_eq!(b.dup(None).force_new, 1, "5th duplicate: one new segment");
+        assert_eq!(b.dup(None).force_new, 0);
+        assert_eq!(b.dup(None).force_new, 1);
+        let o = b.ack(5001);
+        assert_eq!(o, Out { retransmit: Some(5001), timer: TimerAction::Restart, keep_dupacks: true, ..Default::default() });
+        assert_eq!((b.win.cwnd, b.rec.inflation(), b.dupacks), (10 * MSS, 0, 7));
+        assert_eq!(b.dup(None).force_new, 0, "8th duplicate");
+        assert_eq!(b.dup(None).force_new, 1, "the rhythm goes on across the partial ACK");
+        let o = b.ack(20001);
+        assert!(o.exit && o.grow && o.retransmit.is_none());
+        assert_eq!(b.rec.gate(b.state, b.dupacks), Gate::Window { extra: 0 });
+    }
+
+    #[test]
+    fn newreno_rfc6582_partial_window_deflation_and_impatient_timer() {
+        let mut b = bare(RecoveryKind::NewrenoRfc6582);
+        for _ in 0..3 {
+            b.dup(None);
+        }
+        assert_eq!((b.win.cwnd, b.win.ssthresh), (13 * MSS, 10 * MSS), "ssthresh + 3 SMSS");
+        b.dup(None);
+        assert_eq!(b.win.cwnd, 14 * MSS);
+        let o = b.ack(4001);
+        assert_eq!((o.retransmit, o.timer), (Some(4001), TimerAction::Restart));
+        assert_eq!(b.win.cwnd, 11 * MSS, "14 - 4 acknowledged + 1");
+        let o = b.ack(6001);
+        assert_eq!((o.retransmit, o.timer), (Some(6001), TimerAction::Keep), "only the first partial ACK resets the timer");
+        let o = b.ack(20001);
+        assert!(o.exit && !o.grow);
+        assert_eq!(b.win.cwnd, 2 * MSS, "min(ssthresh, max(FlightSize, SMSS) + SMSS) with nothing in flight");
+    }
+
+    #[test]
+    fn sack_fall_floyd_pipe_holes_then_new_data() {
+        let mut b = bare(RecoveryKind::SackFallFloyd);
+        // Segments 0 and 5 lost; 1, 2, 3 SACKed by three duplicates.
+        for i in 1..=3 {
+            b.dup(Some(i));
+        }
+        assert_eq!(b.state, CongState::Recovery);
+        assert_eq!(b.rec.gate(b.state, 3), Gate::Pipe);
+        let Recovery::SackFallFloyd(r) = &b.rec else { unreachable!() };
+        assert_eq!((r.pipe, b.win.cwnd), (17, 10 * MSS), "PIPE = 20 - 3, CWND = 10");
+        b.sb.on_retransmit(1, SimTime::ZERO); // the fast retransmission the sender sends
+        b.dup(Some(4));
+        for i in 6..=12 {
+            b.dup(Some(i));
+        }
+        let Recovery::SackFallFloyd(r) = &b.rec else { unreachable!() };
+        assert_eq!(r.pipe, 9, "one per duplicate");
+        // PIPE < CWND: the hole at segment 5 first, then new data.
+        assert_eq!(b.pick(), Some(Pick::Hole(5001)));
+        b.sb.on_retransmit(5001, SimTime::ZERO);
+        b.rec.on_pipe_sent(MSS);
+        assert_eq!(b.pick(), None, "PIPE = 10 = CWND");
+        // Partial ACK up to the hole: PIPE - 2.
+        let o = b.ack(5001);
+        assert_eq!((o.timer, o.rtt_sample, o.grow), (TimerAction::Restart, false, false));
+        let Recovery::SackFallFloyd(r) = &b.rec else { unreachable!() };
+        assert_eq!(r.pipe, 8);
+        assert_eq!(b.pick(), Some(Pick::New), "no hole left below the highest SACK");
+        let o = b.ack(20001);
+        assert!(o.exit && !o.grow);
+        assert_eq!(b.win.cwnd, 10 * MSS);
+    }
+
+    #[test]
+    fn sack_rfc6675_enters_on_is_lost_and_sends_by_pipe() {
+        let mut b = bare(RecoveryKind::SackRfc6675);
+        // One duplicate ACK that SACKs three segments: IsLost(HighACK + 1) holds.
+        b.sb.sack(&[SackBlock { start: 1001, end: 3001 }]);
+        let o = b.dup(Some(3));
+        assert!(o.enter);
+        assert_eq!(o.retransmit, Some(1));
+        assert_eq!((b.win.cwnd, b.win.ssthresh), (10 * MSS, 10 * MSS), "FlightSize / 2");
+        b.sb.on_retransmit(1, SimTime::ZERO);
+        // pipe = 16 unSACKed, not lost + 1 retransmitted = 17 segments > cwnd: wait.
+        assert_eq!(b.pick(), None);
+        for i in 4..=11 {
+            b.dup(Some(i));
+        }
+        // Now 11 SACKed; segments 12..19 in flight (8) + the retransmission: pipe 9 < 10.
+        assert_eq!(b.pick(), Some(Pick::New));
+    }
+}

@@ -24,8 +24,41 @@ pub enum RecoveryKind {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CcKind {
-    /// Slow start and congestion avoidance with multiplicative decrease (RFC 5681).
+    /// Slow start and congestion avoidance with multiplicative decrease (RFC 5681), counted
+    /// per ACK as ns-2's `opencwnd()` did (seed 001 used ns-2.1b3).
     RenoAimd,
+}
+
+/// A seed flavour name as the pair (loss recovery, congestion control) it stands for
+/// (STYLE.md; seed 001 §2). SACK flavours also need `TcpConfig::sack = true`: use
+/// [`TcpConfig::with_flavor`], which sets it.
+///
+/// | name | recovery | cc |
+/// |---|---|---|
+/// | `vanilla` | Timeout | RenoAimd |
+/// | `reno` | Reno | RenoAimd |
+/// | `newreno` | NewrenoNs2 | RenoAimd |
+/// | `sack` | SackFallFloyd | RenoAimd |
+/// | `newreno_rfc6582` | NewrenoRfc6582 | RenoAimd |
+/// | `sack_rfc6675` | SackRfc6675 | RenoAimd |
+pub fn flavor(name: &str) -> Option<(RecoveryKind, CcKind)> {
+    let r = match name {
+        "vanilla" => RecoveryKind::Timeout,
+        "reno" => RecoveryKind::Reno,
+        "newreno" => RecoveryKind::NewrenoNs2,
+        "sack" => RecoveryKind::SackFallFloyd,
+        "newreno_rfc6582" => RecoveryKind::NewrenoRfc6582,
+        "sack_rfc6675" => RecoveryKind::SackRfc6675,
+        _ => return None,
+    };
+    Some((r, CcKind::RenoAimd))
+}
+
+impl RecoveryKind {
+    /// True for the recoveries that read SACK blocks (they need SACK negotiated).
+    pub fn uses_sack(self) -> bool {
+        matches!(self, RecoveryKind::SackFallFloyd | RecoveryKind::SackRfc6675)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -64,6 +97,16 @@ pub struct TcpConfig {
 }
 
 impl TcpConfig {
+    /// This configuration with the named flavour's recovery and congestion control; SACK
+    /// flavours also turn `sack` on. `None` for an unknown name.
+    pub fn with_flavor(mut self, name: &str) -> Option<Self> {
+        let (r, c) = flavor(name)?;
+        self.recovery = r;
+        self.cc = c;
+        self.sack = r.uses_sack();
+        Some(self)
+    }
+
     /// The usable receive window in bytes.
     pub fn rcv_window(&self) -> u64 {
         (self.rcv_window_field as u64) << self.window_scale

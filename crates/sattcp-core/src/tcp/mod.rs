@@ -9,11 +9,25 @@
 //! [`TcpSender`] that sends data and receives pure ACKs, and a [`TcpReceiver`] that receives
 //! data and answers with pure ACKs (no piggybacking). A request/response application uses two
 //! such half-connections, one each way.
+//!
+//! Parts: [`rtt`] (RTT/RTO), [`scoreboard`] (sent-but-unacked segments, SACK marks),
+//! [`recovery`] (Vanilla, Reno, NewReno, SACK variants), [`cc`] (window growth and cuts).
+//! docs/tcp.md describes each flavour as implemented.
 
+pub mod cc;
 pub mod config;
 pub mod receiver;
+pub mod recovery;
+pub mod rtt;
+pub mod scoreboard;
 pub mod sender;
 
-pub use config::{CcKind, RecoveryKind, TcpConfig};
-pub use receiver::TcpReceiver;
+#[cfg(test)]
+mod testkit;
+#[cfg(test)]
+mod signature_tests;
+
+pub use config::{flavor, CcKind, RecoveryKind, TcpConfig};
+pub use receiver::{ReceiverStats, TcpReceiver};
+pub use recovery::CongState;
 pub use sender::{SenderStats, TcpSender};

@@ -1,8 +1,17 @@
-//! The data-receiving end of a half-connection. PLACEHOLDER: cumulative ACKs, no SACK, used only
-//! until the real receiver lands.
+//! The data-receiving end of a half-connection (ns-2's `TcpSink` / `Sack1TcpSink`): answers
+//! the SYN, acknowledges data with pure ACKs carrying SACK blocks (RFC 2018), optionally
+//! delays ACKs (off in the seeds: "segments are ACKed as soon as they are received", seed 000
+//! §4.2.2).
+//!
+//! The application reads in-order data at once, so the advertised window is always the whole
+//! receive buffer; out-of-order data waits in the buffer, inside that window.
+//!
+//! Verification hook: [`TcpReceiver::take_deliveries`] returns the byte range delivered in
+//! order to the application since the last call, so a test can check that every byte is
+//! delivered exactly once and in order (each range must start where the previous one ended).
 
 use super::config::TcpConfig;
-use crate::net::packet::{flags, Segment};
+use crate::net::packet::{flags, SackBlock, Segment, MAX_SACK_BLOCKS};
 use crate::time::SimTime;
 
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -10,41 +19,311 @@ pub struct ReceiverStats {
     pub segments_received: u64,
     /// Payload bytes that arrived again after already being received.
     pub duplicate_bytes: u64,
+    /// Segments that arrived above a hole.
+    pub out_of_order_segments: u64,
+    pub acks_sent: u64,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum DelAck {
+    Idle,
+    /// One in-order segment is waiting for its ACK (RFC 5681 §4.2: ACK at least every
+    /// second full-sized segment, and within the delayed-ACK timeout).
+    Pending { expires_at: SimTime },
 }
 
 pub struct TcpReceiver {
     cfg: TcpConfig,
+    synced: bool,
+    sack_ok: bool,
+    /// Next byte expected.
     rcv_nxt: u64,
+    fin_seq: Option<u64>,
+    /// Received byte ranges above `rcv_nxt`, sorted and disjoint ("out-of-order queue").
+    ooo: Vec<SackBlock>,
+    /// The SACK blocks of the last ACK sent, in the order sent (RFC 2018 §4: later ACKs
+    /// repeat the most recently reported blocks).
+    reported: Vec<SackBlock>,
+    /// In-order bytes not yet handed out by `take_deliveries`.
+    taken: u64,
+    delack: DelAck,
     stats: ReceiverStats,
 }
 
 impl TcpReceiver {
     pub fn new(cfg: TcpConfig) -> Self {
-        TcpReceiver { cfg, rcv_nxt: 0, stats: ReceiverStats::default() }
+        TcpReceiver { cfg, synced: false, sack_ok: false, rcv_nxt: 0, fin_seq: None, ooo: Vec::new(), reported: Vec::new(), taken: 1, delack: DelAck::Idle, stats: ReceiverStats::default() }
     }
-    pub fn on_segment(&mut self, _now: SimTime, seg: &Segment, out: &mut Vec<Segment>) {
+
+    pub fn on_segment(&mut self, now: SimTime, seg: &Segment, out: &mut Vec<Segment>) {
         if seg.is_syn() {
-            self.rcv_nxt = 1;
-            out.push(Segment { seq: 0, ack: 1, flags: flags::SYN | flags::ACK, window: self.cfg.rcv_window_field, wscale: Some(self.cfg.window_scale), ..Default::default() });
+            self.on_syn(seg, out);
+            return;
+        }
+        if !self.synced {
             return;
         }
         self.stats.segments_received += 1;
-        if seg.seq == self.rcv_nxt {
-            self.rcv_nxt += seg.len as u64;
-        } else if seg.seq < self.rcv_nxt {
-            self.stats.duplicate_bytes += seg.len as u64;
+        let start = seg.seq;
+        let end = seg.seq + seg.seq_len();
+        if seg.is_fin() {
+            self.fin_seq = Some(seg.seq + seg.len as u64);
         }
-        out.push(Segment { seq: 1, ack: self.rcv_nxt, flags: flags::ACK, window: self.cfg.rcv_window_field, ..Default::default() });
+        let advanced_from = self.rcv_nxt;
+        if end <= self.rcv_nxt || self.covered(start, end) {
+            self.stats.duplicate_bytes += seg.len as u64;
+        } else if start > self.rcv_nxt {
+            self.stats.out_of_order_segments += 1;
+        }
+        if end > self.rcv_nxt && start < end {
+            self.insert(start.max(self.rcv_nxt), end);
+        }
+        let in_order = start <= advanced_from && self.rcv_nxt > advanced_from;
+        // RFC 5681 §4.2: out-of-order segments, and segments that fill a hole, are ACKed
+        // at once; in-order data may wait for a second segment or the timer.
+        let filled_hole = in_order && !self.reported.is_empty();
+        if self.cfg.delayed_ack && in_order && !filled_hole && self.ooo.is_empty() {
+            match self.delack {
+                DelAck::Idle => {
+                    self.delack = DelAck::Pending { expires_at: now + self.cfg.delack_timeout };
+                    return;
+                }
+                DelAck::Pending { .. } => {}
+            }
+        }
+        let first = (!in_order || self.rcv_nxt == advanced_from).then_some(start).filter(|&s| s >= self.rcv_nxt);
+        self.send_ack(first, out);
     }
-    pub fn on_timer(&mut self, _now: SimTime, _out: &mut Vec<Segment>) {}
+
+    fn on_syn(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
+        if !self.synced {
+            self.synced = true;
+            self.rcv_nxt = 1;
+        }
+        // RFC 2018 §2: SACK-permitted only in answer to a SYN that carried it.
+        self.sack_ok = self.cfg.sack && seg.sack_permitted;
+        // RFC 7323 §2.2: answer with our shift only if the SYN carried the option.
+        let wscale = seg.wscale.map(|_| self.cfg.window_scale);
+        self.stats.acks_sent += 1;
+        out.push(Segment { seq: 0, ack: 1, flags: flags::SYN | flags::ACK, window: self.cfg.rcv_window_field, wscale, sack_permitted: self.sack_ok, ..Default::default() });
+    }
+
+    /// True when `[start, end)` lies inside one received out-of-order range.
+    fn covered(&self, start: u64, end: u64) -> bool {
+        self.ooo.iter().any(|b| b.start <= start && end <= b.end)
+    }
+
+    /// Adds `[start, end)` to the received ranges and advances `rcv_nxt` over any that now
+    /// touch it.
+    fn insert(&mut self, start: u64, end: u64) {
+        let mut nb = SackBlock { start, end };
+        self.ooo.retain(|b| {
+            if b.end < nb.start || b.start > nb.end {
+                true
+            } else {
+                nb.start = nb.start.min(b.start);
+                nb.end = nb.end.max(b.end);
+                false
+            }
+        });
+        let i = self.ooo.partition_point(|b| b.start < nb.start);
+        self.ooo.insert(i, nb);
+        if self.ooo[0].start <= self.rcv_nxt {
+            self.rcv_nxt = self.rcv_nxt.max(self.ooo.remove(0).end);
+        }
+    }
+
+    /// The SACK blocks to send (RFC 2018 §4): first the block holding the segment that
+    /// triggered this ACK (unless it advanced the cumulative ACK), then the most recently
+    /// reported blocks that are still above `rcv_nxt` and not already listed, then (our
+    /// choice; RFC 2018 leaves it open) any other received ranges, highest first.
+    fn sack_blocks(&mut self, trigger: Option<u64>) -> ([SackBlock; MAX_SACK_BLOCKS], u8) {
+        let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
+        let mut n = 0usize;
+        let containing = |seq: u64, ooo: &[SackBlock]| ooo.iter().copied().find(|b| b.start <= seq && seq < b.end);
+        let push = |b: SackBlock, blocks: &mut [SackBlock; MAX_SACK_BLOCKS], n: &mut usize| {
+            if *n < MAX_SACK_BLOCKS && !blocks[..*n].contains(&b) {
+                blocks[*n] = b;
+                *n += 1;
+            }
+        };
+        if let Some(b) = trigger.and_then(|s| containing(s, &self.ooo)) {
+            push(b, &mut blocks, &mut n);
+        }
+        for r in &self.reported {
+            if let Some(b) = containing(r.start.max(self.rcv_nxt), &self.ooo) {
+                push(b, &mut blocks, &mut n);
+            }
+        }
+        for b in self.ooo.iter().rev() {
+            push(*b, &mut blocks, &mut n);
+        }
+        self.reported.clear();
+        self.reported.extend_from_slice(&blocks[..n]);
+        (blocks, n as u8)
+    }
+
+    fn send_ack(&mut self, trigger: Option<u64>, out: &mut Vec<Segment>) {
+        self.delack = DelAck::Idle;
+        let mut seg = Segment { seq: 1, ack: self.ack_number(), flags: flags::ACK, window: self.window_field(), ..Default::default() };
+        if self.sack_ok {
+            let (blocks, n) = self.sack_blocks(trigger);
+            seg.sack = blocks;
+            seg.n_sack = n;
+        }
+        self.stats.acks_sent += 1;
+        out.push(seg);
+    }
+
+    /// `rcv_nxt`, plus one once the FIN has arrived in order.
+    fn ack_number(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    /// The window field: the receive buffer shifted by our scale (RFC 7323 §2.3).
+    fn window_field(&self) -> u16 {
+        self.cfg.rcv_window_field
+    }
+
+    /// Delayed-ACK timer.
+    pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+        if let DelAck::Pending { expires_at } = self.delack {
+            if now >= expires_at {
+                self.send_ack(None, out);
+            }
+        }
+    }
+
     pub fn poll_at(&self) -> Option<SimTime> {
-        None
+        match self.delack {
+            DelAck::Idle => None,
+            DelAck::Pending { expires_at } => Some(expires_at),
+        }
     }
+
     /// Data bytes delivered in order to the application (highest in-order byte received).
     pub fn delivered(&self) -> u64 {
-        self.rcv_nxt.saturating_sub(1)
+        let end = self.fin_seq.map_or(self.rcv_nxt, |f| self.rcv_nxt.min(f));
+        end.saturating_sub(1)
     }
+
+    /// The FIN has been received in order.
+    pub fn fin_received(&self) -> bool {
+        self.fin_seq.is_some_and(|f| self.rcv_nxt > f)
+    }
+
+    /// The data offsets `[from, to)` delivered in order since the last call, or `None` if
+    /// nothing new. Consecutive ranges are contiguous by construction; a test checks it.
+    pub fn take_deliveries(&mut self) -> Option<(u64, u64)> {
+        let end = self.delivered() + 1;
+        if end > self.taken {
+            let r = (self.taken - 1, end - 1);
+            self.taken = end;
+            Some(r)
+        } else {
+            None
+        }
+    }
+
     pub fn stats(&self) -> &ReceiverStats {
         &self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    fn sack_receiver() -> (TcpReceiver, Vec<Segment>) {
+        let mut r = TcpReceiver::new(TcpConfig { sack: true, mss: MSS as u32, ..Default::default() });
+        let mut out = Vec::new();
+        r.on_segment(SimTime::ZERO, &Segment { flags: flags::SYN, wscale: Some(0), sack_permitted: true, ..Default::default() }, &mut out);
+        assert!(out[0].sack_permitted);
+        (r, out)
+    }
+
+    /// Delivers data segment number `i` (bytes `[1 + i*MSS, 1 + (i+1)*MSS)`) and returns the ACK.
+    #[track_caller]
+    fn data(r: &mut TcpReceiver, i: u64) -> Segment {
+        let mut out = Vec::new();
+        r.on_segment(SimTime::ZERO, &Segment { seq: 1 + i * MSS, len: MSS as u32, flags: flags::ACK, ack: 1, ..Default::default() }, &mut out);
+        assert_eq!(out.len(), 1);
+        out[0]
+    }
+
+    #[track_caller]
+    fn assert_ack(a: &Segment, ack: u64, blocks: &[(u64, u64)]) {
+        assert_eq!(a.ack, ack, "cumulative ACK");
+        let got: Vec<(u64, u64)> = a.sack_blocks().iter().map(|b| (b.start, b.end)).collect();
+        assert_eq!(got, blocks, "SACK blocks");
+    }
+
+    #[test]
+    fn handshake_echoes_scale_and_sack() {
+        let mut r = TcpReceiver::new(TcpConfig { sack: true, window_scale: 6, ..Default::default() });
+        let mut out = Vec::new();
+        r.on_segment(SimTime::ZERO, &Segment { flags: flags::SYN, wscale: Some(6), sack_permitted: true, ..Default::default() }, &mut out);
+        assert_eq!(out[0].flags, flags::SYN | flags::ACK);
+        assert_eq!(out[0].wscale, Some(6));
+        assert_eq!(out[0].window, 65535);
+        // Without the options in the SYN, neither comes back (RFC 7323 §2.2, RFC 2018 §2).
+        let mut r = TcpReceiver::new(TcpConfig { sack: true, window_scale: 6, ..Default::default() });
+        out.clear();
+        r.on_segment(SimTime::ZERO, &Segment { flags: flags::SYN, ..Default::default() }, &mut out);
+        assert_eq!((out[0].wscale, out[0].sack_permitted), (None, false));
+    }
+
+    /// RFC 2018 §5 style trace: segments 0..8, with 1, 3 and 5 lost, then 3 and 1 retransmitted.
+    #[test]
+    fn sack_blocks_first_is_the_latest_then_most_recent() {
+        let (mut r, _) = sack_receiver();
+        assert_ack(&data(&mut r, 0), 1001, &[]);
+        assert_ack(&data(&mut r, 2), 1001, &[(2001, 3001)]);
+        assert_ack(&data(&mut r, 4), 1001, &[(4001, 5001), (2001, 3001)]);
+        assert_ack(&data(&mut r, 6), 1001, &[(6001, 7001), (4001, 5001), (2001, 3001)]);
+        assert_ack(&data(&mut r, 7), 1001, &[(6001, 8001), (4001, 5001), (2001, 3001)]);
+        // Retransmission of 3 joins [2001,3001) and [4001,5001): that block comes first.
+        assert_ack(&data(&mut r, 3), 1001, &[(2001, 5001), (6001, 8001)]);
+        // Retransmission of 1 advances the ACK over [2001, 5001): no block for it.
+        assert_ack(&data(&mut r, 1), 5001, &[(6001, 8001)]);
+        assert_ack(&data(&mut r, 5), 8001, &[]);
+        assert_eq!(r.delivered(), 8000);
+        assert_eq!(r.take_deliveries(), Some((0, 8000)));
+        assert_eq!(r.take_deliveries(), None);
+    }
+
+    #[test]
+    fn more_than_three_holes_report_the_three_most_recent() {
+        let (mut r, _) = sack_receiver();
+        for i in [1, 3, 5, 7] {
+            data(&mut r, i);
+        }
+        assert_ack(&data(&mut r, 9), 1, &[(9001, 10001), (7001, 8001), (5001, 6001)]);
+        // A duplicate of 3 puts its block first again.
+        assert_ack(&data(&mut r, 3), 1, &[(3001, 4001), (9001, 10001), (7001, 8001)]);
+        assert_eq!(r.stats().duplicate_bytes, MSS);
+    }
+
+    #[test]
+    fn delayed_ack_every_second_segment_or_timer() {
+        let mut r = TcpReceiver::new(TcpConfig { delayed_ack: true, mss: MSS as u32, ..Default::default() });
+        let mut out = Vec::new();
+        r.on_segment(SimTime::ZERO, &Segment { flags: flags::SYN, ..Default::default() }, &mut out);
+        out.clear();
+        let seg = |i: u64| Segment { seq: 1 + i * MSS, len: MSS as u32, flags: flags::ACK, ..Default::default() };
+        r.on_segment(SimTime::ZERO, &seg(0), &mut out);
+        assert!(out.is_empty());
+        assert_eq!(r.poll_at(), Some(SimTime::from_millis(100)));
+        r.on_segment(SimTime::from_millis(1), &seg(1), &mut out);
+        assert_eq!(out.last().unwrap().ack, 2001);
+        r.on_segment(SimTime::from_millis(2), &seg(2), &mut out);
+        assert_eq!(out.len(), 1);
+        r.on_timer(SimTime::from_millis(102), &mut out);
+        assert_eq!(out.last().unwrap().ack, 3001);
+        // Out of order: at once.
+        r.on_segment(SimTime::from_millis(3), &seg(4), &mut out);
+        assert_eq!(out.len(), 3);
     }
 }

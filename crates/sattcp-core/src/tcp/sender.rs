@@ -1,7 +1,17 @@
-//! The data-sending end of a half-connection. PLACEHOLDER: a fixed-window go-back-N sender
-//! used only until the real sender (RTO, recovery, congestion control) lands.
+//! The data-sending end of a half-connection: handshake, segmentation, the retransmission
+//! timer, and the glue between the scoreboard, the loss recovery and the congestion control.
+//!
+//! The sender alone changes the congestion state ([`CongState`]) and applies what the
+//! recovery ([`Recovery`]) and the congestion controller ([`Cc`]) decide. Sequence numbers:
+//! the SYN is 0, data starts at 1 (net/packet.rs). `snd_una` is the first unacknowledged
+//! byte, `snd_max` one past the highest byte ever sent, and `snd_nxt` the next byte to send in
+//! sequence, which a timeout sets back to `snd_una` (go-back-N, as BSD and ns-2 did).
 
+use super::cc::{Cc, Window};
 use super::config::TcpConfig;
+use super::recovery::{CongState, Cx, Gate, Out, Pick, Recovery, TimerAction};
+use super::rtt::RttEstimator;
+use super::scoreboard::Scoreboard;
 use crate::net::packet::{flags, Segment};
 use crate::time::SimTime;
 
@@ -14,89 +24,509 @@ pub struct SenderStats {
     pub bytes_retransmitted: u64,
     pub segments_sent: u64,
     pub segments_retransmitted: u64,
+    /// Retransmission timeouts (SYN timeouts included).
     pub timeouts: u64,
+    /// Fast retransmits (entries into fast recovery).
     pub fast_retransmits: u64,
+    /// ACKs received, duplicates among them, and partial ACKs (new data acknowledged during
+    /// fast recovery without reaching RECOVER).
+    pub acks_received: u64,
+    pub dupacks_received: u64,
+    pub partial_acks: u64,
+}
+
+/// The retransmission timer (smoltcp style: the deadline lives in the variant).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Timer {
+    Idle,
+    Retransmit { expires_at: SimTime },
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Phase {
+    Closed,
+    SynSent,
+    Established,
+}
+
+/// The recovery's view of the sender for one event (a macro so that the borrow of the
+/// fields stays disjoint from `self.rec`).
+macro_rules! cx {
+    ($s:ident, $now:expr, $acked:expr) => {
+        Cx {
+            now: $now,
+            win: &mut $s.win,
+            cc: &mut $s.cc,
+            sb: &mut $s.sb,
+            snd_una: $s.snd_una,
+            snd_nxt: $s.snd_nxt,
+            snd_max: $s.snd_max,
+            rwnd: $s.rwnd,
+            dupacks: $s.dupacks,
+            dup_thresh: $s.cfg.dupack_threshold,
+            recover: $s.recover,
+            after_timeout: $s.after_timeout,
+            acked: $acked,
+            state: $s.state,
+            new_data: $s.snd_max < $s.app_end,
+        }
+    };
 }
 
 pub struct TcpSender {
     cfg: TcpConfig,
-    established: bool,
-    offered: u64,
+    phase: Phase,
+    /// One past the last byte the application has offered (1 + offered bytes).
+    app_end: u64,
+    /// The application asked to close: send a FIN after the data (only if `cfg.fin`).
+    closing: bool,
     snd_una: u64,
     snd_nxt: u64,
-    rto_at: Option<SimTime>,
+    snd_max: u64,
+    /// Peer's receive window in bytes, and the shift applied to its window field.
+    rwnd: u64,
+    snd_wscale: u8,
+    sack_ok: bool,
+    win: Window,
+    cc: Cc,
+    rec: Recovery,
+    state: CongState,
+    dupacks: u32,
+    recover: u64,
+    after_timeout: bool,
+    sb: Scoreboard,
+    rtt: RttEstimator,
+    timer: Timer,
     stats: SenderStats,
 }
 
 impl TcpSender {
     pub fn new(cfg: TcpConfig) -> Self {
-        TcpSender { cfg, established: false, offered: 0, snd_una: 1, snd_nxt: 1, rto_at: None, stats: SenderStats::default() }
+        let mss = cfg.mss as u64;
+        let win = Window { cwnd: cfg.initial_cwnd as u64 * mss, ssthresh: cfg.initial_ssthresh, mss };
+        let rtt = RttEstimator::new(cfg.timer_granularity, cfg.initial_rto, cfg.min_rto, cfg.max_rto);
+        TcpSender {
+            cc: Cc::new(cfg.cc),
+            rec: Recovery::new(cfg.recovery),
+            phase: Phase::Closed,
+            app_end: 1,
+            closing: false,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            rwnd: cfg.rcv_window_field as u64,
+            snd_wscale: 0,
+            sack_ok: false,
+            win,
+            state: CongState::Open,
+            dupacks: 0,
+            recover: 0,
+            after_timeout: false,
+            sb: Scoreboard::default(),
+            rtt,
+            timer: Timer::Idle,
+            stats: SenderStats::default(),
+            cfg,
+        }
     }
-    /// Opens the connection: emits the SYN.
+
+    /// Opens the connection: emits the SYN with the window-scale and SACK-permitted options
+    /// (RFC 7323 §2.2, RFC 2018 §2).
     pub fn connect(&mut self, now: SimTime, out: &mut Vec<Segment>) {
-        out.push(Segment { seq: 0, flags: flags::SYN, window: self.cfg.rcv_window_field, wscale: Some(self.cfg.window_scale), sack_permitted: self.cfg.sack, ..Default::default() });
-        self.rto_at = Some(now + self.cfg.initial_rto);
-    }
-    /// The application offers `bytes` more bytes.
-    pub fn app_send(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Segment>) {
-        self.offered = self.offered.saturating_add(bytes);
-        self.transmit(now, out);
-    }
-    pub fn on_segment(&mut self, now: SimTime, seg: &Segment, out: &mut Vec<Segment>) {
-        if seg.is_syn() {
-            self.established = true;
-        } else if seg.ack > self.snd_una {
-            self.snd_una = seg.ack;
-        }
-        self.rto_at = if self.snd_una < self.snd_nxt { Some(now + self.cfg.initial_rto) } else { None };
-        self.transmit(now, out);
-    }
-    pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Segment>) {
-        if self.rto_at.is_some_and(|t| t <= now) {
-            self.stats.timeouts += 1;
-            self.snd_nxt = self.snd_una;
-            self.rto_at = None;
-            self.transmit(now, out);
-        }
-    }
-    fn transmit(&mut self, now: SimTime, out: &mut Vec<Segment>) {
-        if !self.established {
+        if self.phase != Phase::Closed {
             return;
         }
-        let wnd = self.cfg.initial_ssthresh.min(self.cfg.rcv_window());
-        let end = 1 + self.offered;
-        while self.snd_nxt < end && self.snd_nxt - self.snd_una < wnd {
-            let len = (end - self.snd_nxt).min(self.cfg.mss as u64) as u32;
-            out.push(Segment { seq: self.snd_nxt, ack: 1, len, flags: flags::ACK, window: self.cfg.rcv_window_field, ..Default::default() });
-            self.stats.bytes_sent += len as u64;
-            self.stats.segments_sent += 1;
-            self.snd_nxt += len as u64;
-            if self.rto_at.is_none() {
-                self.rto_at = Some(now + self.cfg.initial_rto);
+        self.phase = Phase::SynSent;
+        self.snd_nxt = 1;
+        self.snd_max = 1;
+        self.rtt.on_send(now, 1);
+        self.send_syn(out);
+        self.arm(now);
+    }
+
+    fn send_syn(&mut self, out: &mut Vec<Segment>) {
+        out.push(Segment { seq: 0, flags: flags::SYN, window: self.cfg.rcv_window_field, wscale: Some(self.cfg.window_scale), sack_permitted: self.cfg.sack, ..Default::default() });
+    }
+
+    /// The application offers `bytes` more bytes (bulk: a huge number).
+    pub fn app_send(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Segment>) {
+        debug_assert!(!self.closing, "app_send after close");
+        self.app_end = self.app_end.saturating_add(bytes);
+        self.send(now, out);
+    }
+
+    /// The application has no more data: with `cfg.fin`, a FIN follows the last byte.
+    pub fn close(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+        if self.cfg.fin && !self.closing {
+            self.closing = true;
+            self.send(now, out);
+        }
+    }
+
+    /// A segment from the receiver: the SYN-ACK, or a pure ACK (with SACK blocks).
+    pub fn on_segment(&mut self, now: SimTime, seg: &Segment, out: &mut Vec<Segment>) {
+        if !seg.has_ack() {
+            return;
+        }
+        match self.phase {
+            Phase::Closed => {}
+            Phase::SynSent => {
+                if seg.is_syn() && seg.ack == 1 {
+                    self.established(now, seg);
+                    self.send(now, out);
+                }
+            }
+            Phase::Established => {
+                if !seg.is_syn() {
+                    self.on_ack(now, seg, out);
+                }
             }
         }
     }
-    pub fn poll_at(&self) -> Option<SimTime> {
-        self.rto_at
+
+    fn established(&mut self, now: SimTime, seg: &Segment) {
+        self.phase = Phase::Established;
+        // RFC 7323 §2.2: scaling is in effect only if both SYNs carried the option.
+        self.snd_wscale = seg.wscale.unwrap_or(0);
+        // RFC 2018 §2: SACK only if both ends sent SACK-permitted.
+        self.sack_ok = self.cfg.sack && seg.sack_permitted;
+        // RFC 7323 §2.2: the window field of a SYN is never scaled.
+        self.rwnd = seg.window as u64;
+        self.snd_una = 1;
+        self.rtt.on_ack(now, 1);
+        self.timer = Timer::Idle;
     }
+
+    fn on_ack(&mut self, now: SimTime, seg: &Segment, out: &mut Vec<Segment>) {
+        self.stats.acks_received += 1;
+        let ack = seg.ack;
+        if ack > self.snd_max {
+            return; // acknowledges data never sent (RFC 9293 §3.10.7.4): ignore
+        }
+        self.rwnd = (seg.window as u64) << self.snd_wscale;
+        if self.sack_ok && seg.n_sack > 0 {
+            self.sb.sack(seg.sack_blocks());
+        }
+        let mut o = Out { rtt_sample: true, ..Default::default() };
+        let new_ack = ack > self.snd_una;
+        if new_ack {
+            let acked = ack - self.snd_una;
+            self.snd_una = ack;
+            self.sb.ack(ack);
+            self.snd_nxt = self.snd_nxt.max(ack);
+            o.grow = self.state != CongState::Recovery;
+            let mut cx = cx!(self, now, acked);
+            self.rec.on_new_ack(&mut cx, &mut o);
+            if self.state == CongState::Recovery && !o.exit {
+                self.stats.partial_acks += 1;
+            }
+            if !o.keep_dupacks {
+                self.dupacks = 0;
+            }
+            if o.rtt_sample {
+                self.rtt.on_ack(now, ack);
+            } else {
+                self.rtt.on_partial_ack(ack);
+            }
+            if o.grow {
+                self.win.cwnd = self.cc.on_ack(&self.win, acked);
+            }
+        } else if ack == self.snd_una && self.snd_una < self.snd_max && seg.len == 0 {
+            // A duplicate ACK (RFC 5681 §2): no data, no new acknowledgement, data outstanding.
+            self.stats.dupacks_received += 1;
+            self.dupacks += 1;
+            let mut cx = cx!(self, now, 0);
+            self.rec.on_dupack(&mut cx, &mut o);
+        } else {
+            self.send(now, out);
+            return;
+        }
+        self.apply(now, new_ack, o, out);
+    }
+
+    /// Applies a recovery's decisions, moves the congestion state, then sends.
+    fn apply(&mut self, now: SimTime, new_ack: bool, o: Out, out: &mut Vec<Segment>) {
+        if o.enter {
+            // seed 001 §2.1: RECOVER = the highest sequence number sent.
+            self.state = CongState::Recovery;
+            self.recover = self.snd_max;
+            self.after_timeout = false;
+            self.stats.fast_retransmits += 1;
+            // Karn's rule; ns-2 `reset_rtx_timer(1, 0)` stops timing.
+            self.rtt.on_retransmit();
+        }
+        if o.exit {
+            self.state = CongState::Open;
+        }
+        match self.state {
+            CongState::Loss if self.snd_una >= self.recover => self.state = CongState::Open,
+            CongState::Open if self.dupacks > 0 => self.state = CongState::Disorder,
+            CongState::Disorder if self.dupacks == 0 => self.state = CongState::Open,
+            _ => {}
+        }
+        if let Some(seq) = o.retransmit {
+            if self.sb.get(seq).is_some() {
+                self.retransmit(now, seq, out);
+            }
+        }
+        for _ in 0..o.force_new {
+            if !self.send_new(now, out) {
+                break;
+            }
+        }
+        match o.timer {
+            TimerAction::Restart => self.arm(now),
+            TimerAction::Keep => {}
+            // ns-2 `newtimer()` / RFC 6298 (5.2)-(5.3): restart on new data acknowledged,
+            // stop when nothing is outstanding.
+            TimerAction::Default if new_ack => self.rearm_or_stop(now),
+            TimerAction::Default => {}
+        }
+        if self.snd_una >= self.snd_max {
+            self.timer = Timer::Idle;
+        }
+        self.send(now, out);
+    }
+
+    /// The engine's call at or after [`poll_at`](Self::poll_at).
+    pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+        let Timer::Retransmit { expires_at } = self.timer else { return };
+        if now < expires_at {
+            return;
+        }
+        self.timer = Timer::Idle;
+        self.stats.timeouts += 1;
+        self.rtt.on_timeout();
+        if self.phase == Phase::SynSent {
+            self.send_syn(out);
+            self.arm(now);
+            return;
+        }
+        if self.snd_una >= self.snd_max {
+            return; // nothing outstanding (ns-2: "if no outstanding data, don't do anything")
+        }
+        let mut cx = cx!(self, now, 0);
+        let basis = self.rec.on_timeout(&mut cx);
+        let r = self.cc.on_timeout(&self.win, basis);
+        let mss = self.win.mss;
+        // ns-2 counts ssthresh in whole segments (`ssthresh_ = int(window() / 2)`).
+        self.win.ssthresh = (r.ssthresh / mss).max(super::cc::reno::MIN_SSTHRESH_SEGMENTS) * mss;
+        self.win.cwnd = r.cwnd;
+        self.state = CongState::Loss;
+        // ns-2 `timeout()`: recover_ = maxseq_; RFC 6582 §3.2 step 1 likewise.
+        self.recover = self.snd_max;
+        self.after_timeout = true;
+        self.dupacks = 0;
+        self.sb.clear_retransmitted();
+        // Go back N (ns-2 `reset_rtx_timer(0, 1)`: t_seqno_ = highest_ack_ + 1).
+        self.snd_nxt = self.snd_una;
+        self.arm(now);
+        self.send(now, out);
+    }
+
+    /// Sends what the window (or the recovery's PIPE) allows.
+    fn send(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+        if self.phase != Phase::Established {
+            return;
+        }
+        loop {
+            match self.rec.gate(self.state, self.dupacks) {
+                Gate::Closed => break,
+                Gate::Pipe => {
+                    let cx = cx!(self, now, 0);
+                    match self.rec.pick(&cx) {
+                        None => break,
+                        Some(Pick::Hole(seq)) => {
+                            let len = self.retransmit(now, seq, out);
+                            self.rec.on_pipe_sent(len);
+                        }
+                        Some(Pick::New) => {
+                            if !self.send_new(now, out) {
+                                break;
+                            }
+                            self.rec.on_pipe_sent(self.win.mss);
+                        }
+                    }
+                }
+                Gate::Window { extra } => {
+                    if !self.send_in_window(now, extra, out) {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The usable window: min(cwnd + inflation, peer's window, send buffer).
+    fn window(&self, extra: u64) -> u64 {
+        let w = (self.win.cwnd + extra).min(self.rwnd);
+        self.cfg.snd_buf.map_or(w, |b| w.min(b))
+    }
+
+    /// Sends one segment from `snd_nxt` if the window allows. Returns whether it sent.
+    fn send_in_window(&mut self, now: SimTime, extra: u64, out: &mut Vec<Segment>) -> bool {
+        let wnd = self.window(extra);
+        if self.snd_nxt < self.snd_max {
+            // Going back N after a timeout: resend the scoreboard's segment at snd_nxt.
+            let Some(e) = self.sb.get(self.snd_nxt).copied() else {
+                self.snd_nxt = self.snd_max;
+                return true;
+            };
+            if e.sacked && self.rec.skips_sacked_after_timeout() {
+                self.snd_nxt = e.end;
+                return true;
+            }
+            if e.end - self.snd_una > wnd && !e.fin {
+                return false;
+            }
+            self.retransmit(now, e.start, out);
+            self.snd_nxt = e.end;
+            return true;
+        }
+        if self.snd_max < self.app_end {
+            let len = (self.app_end - self.snd_max).min(self.win.mss);
+            if self.snd_max + len - self.snd_una > wnd {
+                return false;
+            }
+            // Sender SWS avoidance (RFC 1122 4.2.3.4, off in the seeds): hold back a short
+            // segment while data is unacknowledged.
+            if self.cfg.sws_avoidance && len < self.win.mss && self.snd_una < self.snd_max {
+                return false;
+            }
+            return self.send_new(now, out);
+        }
+        self.send_fin(now, out)
+    }
+
+    /// Sends the next new segment at `snd_max` (window already checked, or forced).
+    fn send_new(&mut self, now: SimTime, out: &mut Vec<Segment>) -> bool {
+        if self.snd_max >= self.app_end {
+            return self.send_fin(now, out);
+        }
+        let start = self.snd_max;
+        let len = (self.app_end - start).min(self.win.mss);
+        if start + len - self.snd_una > self.rwnd {
+            return false;
+        }
+        let end = start + len;
+        self.sb.push(start, end, false, now);
+        self.rtt.on_send(now, end);
+        self.emit(now, start, len as u32, false, 0, out);
+        self.snd_max = end;
+        self.snd_nxt = end;
+        true
+    }
+
+    fn send_fin(&mut self, now: SimTime, out: &mut Vec<Segment>) -> bool {
+        if !self.closing || self.snd_max > self.app_end {
+            return false;
+        }
+        let seq = self.app_end;
+        self.sb.push(seq, seq + 1, true, now);
+        self.emit(now, seq, 0, true, 0, out);
+        self.snd_max = seq + 1;
+        self.snd_nxt = seq + 1;
+        true
+    }
+
+    /// Retransmits the scoreboard entry starting at `seq`. Returns its length.
+    fn retransmit(&mut self, now: SimTime, seq: u64, out: &mut Vec<Segment>) -> u64 {
+        let e = self.sb.on_retransmit(seq, now);
+        let len = if e.fin { 0 } else { e.len() };
+        self.stats.segments_retransmitted += 1;
+        self.stats.bytes_retransmitted += len;
+        self.emit(now, e.start, len as u32, e.fin, e.tx_count, out);
+        e.len()
+    }
+
+    fn emit(&mut self, now: SimTime, seq: u64, len: u32, fin: bool, tx_count: u16, out: &mut Vec<Segment>) {
+        // ns-2 `output()`: arm the timer if none is pending or nothing was outstanding.
+        if self.timer == Timer::Idle || self.snd_una == self.snd_max {
+            self.arm(now);
+        }
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += len as u64;
+        let f = if fin { flags::ACK | flags::FIN } else { flags::ACK };
+        out.push(Segment { seq, ack: 1, len, flags: f, window: self.cfg.rcv_window_field, tx_count, ..Default::default() });
+    }
+
+    fn rearm_or_stop(&mut self, now: SimTime) {
+        if self.snd_una < self.snd_max {
+            self.arm(now);
+        } else {
+            self.timer = Timer::Idle;
+        }
+    }
+
+    fn arm(&mut self, now: SimTime) {
+        self.timer = Timer::Retransmit { expires_at: now + self.rtt.rto() };
+    }
+
+    /// The next deadline (the retransmission timer), `None` if idle.
+    pub fn poll_at(&self) -> Option<SimTime> {
+        match self.timer {
+            Timer::Idle => None,
+            Timer::Retransmit { expires_at } => Some(expires_at),
+        }
+    }
+
     pub fn stats(&self) -> &SenderStats {
         &self.stats
     }
+    /// The congestion window in bytes, without fast-recovery inflation (ns-2's traced
+    /// `cwnd_`); see [`effective_window`](Self::effective_window).
     pub fn cwnd(&self) -> u64 {
-        self.cfg.initial_ssthresh
+        self.win.cwnd
+    }
+    /// cwnd plus Reno/ns-2 NewReno inflation (`dupwnd_`), limited by the peer's window.
+    pub fn effective_window(&self) -> u64 {
+        self.window(self.rec.inflation())
     }
     pub fn ssthresh(&self) -> u64 {
-        self.cfg.initial_ssthresh
+        self.win.ssthresh
     }
     pub fn srtt(&self) -> Option<SimTime> {
-        None
+        self.rtt.srtt()
+    }
+    /// The retransmission timeout that the next arming would use.
+    pub fn rto(&self) -> SimTime {
+        self.rtt.rto()
+    }
+    pub fn state(&self) -> CongState {
+        self.state
+    }
+    /// RECOVER: `snd_max` at the last fast retransmit or timeout.
+    pub fn recover(&self) -> u64 {
+        self.recover
+    }
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+    pub fn snd_max(&self) -> u64 {
+        self.snd_max
+    }
+    /// SACK was negotiated.
+    pub fn sack_enabled(&self) -> bool {
+        self.sack_ok
+    }
+    /// The peer's receive window in bytes (its field shifted by the negotiated scale).
+    pub fn peer_window(&self) -> u64 {
+        self.rwnd
+    }
+    /// PIPE of the seed's SACK recovery in segments (`None` for other recoveries).
+    pub fn pipe(&self) -> Option<i64> {
+        match &self.rec {
+            Recovery::SackFallFloyd(r) => Some(r.pipe),
+            _ => None,
+        }
     }
     /// Data bytes cumulatively acknowledged.
     pub fn bytes_acked(&self) -> u64 {
-        self.snd_una - 1
+        self.snd_una.saturating_sub(1).min(self.app_end - 1)
     }
-    /// True when every byte offered so far has been acknowledged.
+    /// True when every byte offered so far (and the FIN, if sent) has been acknowledged.
     pub fn all_acked(&self) -> bool {
-        self.snd_una == 1 + self.offered
+        self.phase == Phase::Established && self.snd_una >= self.app_end && self.snd_una >= self.snd_max
     }
 }
+

@@ -1,0 +1,430 @@
+//! Loss recovery: how holes are found and repaired (ns-3's `TcpRecoveryOps`). Each algorithm
+//! answers three events (a new cumulative ACK, a duplicate ACK, a retransmission timeout) by
+//! returning an [`Out`] that says whether to enter or leave fast recovery and what to
+//! retransmit; the sender applies it and alone changes the congestion state ([`CongState`]).
+//! While in fast recovery an algorithm also owns window inflation (Reno's `dupwnd`, SACK's
+//! PIPE) and chooses what the sender may send ([`Gate`]). The window *reduction* itself is the
+//! congestion controller's decision (`Cc::on_dupack_loss`), asked through [`Cx::reduce`].
+
+pub mod newreno_ns2;
+pub mod newreno_rfc6582;
+pub mod reno;
+pub mod sack_ff;
+pub mod sack_rfc6675;
+pub mod timeout;
+
+use super::cc::{Cc, Reduction, Window};
+use super::config::RecoveryKind;
+use super::scoreboard::Scoreboard;
+use crate::time::SimTime;
+
+/// The sender's congestion state (Linux/ns-3 `TcpCongState_t`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum CongState {
+    /// Nothing abnormal.
+    Open,
+    /// Duplicate ACKs seen, fewer than the threshold.
+    Disorder,
+    /// Fast retransmit done; repairing holes until RECOVER is acknowledged.
+    Recovery,
+    /// A retransmission timeout fired; slow start until RECOVER is acknowledged.
+    Loss,
+}
+
+/// What the sender lets a recovery see and change for one event.
+pub struct Cx<'a> {
+    pub now: SimTime,
+    pub win: &'a mut Window,
+    pub cc: &'a mut Cc,
+    pub sb: &'a mut Scoreboard,
+    /// After this ACK.
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    pub snd_max: u64,
+    /// Peer's receive window in bytes.
+    pub rwnd: u64,
+    /// Consecutive duplicate ACKs, this one included.
+    pub dupacks: u32,
+    pub dup_thresh: u32,
+    /// RECOVER: `snd_max` when the last fast retransmit or timeout happened.
+    pub recover: u64,
+    /// The last recovery was started by a timeout (ns-2 `recover_cause_ == 2`).
+    pub after_timeout: bool,
+    /// Bytes newly acknowledged by this ACK.
+    pub acked: u64,
+    pub state: CongState,
+    /// Whether data beyond `snd_max` is waiting to be sent.
+    pub new_data: bool,
+}
+
+impl Cx<'_> {
+    pub fn mss(&self) -> u64 {
+        self.win.mss
+    }
+    /// Bytes sent and not cumulatively acknowledged (RFC 5681 FlightSize).
+    pub fn flight_size(&self) -> u64 {
+        self.snd_max - self.snd_una
+    }
+    /// The fast-retransmit test shared by every recovery (RFC 5681 (3.2) step 2; ns-2
+    /// `bug_fix_`, RFC 6582 §3.2 step 2): the duplicate-ACK threshold is reached, and a timeout
+    /// is not still being recovered from (the ACK must pass the RECOVER of that timeout).
+    pub fn may_fast_retransmit(&self) -> bool {
+        self.state != CongState::Recovery && self.dupacks == self.dup_thresh && (!self.after_timeout || self.snd_una > self.recover)
+    }
+    /// ns-2's window in whole segments: `window() = min(int(cwnd_) + extra, int(wnd_))`.
+    pub fn ns2_window(&self, extra: u64) -> u64 {
+        let mss = self.mss();
+        ((self.win.cwnd + extra).min(self.rwnd) / mss) * mss
+    }
+    /// Asks the congestion controller how far to reduce on a fast retransmit, halving `basis`.
+    pub fn reduce(&mut self, basis: u64) -> Reduction {
+        self.cc.on_dupack_loss(self.win, basis)
+    }
+    /// ns-2 `closecwnd(1)` on a fast retransmit: the controller's reduction of the window,
+    /// rounded down to whole segments as ns-2 counted windows in packets (`cwnd_ = window()/2`).
+    pub fn reduce_ns2(&mut self) -> Reduction {
+        let basis = self.ns2_window(0);
+        let r = self.reduce(basis);
+        let mss = self.mss();
+        let floor = |b: u64| (b / mss).max(super::cc::reno::MIN_SSTHRESH_SEGMENTS) * mss;
+        Reduction { ssthresh: floor(r.ssthresh), cwnd: floor(r.cwnd) }
+    }
+}
+
+/// What happens to the retransmission timer after an ACK.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum TimerAction {
+    /// New data acknowledged: restart it (or stop it if nothing is outstanding); a duplicate
+    /// ACK leaves it alone (ns-2 `newtimer()`, RFC 6298 (5.3)).
+    #[default]
+    Default,
+    Restart,
+    /// Leave it running even though new data was acknowledged (RFC 6582 §3.2 step 5: only
+    /// the first partial ACK resets the timer).
+    Keep,
+}
+
+/// A recovery's answer to one event.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Out {
+    /// Enter fast recovery (counts a fast retransmit; RECOVER := snd_max).
+    pub enter: bool,
+    /// Leave fast recovery.
+    pub exit: bool,
+    /// Retransmit the segment starting here now, whatever the window.
+    pub retransmit: Option<u64>,
+    /// Send this many new segments now, whatever the window (ns-2.1b3 NewReno's flywheel).
+    pub force_new: u32,
+    pub timer: TimerAction,
+    /// Let the congestion controller grow cwnd for this ACK (preset by the sender: a new ACK
+    /// outside fast recovery).
+    pub grow: bool,
+    /// Take an RTT sample from this ACK (preset true); false = ns-2's partial-ACK handling,
+    /// which only clears the backoff.
+    pub rtt_sample: bool,
+    /// Do not reset the duplicate-ACK counter on this new ACK (ns-2 NewReno's partial ACKs).
+    pub keep_dupacks: bool,
+}
+
+/// What the sender may send now.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Gate {
+    /// Send in sequence from `snd_nxt` while `snd_nxt + len - snd_una <= min(cwnd + extra, rwnd)`.
+    Window { extra: u64 },
+    /// Ask [`Recovery::pick`] for each segment (SACK recoveries in fast recovery).
+    Pipe,
+    /// Send nothing (ns-2.1b3 NewReno sends only forced segments in fast recovery).
+    Closed,
+}
+
+/// One segment chosen by a pipe-gated recovery.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Pick {
+    /// Retransmit the scoreboard entry starting here.
+    Hole(u64),
+    /// Send the next new segment.
+    New,
+}
+
+/// The loss recovery of one sender (static dispatch, STYLE.md).
+#[derive(Clone, Debug)]
+pub enum Recovery {
+    Timeout(timeout::TimeoutOnly),
+    Reno(reno::Reno),
+    NewrenoNs2(newreno_ns2::NewrenoNs2),
+    NewrenoRfc6582(newreno_rfc6582::NewrenoRfc6582),
+    SackFallFloyd(sack_ff::SackFallFloyd),
+    SackRfc6675(sack_rfc6675::SackRfc6675),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $r:ident => $e:expr) => {
+        match $self {
+            Recovery::Timeout($r) => $e,
+            Recovery::Reno($r) => $e,
+            Recovery::NewrenoNs2($r) => $e,
+            Recovery::NewrenoRfc6582($r) => $e,
+            Recovery::SackFallFloyd($r) => $e,
+            Recovery::SackRfc6675($r) => $e,
+        }
+    };
+}
+
+impl Recovery {
+    pub fn new(kind: RecoveryKind) -> Self {
+        match kind {
+            RecoveryKind::Timeout => Recovery::Timeout(Default::default()),
+            RecoveryKind::Reno => Recovery::Reno(Default::default()),
+            RecoveryKind::NewrenoNs2 => Recovery::NewrenoNs2(Default::default()),
+            RecoveryKind::NewrenoRfc6582 => Recovery::NewrenoRfc6582(Default::default()),
+            RecoveryKind::SackFallFloyd => Recovery::SackFallFloyd(Default::default()),
+            RecoveryKind::SackRfc6675 => Recovery::SackRfc6675(Default::default()),
+        }
+    }
+
+    /// An ACK that advanced `snd_una` (already applied to `cx` and the scoreboard).
+    #[inline]
+    pub fn on_new_ack(&mut self, cx: &mut Cx, out: &mut Out) {
+        dispatch!(self, r => r.on_new_ack(cx, out))
+    }
+    /// A duplicate ACK (`cx.dupacks` already counts it; its SACK blocks are applied).
+    #[inline]
+    pub fn on_dupack(&mut self, cx: &mut Cx, out: &mut Out) {
+        dispatch!(self, r => r.on_dupack(cx, out))
+    }
+    /// The retransmission timer fired with data outstanding. Returns the amount the
+    /// congestion controller halves (ns-2: `window()`, RFC 5681 (4): FlightSize); the sender
+    /// then applies the controller's timeout reduction and goes back to `snd_una`.
+    pub fn on_timeout(&mut self, cx: &mut Cx) -> u64 {
+        dispatch!(self, r => r.on_timeout(cx))
+    }
+    pub fn gate(&self, state: CongState, dupacks: u32) -> Gate {
+        dispatch!(self, r => r.gate(state, dupacks))
+    }
+    /// The next segment to send under [`Gate::Pipe`], or `None` to stop.
+    pub fn pick(&mut self, cx: &Cx) -> Option<Pick> {
+        match self {
+            Recovery::SackFallFloyd(r) => r.pick(cx),
+            Recovery::SackRfc6675(r) => r.pick(cx),
+            _ => None,
+        }
+    }
+    /// A segment chosen by [`Recovery::pick`] was sent.
+    pub fn on_pipe_sent(&mut self, len: u64) {
+        if let Recovery::SackFallFloyd(r) = self {
+            r.on_pipe_sent(len)
+        }
+    }
+    /// After a timeout, whether go-back-N skips segments SACKed since (RFC 6675 §5.1).
+    pub fn skips_sacked_after_timeout(&self) -> bool {
+        matches!(self, Recovery::SackRfc6675(_))
+    }
+    /// Extra window the recovery currently grants (ns-2 `dupwnd_`), for reporting.
+    pub fn inflation(&self) -> u64 {
+        match self {
+            Recovery::Reno(r) => r.dupwnd,
+            Recovery::NewrenoNs2(r) => r.dupwnd,
+            _ => 0,
+        }
+    }
+}
+
+/// Each recovery driven against a bare window and scoreboard, without a network: 20 segments
+/// of 1000 bytes outstanding ([1, 20001)), cwnd 20 segments.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::SackBlock;
+    use crate::tcp::config::CcKind;
+
+    const MSS: u64 = 1000;
+
+    struct Bare {
+        rec: Recovery,
+        win: Window,
+        cc: Cc,
+        sb: Scoreboard,
+        snd_una: u64,
+        snd_max: u64,
+        dupacks: u32,
+        recover: u64,
+        state: CongState,
+    }
+
+    fn bare(kind: RecoveryKind) -> Bare {
+        let mut sb = Scoreboard::default();
+        for i in 0..20 {
+            sb.push(1 + i * MSS, 1 + (i + 1) * MSS, false, SimTime::ZERO);
+        }
+        Bare { rec: Recovery::new(kind), win: Window { cwnd: 20 * MSS, ssthresh: 1 << 30, mss: MSS }, cc: Cc::new(CcKind::RenoAimd), sb, snd_una: 1, snd_max: 20 * MSS + 1, dupacks: 0, recover: 0, state: CongState::Open }
+    }
+
+    impl Bare {
+        fn cx(&mut self, acked: u64) -> Cx<'_> {
+            Cx { now: SimTime::ZERO, win: &mut self.win, cc: &mut self.cc, sb: &mut self.sb, snd_una: self.snd_una, snd_nxt: self.snd_max, snd_max: self.snd_max, rwnd: 1 << 30, dupacks: self.dupacks, dup_thresh: 3, recover: self.recover, after_timeout: false, acked, state: self.state, new_data: true }
+        }
+        fn settle(&mut self, o: &Out) {
+            if o.enter {
+                self.state = CongState::Recovery;
+                self.recover = self.snd_max;
+            }
+            if o.exit {
+                self.state = CongState::Open;
+            }
+        }
+        /// A duplicate ACK SACKing segment `sacked` (index), if given.
+        fn dup(&mut self, sacked: Option<u64>) -> Out {
+            if let Some(i) = sacked {
+                self.sb.sack(&[SackBlock { start: 1 + i * MSS, end: 1 + (i + 1) * MSS }]);
+            }
+            self.dupacks += 1;
+            let mut o = Out { rtt_sample: true, ..Default::default() };
+            let (mut rec, mut cx) = (self.rec.clone(), self.cx(0));
+            rec.on_dupack(&mut cx, &mut o);
+            self.rec = rec;
+            self.settle(&o);
+            o
+        }
+        fn ack(&mut self, ack: u64) -> Out {
+            let acked = ack - self.snd_una;
+            self.snd_una = ack;
+            self.sb.ack(ack);
+            let mut o = Out { rtt_sample: true, grow: self.state != CongState::Recovery, ..Default::default() };
+            let (mut rec, mut cx) = (self.rec.clone(), self.cx(acked));
+            rec.on_new_ack(&mut cx, &mut o);
+            self.rec = rec;
+            if !o.keep_dupacks {
+                self.dupacks = 0;
+            }
+            self.settle(&o);
+            o
+        }
+        fn pick(&mut self) -> Option<Pick> {
+            let mut rec = self.rec.clone();
+            let p = rec.pick(&self.cx(0));
+            self.rec = rec;
+            p
+        }
+    }
+
+    #[test]
+    fn timeout_only_ignores_duplicates() {
+        let mut b = bare(RecoveryKind::Timeout);
+        for _ in 0..10 {
+            assert_eq!(b.dup(None), Out { rtt_sample: true, ..Default::default() });
+        }
+        assert_eq!(b.win.cwnd, 20 * MSS);
+    }
+
+    #[test]
+    fn reno_inflates_per_duplicate_and_deflates_on_new_ack() {
+        let mut b = bare(RecoveryKind::Reno);
+        assert!(!b.dup(None).enter);
+        b.dup(None);
+        let o = b.dup(None);
+        assert!(o.enter);
+        assert_eq!(o.retransmit, Some(1));
+        assert_eq!(o.timer, TimerAction::Restart);
+        assert_eq!((b.win.cwnd, b.win.ssthresh, b.rec.inflation()), (10 * MSS, 10 * MSS, 3 * MSS));
+        b.dup(None);
+        assert_eq!(b.rec.inflation(), 4 * MSS);
+        // Any new ACK ends fast recovery (RFC 2581 (3.2) step 5), even a partial one.
+        let o = b.ack(5001);
+        assert!(o.exit && o.grow && o.retransmit.is_none());
+        assert_eq!(b.rec.inflation(), 0);
+    }
+
+    #[test]
+    fn newreno_ns2_partial_ack_retransmits_and_keeps_the_flywheel() {
+        let mut b = bare(RecoveryKind::NewrenoNs2);
+        for _ in 0..3 {
+            b.dup(None);
+        }
+        assert_eq!(b.state, CongState::Recovery);
+        assert_eq!(b.rec.gate(b.state, b.dupacks), Gate::Closed, "nothing sent by the window in the phase");
+        assert_eq!(b.dup(None).force_new, 0, "4th duplicate");
+        assert_eq!(b.dup(None).force_new, 1, "5th duplicate: one new segment");
+        assert_eq!(b.dup(None).force_new, 0);
+        assert_eq!(b.dup(None).force_new, 1);
+        let o = b.ack(5001);
+        assert_eq!(o, Out { retransmit: Some(5001), timer: TimerAction::Restart, keep_dupacks: true, ..Default::default() });
+        assert_eq!((b.win.cwnd, b.rec.inflation(), b.dupacks), (10 * MSS, 0, 7));
+        assert_eq!(b.dup(None).force_new, 0, "8th duplicate");
+        assert_eq!(b.dup(None).force_new, 1, "the rhythm goes on across the partial ACK");
+        let o = b.ack(20001);
+        assert!(o.exit && o.grow && o.retransmit.is_none());
+        assert_eq!(b.rec.gate(b.state, b.dupacks), Gate::Window { extra: 0 });
+    }
+
+    #[test]
+    fn newreno_rfc6582_partial_window_deflation_and_impatient_timer() {
+        let mut b = bare(RecoveryKind::NewrenoRfc6582);
+        for _ in 0..3 {
+            b.dup(None);
+        }
+        assert_eq!((b.win.cwnd, b.win.ssthresh), (13 * MSS, 10 * MSS), "ssthresh + 3 SMSS");
+        b.dup(None);
+        assert_eq!(b.win.cwnd, 14 * MSS);
+        let o = b.ack(4001);
+        assert_eq!((o.retransmit, o.timer), (Some(4001), TimerAction::Restart));
+        assert_eq!(b.win.cwnd, 11 * MSS, "14 - 4 acknowledged + 1");
+        let o = b.ack(6001);
+        assert_eq!((o.retransmit, o.timer), (Some(6001), TimerAction::Keep), "only the first partial ACK resets the timer");
+        let o = b.ack(20001);
+        assert!(o.exit && !o.grow);
+        assert_eq!(b.win.cwnd, 2 * MSS, "min(ssthresh, max(FlightSize, SMSS) + SMSS) with nothing in flight");
+    }
+
+    #[test]
+    fn sack_fall_floyd_pipe_holes_then_new_data() {
+        let mut b = bare(RecoveryKind::SackFallFloyd);
+        // Segments 0 and 5 lost; 1, 2, 3 SACKed by three duplicates.
+        for i in 1..=3 {
+            b.dup(Some(i));
+        }
+        assert_eq!(b.state, CongState::Recovery);
+        assert_eq!(b.rec.gate(b.state, 3), Gate::Pipe);
+        let Recovery::SackFallFloyd(r) = &b.rec else { unreachable!() };
+        assert_eq!((r.pipe, b.win.cwnd), (17, 10 * MSS), "PIPE = 20 - 3, CWND = 10");
+        b.sb.on_retransmit(1, SimTime::ZERO); // the fast retransmission the sender sends
+        b.dup(Some(4));
+        for i in 6..=12 {
+            b.dup(Some(i));
+        }
+        let Recovery::SackFallFloyd(r) = &b.rec else { unreachable!() };
+        assert_eq!(r.pipe, 9, "one per duplicate");
+        // PIPE < CWND: the hole at segment 5 first, then new data.
+        assert_eq!(b.pick(), Some(Pick::Hole(5001)));
+        b.sb.on_retransmit(5001, SimTime::ZERO);
+        b.rec.on_pipe_sent(MSS);
+        assert_eq!(b.pick(), None, "PIPE = 10 = CWND");
+        // Partial ACK up to the hole: PIPE - 2.
+        let o = b.ack(5001);
+        assert_eq!((o.timer, o.rtt_sample, o.grow), (TimerAction::Restart, false, false));
+        let Recovery::SackFallFloyd(r) = &b.rec else { unreachable!() };
+        assert_eq!(r.pipe, 8);
+        assert_eq!(b.pick(), Some(Pick::New), "no hole left below the highest SACK");
+        let o = b.ack(20001);
+        assert!(o.exit && !o.grow);
+        assert_eq!(b.win.cwnd, 10 * MSS);
+    }
+
+    #[test]
+    fn sack_rfc6675_enters_on_is_lost_and_sends_by_pipe() {
+        let mut b = bare(RecoveryKind::SackRfc6675);
+        // One duplicate ACK that SACKs three segments: IsLost(HighACK + 1) holds.
+        b.sb.sack(&[SackBlock { start: 1001, end: 3001 }]);
+        let o = b.dup(Some(3));
+        assert!(o.enter);
+        assert_eq!(o.retransmit, Some(1));
+        assert_eq!((b.win.cwnd, b.win.ssthresh), (10 * MSS, 10 * MSS), "FlightSize / 2");
+        b.sb.on_retransmit(1, SimTime::ZERO);
+        // pipe = 16 unSACKed, not lost + 1 retransmitted = 17 segments > cwnd: wait.
+        assert_eq!(b.pick(), None);
+        for i in 4..=11 {
+            b.dup(Some(i));
+        }
+        // Now 11 SACKed; segments 12..19 in flight (8) + the retransmission: pipe 9 < 10.
+        assert_eq!(b.pick(), Some(Pick::New));
+    }
+}

@@ -1,0 +1,65 @@
+//! Reno fast retransmit and fast recovery (RFC 2581 §3.2; seed 001 §2), as ns-2.1b3's
+//! `RenoTcpAgent` did it:
+//!
+//! - third duplicate ACK: ssthresh = cwnd = window/2 in whole segments, retransmit the first
+//!   unacknowledged segment, restart the timer, inflate the window by the three duplicates
+//!   (`dupwnd = 3`);
+//! - each further duplicate ACK inflates the window by one segment (new data flows when the
+//!   inflated window passes the flight);
+//! - the first ACK of new data deflates the window (`dupwnd = 0`, cwnd = ssthresh), leaves
+//!   fast recovery and opens cwnd as any new ACK does.
+//!
+//! A second loss in the same window therefore needs a second fast retransmit (another
+//! halving) when enough duplicates come back, or else the timer.
+
+use super::{CongState, Cx, Gate, Out};
+
+#[derive(Clone, Debug, Default)]
+pub struct Reno {
+    /// ns-2 `dupwnd_`: window inflation in bytes (one segment per duplicate ACK).
+    pub dupwnd: u64,
+}
+
+impl Reno {
+    pub fn on_new_ack(&mut self, cx: &mut Cx, out: &mut Out) {
+        // RFC 2581 (3.2) step 5: "deflate" the window; ns-2 then calls opencwnd().
+        self.dupwnd = 0;
+        if cx.state == CongState::Recovery {
+            out.exit = true;
+            out.grow = true;
+        }
+    }
+
+    pub fn on_dupack(&mut self, cx: &mut Cx, out: &mut Out) {
+        if cx.may_fast_retransmit() {
+            // RFC 2581 (3.2) steps 1-3 (ns-2 `closecwnd(1)`).
+            let r = cx.reduce_ns2();
+            cx.win.ssthresh = r.ssthresh;
+            cx.win.cwnd = r.cwnd;
+            out.enter = true;
+            out.retransmit = Some(cx.snd_una);
+            out.timer = super::TimerAction::Restart;
+        }
+        if cx.dupacks == cx.dup_thresh {
+            // ns-2 sets dupwnd_ = NUMDUPACKS even when the fast retransmit is suppressed.
+            self.dupwnd = cx.dup_thresh as u64 * cx.mss();
+        } else if cx.dupacks > cx.dup_thresh {
+            // RFC 2581 (3.2) step 4: cwnd += SMSS per additional duplicate ACK.
+            self.dupwnd += cx.mss();
+        }
+    }
+
+    pub fn on_timeout(&mut self, cx: &mut Cx) -> u64 {
+        // ns-2 Reno's timeout halves window() with the inflation still in it.
+        let w = cx.ns2_window(self.dupwnd);
+        self.dupwnd = 0;
+        w
+    }
+
+    pub fn gate(&self, _state: CongState, dupacks: u32) -> Gate {
+        // ns-2: send_much() only when dupacks_ == 0 or >= NUMDUPACKS - 1 (the window cannot
+        // have opened on the first duplicates anyway).
+        let _ = dupacks;
+        Gate::Window { extra: self.dupwnd }
+    }
+}

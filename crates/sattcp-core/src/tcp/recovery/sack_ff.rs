@@ -1,0 +1,108 @@
+//! SACK recovery exactly as seed 001 §2.2.1 describes it (Fall and Floyd 1996; ns-2.1b3
+//! `Sack1TcpAgent` with `oldCode_`):
+//!
+//! - third duplicate ACK: retransmit the first unacknowledged segment, PIPE = CWND - 3
+//!   segments (CWND before the cut), CWND halved, SSTHRESH = CWND, RECOVER = highest sent;
+//! - in the fast-retransmit phase every ACK decrements PIPE by one segment, a partial ACK by
+//!   two (the retransmission left, and the original it replaced is now known to be lost);
+//!   a partial ACK also restarts the timer and clears the backoff;
+//! - while PIPE < CWND the sender sends, holes first (the first segment below the highest
+//!   SACKed one that is neither SACKed nor already retransmitted), then new data within the
+//!   receiver's window; each segment sent adds one to PIPE (the fast retransmission itself
+//!   does not: ns-2 sends it outside the PIPE accounting);
+//! - the ACK of RECOVER ends the phase with CWND = SSTHRESH (no growth on that ACK);
+//! - a retransmission is sent once per phase: if it is lost, the timer fires, the SACK table
+//!   is reset and the sender slow-starts (seed 001 §2.2.1).
+//!
+//! Outside the phase ns-2 forgot SACK information at every new ACK (`ClearScoreBoard()`);
+//! we do the same.
+
+use super::{CongState, Cx, Gate, Out, Pick, TimerAction};
+
+/// seed 001 §2.2.1: "PIPE is set to the value of CWND - 3 segments".
+const PIPE_DUPACKS: i64 = 3;
+/// seed 001 §2.2.1: "When a partial ACK is received, PIPE is decremented by two".
+const PIPE_PARTIAL_ACK_DECREMENT: i64 = 2;
+
+#[derive(Clone, Debug, Default)]
+pub struct SackFallFloyd {
+    /// PIPE in segments.
+    pub pipe: i64,
+    /// CWND in whole segments while in the phase.
+    cwnd_segs: i64,
+}
+
+impl SackFallFloyd {
+    pub fn on_new_ack(&mut self, cx: &mut Cx, out: &mut Out) {
+        if cx.state != CongState::Recovery {
+            // ns-2 `ClearScoreBoard()` on every new ACK outside fast recovery.
+            if cx.sb.sacked_bytes() > 0 {
+                cx.sb.clear_sack();
+            }
+            return;
+        }
+        if cx.snd_una >= cx.recover {
+            out.exit = true;
+            out.grow = false;
+            cx.sb.clear_sack();
+        } else {
+            self.pipe -= PIPE_PARTIAL_ACK_DECREMENT;
+            out.timer = TimerAction::Restart;
+            out.rtt_sample = false;
+            out.grow = false;
+        }
+    }
+
+    pub fn on_dupack(&mut self, cx: &mut Cx, out: &mut Out) {
+        if cx.state == CongState::Recovery {
+            // seed 001 §2.2.1: "For every subsequent duplicate ACK received, PIPE is
+            // decremented by one segment".
+            self.pipe -= 1;
+            return;
+        }
+        if cx.may_fast_retransmit() {
+            let mss = cx.mss();
+            self.pipe = (cx.win.cwnd / mss) as i64 - PIPE_DUPACKS;
+            let r = cx.reduce_ns2();
+            cx.win.ssthresh = r.ssthresh;
+            cx.win.cwnd = r.cwnd;
+            self.cwnd_segs = (r.cwnd / mss) as i64;
+            cx.sb.clear_retransmitted();
+            out.enter = true;
+            out.retransmit = Some(cx.snd_una);
+            out.timer = TimerAction::Restart;
+        }
+    }
+
+    pub fn on_timeout(&mut self, cx: &mut Cx) -> u64 {
+        // seed 001 §2.2.1: "When a timeout occurs, the sender resets the SACK table."
+        cx.sb.clear_sack();
+        self.pipe = 0;
+        cx.ns2_window(0)
+    }
+
+    pub fn gate(&self, state: CongState, _dupacks: u32) -> Gate {
+        if state == CongState::Recovery {
+            Gate::Pipe
+        } else {
+            Gate::Window { extra: 0 }
+        }
+    }
+
+    /// seed 001 §2.2.1: send only while PIPE < CWND; holes first, then new data.
+    pub fn pick(&mut self, cx: &Cx) -> Option<Pick> {
+        if self.pipe >= self.cwnd_segs {
+            return None;
+        }
+        if let Some(e) = cx.sb.next_hole() {
+            return Some(Pick::Hole(e.start));
+        }
+        let len = cx.mss();
+        (cx.new_data && cx.snd_max + len - cx.snd_una <= cx.rwnd).then_some(Pick::New)
+    }
+
+    pub fn on_pipe_sent(&mut self, _len: u64) {
+        // seed 001 §2.2.1: "When a segment is sent, PIPE is incremented by one segment."
+        self.pipe += 1;
+    }
+}

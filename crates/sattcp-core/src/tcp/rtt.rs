@@ -1,0 +1,199 @@
+//! Round-trip time estimation and the retransmission timeout, as ns-2's `TcpAgent` computed
+//! them (the seeds used ns-2.1b3): Jacobson/Karels smoothing in integer clock ticks, one timed
+//! segment at a time, Karn's rule, exponential backoff.
+//!
+//! The RTT is measured in ticks of the coarse TCP clock (`timer_granularity`, 100 ms in the
+//! seeds, seed 000 §4.2.2): a sample is the number of tick boundaries crossed between sending
+//! the timed segment and receiving the ACK that covers it, at least one. (ns-2 added a random
+//! boot-time phase to the tick grid; we keep the grid at t = 0 so runs are deterministic.)
+
+use crate::time::SimTime;
+
+/// Fixed-point fraction bits of the smoothed RTT (ns-2 `T_SRTT_BITS`; Jacobson 1988: gain 1/8).
+const SRTT_BITS: u32 = 3;
+/// Fixed-point fraction bits of the mean deviation (ns-2 `T_RTTVAR_BITS`; gain 1/4).
+const RTTVAR_BITS: u32 = 2;
+/// RTO = srtt + 2^RTTVAR_EXP * rttvar (RFC 6298 (2.3): K = 4).
+const RTTVAR_EXP: u32 = 2;
+/// Backoff multiplier cap (ns-2 `rtt_backoff()`: `if (t_backoff_ < 64) t_backoff_ <<= 1`).
+const MAX_BACKOFF: u64 = 64;
+/// Past this backoff ns-2 folds srtt into rttvar and forgets srtt (4.3BSD `tcp_timers.c`:
+/// "if backed off this far, clobber the srtt value, storing it in the mean deviation").
+const CLOBBER_BACKOFF: u64 = 8;
+
+/// The RTT estimator and RTO calculator of one sender.
+#[derive(Clone, Debug)]
+pub struct RttEstimator {
+    tick: u64,
+    /// Smoothed RTT in ticks, scaled by 2^SRTT_BITS; 0 = no estimate yet.
+    srtt: i64,
+    /// Mean deviation in ticks, scaled by 2^RTTVAR_BITS.
+    rttvar: i64,
+    /// Current (un-backed-off) RTO.
+    rtxcur: SimTime,
+    backoff: u64,
+    min_rto: SimTime,
+    max_rto: SimTime,
+    /// The segment being timed: (sequence number the ACK must reach, send time).
+    timing: Option<(u64, SimTime)>,
+    samples: u64,
+}
+
+impl RttEstimator {
+    pub fn new(tick: SimTime, initial_rto: SimTime, min_rto: SimTime, max_rto: SimTime) -> Self {
+        RttEstimator { tick: tick.as_nanos().max(1), srtt: 0, rttvar: 0, rtxcur: initial_rto, backoff: 1, min_rto, max_rto, timing: None, samples: 0 }
+    }
+
+    /// A segment ending at `end` (exclusive) was sent for the first time. Starts timing it if
+    /// no segment is being timed (ns-2 `output()`: `if (!rtt_active_) ...`).
+    pub fn on_send(&mut self, now: SimTime, end: u64) {
+        if self.timing.is_none() {
+            self.timing = Some((end, now));
+        }
+    }
+
+    /// Karn's rule (Karn and Partridge 1987; RFC 6298 (3)): a retransmission makes the timed
+    /// sample ambiguous, so stop timing (ns-2 `reset_rtx_timer()`: `rtt_active_ = 0`).
+    pub fn on_retransmit(&mut self) {
+        self.timing = None;
+    }
+
+    /// A cumulative ACK up to `ack` (exclusive) arrived. Takes a sample if it covers the timed
+    /// segment, which also clears the backoff (ns-2 `newack()`).
+    pub fn on_ack(&mut self, now: SimTime, ack: u64) {
+        if let Some((end, sent)) = self.timing {
+            if ack >= end {
+                self.timing = None;
+                self.backoff = 1;
+                let ticks = (now.as_nanos() / self.tick).saturating_sub(sent.as_nanos() / self.tick).max(1);
+                self.update(ticks as i64);
+            }
+        }
+    }
+
+    /// A partial ACK during ns-2's fast recovery clears the backoff and the timing without
+    /// sampling (ns-2 `NewRenoTcpAgent::partialnewack()`).
+    pub fn on_partial_ack(&mut self, ack: u64) {
+        if self.timing.is_some_and(|(end, _)| ack >= end) {
+            self.timing = None;
+            self.backoff = 1;
+        }
+    }
+
+    /// Jacobson/Karels update in fixed point (ns-2 `rtt_update()`, RFC 6298 (2.2)-(2.3)).
+    fn update(&mut self, m: i64) {
+        self.samples += 1;
+        if self.srtt != 0 {
+            let mut delta = m - (self.srtt >> SRTT_BITS);
+            self.srtt += delta;
+            if self.srtt <= 0 {
+                self.srtt = 1;
+            }
+            delta = delta.abs() - (self.rttvar >> RTTVAR_BITS);
+            self.rttvar += delta;
+            if self.rttvar <= 0 {
+                self.rttvar = 1;
+            }
+        } else {
+            // RFC 6298 (2.2): SRTT = R, RTTVAR = R/2.
+            self.srtt = m << SRTT_BITS;
+            self.rttvar = m << (RTTVAR_BITS - 1);
+        }
+        let ticks = ((self.rttvar << (RTTVAR_EXP + SRTT_BITS - RTTVAR_BITS)) + self.srtt) >> SRTT_BITS;
+        self.rtxcur = SimTime(ticks as u64 * self.tick);
+    }
+
+    /// The timeout expired: double the backoff (ns-2 `rtt_backoff()`) and stop timing.
+    pub fn on_timeout(&mut self) {
+        self.timing = None;
+        if self.backoff < MAX_BACKOFF {
+            self.backoff <<= 1;
+        }
+        if self.backoff > CLOBBER_BACKOFF && self.srtt != 0 {
+            self.rttvar += self.srtt >> SRTT_BITS;
+            self.srtt = 0;
+        }
+    }
+
+    /// The retransmission timeout to arm now: the current RTO times the backoff, within
+    /// [min_rto, max_rto] (ns-2 `rtt_timeout()`; its floor was two ticks).
+    pub fn rto(&self) -> SimTime {
+        let t = self.rtxcur.mul(self.backoff).min(self.max_rto);
+        t.max(self.min_rto)
+    }
+
+    /// The smoothed RTT, once there is a sample.
+    pub fn srtt(&self) -> Option<SimTime> {
+        (self.srtt != 0).then(|| SimTime((self.srtt as u64 * self.tick) >> SRTT_BITS))
+    }
+
+    pub fn backoff(&self) -> u64 {
+        self.backoff
+    }
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn est() -> RttEstimator {
+        RttEstimator::new(SimTime::from_millis(100), SimTime::from_secs(3), SimTime::from_millis(200), SimTime::from_secs(64))
+    }
+
+    #[track_caller]
+    fn sample(e: &mut RttEstimator, sent_ms: u64, acked_ms: u64) {
+        e.on_send(SimTime::from_millis(sent_ms), 1000);
+        e.on_ack(SimTime::from_millis(acked_ms), 1000);
+    }
+
+    #[test]
+    fn first_sample_sets_srtt_and_rto_in_ticks() {
+        let mut e = est();
+        assert_eq!(e.rto(), SimTime::from_secs(3));
+        // 580 ms from t = 10 ms crosses 5 tick boundaries (100, 200, ..., 500).
+        sample(&mut e, 10, 590);
+        assert_eq!(e.srtt(), Some(SimTime::from_millis(500)));
+        // RTO = srtt + 4 * srtt/2 = 3 * 5 ticks.
+        assert_eq!(e.rto(), SimTime::from_millis(1500));
+    }
+
+    #[test]
+    fn steady_samples_shrink_rttvar_toward_the_tick() {
+        let mut e = est();
+        for i in 0..40 {
+            sample(&mut e, i * 1000, i * 1000 + 600);
+        }
+        assert_eq!(e.srtt(), Some(SimTime::from_millis(600)));
+        // rttvar decays by 1/4 per sample in integer quarters of a tick and sticks at 3/4
+        // (3 - (3 >> 2) = 3): RTO = 6 + 4 * 0.75 = 9 ticks.
+        assert_eq!(e.rto(), SimTime::from_millis(900));
+    }
+
+    #[test]
+    fn karn_retransmission_discards_the_sample() {
+        let mut e = est();
+        e.on_send(SimTime::ZERO, 1000);
+        e.on_retransmit();
+        e.on_ack(SimTime::from_millis(600), 1000);
+        assert_eq!(e.srtt(), None);
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_64_and_a_sample_clears_it() {
+        let mut e = est();
+        sample(&mut e, 0, 600);
+        let base = e.rto();
+        e.on_timeout();
+        assert_eq!(e.rto(), base.mul(2));
+        for _ in 0..10 {
+            e.on_timeout();
+        }
+        assert_eq!(e.backoff(), 64);
+        assert_eq!(e.rto(), SimTime::from_secs(64), "capped by max_rto");
+        sample(&mut e, 100_000, 100_600);
+        assert_eq!(e.backoff(), 1);
+    }
+}

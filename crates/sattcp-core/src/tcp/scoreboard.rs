@@ -1,0 +1,314 @@
+//! The sender's table of segments sent but not yet cumulatively acknowledged.
+//!
+//! Every segment sent enters the table in sequence order (seed 001 §2.2.1: "When a segment is
+//! sent, it is entered into the table"), and leaves it only when the cumulative ACK passes its
+//! end: the table always covers exactly `[snd_una, snd_max)`. Each entry carries:
+//!
+//! - `sacked`: a SACK block covered it, so the receiver holds it. It stays in the table (the
+//!   receiver may in principle renege, RFC 2018 §8) but is neither retransmitted nor counted as
+//!   in flight.
+//! - `lost`: the recovery algorithm has decided it is gone (a hole below SACKed data, or every
+//!   unsacked segment after a timeout). A lost segment is a candidate for retransmission and is
+//!   not counted in flight (RFC 6675 `IsLost()`, ns-3's `tcp-tx-buffer.h` "lost" flag).
+//! - `retransmitted`: it was retransmitted during the current recovery episode (seed 001
+//!   §2.2.1: "it marks the segment as retransmitted in the table"), so it is in flight again
+//!   and is not sent a second time; a lost retransmission is left to the timer.
+//!
+//! Sacked and lost are exclusive; a segment can be lost and later SACKed (the "loss" was a
+//! reordering or a late arrival). The cumulative ACK removes entries from the front in O(1);
+//! SACK blocks are located by binary search. The table also counts SACKed bytes so that
+//! "in flight" is O(1) outside recovery.
+
+use std::collections::VecDeque;
+
+use crate::net::packet::SackBlock;
+use crate::time::SimTime;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub start: u64,
+    pub end: u64,
+    /// Carries the FIN (occupies one sequence number, no payload).
+    pub fin: bool,
+    /// Transmissions so far minus one (0 = sent once).
+    pub tx_count: u16,
+    pub sacked: bool,
+    pub lost: bool,
+    pub retransmitted: bool,
+    pub last_sent: SimTime,
+}
+
+impl Entry {
+    /// Sequence space covered (payload bytes, or 1 for the FIN).
+    #[allow(clippy::len_without_is_empty)]
+    pub fn len(&self) -> u64 {
+        self.end - self.start
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Scoreboard {
+    entries: VecDeque<Entry>,
+    sacked_bytes: u64,
+    /// End of the highest SACKed segment (0 if none).
+    high_sacked: u64,
+}
+
+impl Scoreboard {
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+    pub fn iter(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.iter()
+    }
+    pub fn first(&self) -> Option<&Entry> {
+        self.entries.front()
+    }
+    pub fn sacked_bytes(&self) -> u64 {
+        self.sacked_bytes
+    }
+    /// End of the highest SACKed byte range, if any SACK is held.
+    pub fn high_sacked(&self) -> Option<u64> {
+        (self.sacked_bytes > 0).then_some(self.high_sacked)
+    }
+
+    /// A segment was sent for the first time (must extend the table at its end).
+    pub fn push(&mut self, start: u64, end: u64, fin: bool, now: SimTime) {
+        debug_assert!(self.entries.back().is_none_or(|e| e.end == start), "scoreboard gap at {start}");
+        self.entries.push_back(Entry { start, end, fin, tx_count: 0, sacked: false, lost: false, retransmitted: false, last_sent: now });
+    }
+
+    /// The entry starting at `seq`.
+    pub fn get(&self, seq: u64) -> Option<&Entry> {
+        self.index_of(seq).map(|i| &self.entries[i])
+    }
+    fn index_of(&self, seq: u64) -> Option<usize> {
+        let i = self.entries.partition_point(|e| e.end <= seq);
+        (i < self.entries.len() && self.entries[i].start == seq).then_some(i)
+    }
+
+    /// The entry at `seq` is being sent again: count it and mark it retransmitted.
+    /// Returns the updated entry.
+    pub fn on_retransmit(&mut self, seq: u64, now: SimTime) -> Entry {
+        let i = self.index_of(seq).expect("retransmitting a segment not in the scoreboard");
+        let e = &mut self.entries[i];
+        e.tx_count = e.tx_count.saturating_add(1);
+        e.retransmitted = true;
+        e.last_sent = now;
+        *e
+    }
+
+    /// The cumulative ACK reached `ack`: drops every entry that ends at or before it. An ACK
+    /// inside an entry trims it (never happens with whole-segment receivers).
+    pub fn ack(&mut self, ack: u64) {
+        while let Some(e) = self.entries.front_mut() {
+            if e.end <= ack {
+                if e.sacked {
+                    self.sacked_bytes -= e.len();
+                }
+                self.entries.pop_front();
+            } else {
+                if e.start < ack {
+                    if e.sacked {
+                        self.sacked_bytes -= ack - e.start;
+                    }
+                    e.start = ack;
+                }
+                break;
+            }
+        }
+        if self.sacked_bytes == 0 {
+            self.high_sacked = 0;
+        }
+    }
+
+    /// Marks every entry inside the blocks as SACKed. Returns the bytes newly SACKed.
+    pub fn sack(&mut self, blocks: &[SackBlock]) -> u64 {
+        let mut newly = 0;
+        for b in blocks {
+            let mut i = self.entries.partition_point(|e| e.end <= b.start);
+            while i < self.entries.len() && self.entries[i].end <= b.end {
+                let e = &mut self.entries[i];
+                if e.start >= b.start && !e.sacked {
+                    e.sacked = true;
+                    e.lost = false;
+                    newly += e.len();
+                    self.high_sacked = self.high_sacked.max(e.end);
+                }
+                i += 1;
+            }
+        }
+        self.sacked_bytes += newly;
+        newly
+    }
+
+    /// Forgets all SACK information and loss marks (seed 001 §2.2.1: "When a timeout occurs,
+    /// the sender resets the SACK table").
+    pub fn clear_sack(&mut self) {
+        for e in self.entries.iter_mut() {
+            e.sacked = false;
+            e.lost = false;
+            e.retransmitted = false;
+        }
+        self.sacked_bytes = 0;
+        self.high_sacked = 0;
+    }
+
+    /// Marks the entry starting at `seq` lost (RFC 6675 §5 (4.3): the first segment is
+    /// presumed dropped when recovery starts).
+    pub fn mark_lost(&mut self, seq: u64) {
+        if let Some(i) = self.index_of(seq) {
+            if !self.entries[i].sacked {
+                self.entries[i].lost = true;
+            }
+        }
+    }
+
+    /// Clears the `retransmitted` marks (a new recovery episode starts).
+    pub fn clear_retransmitted(&mut self) {
+        for e in self.entries.iter_mut() {
+            e.retransmitted = false;
+        }
+    }
+
+    /// Marks every unSACKed entry lost (after a timeout, RFC 6675 §5.1). Returns the count.
+    pub fn mark_all_lost(&mut self) -> usize {
+        let mut n = 0;
+        for e in self.entries.iter_mut().filter(|e| !e.sacked) {
+            e.lost = true;
+            e.retransmitted = false;
+            n += 1;
+        }
+        n
+    }
+
+    /// The first entry that is neither SACKed nor already retransmitted and lies below the
+    /// highest SACKed byte: ns-2's `ScoreBoard::GetNextRetran()` (seed 001 §2.2.1: "it first
+    /// tries to retransmit the holes in the SACK blocks").
+    pub fn next_hole(&self) -> Option<&Entry> {
+        let hi = self.high_sacked()?;
+        self.entries.iter().take_while(|e| e.end <= hi).find(|e| !e.sacked && !e.retransmitted)
+    }
+
+    /// RFC 6675 `IsLost(seq)` for the entry `i`: at least `dup_thresh` SACKed segments, or
+    /// more than `(dup_thresh - 1) * mss` SACKed bytes, lie above it.
+    fn is_lost_at(&self, i: usize, dup_thresh: u32, mss: u64) -> bool {
+        let (mut segs, mut bytes) = (0u32, 0u64);
+        for e in self.entries.iter().skip(i + 1).filter(|e| e.sacked) {
+            segs += 1;
+            bytes += e.len();
+            if segs >= dup_thresh || bytes > (dup_thresh as u64 - 1) * mss {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// RFC 6675 (§4 "Update()"-time bookkeeping): marks lost every unSACKed, not yet
+    /// retransmitted entry for which `IsLost()` holds. One backward pass, O(n).
+    pub fn mark_lost_rfc6675(&mut self, dup_thresh: u32, mss: u64) {
+        let (mut segs, mut bytes) = (0u32, 0u64);
+        for e in self.entries.iter_mut().rev() {
+            if e.sacked {
+                segs += 1;
+                bytes += e.len();
+            } else if !e.retransmitted && (segs >= dup_thresh || bytes > (dup_thresh as u64 - 1) * mss) {
+                e.lost = true;
+            }
+        }
+    }
+
+    /// RFC 6675 `IsLost()` of the first entry (used to enter recovery before three
+    /// duplicate ACKs when SACKs already prove a loss).
+    pub fn first_is_lost(&self, dup_thresh: u32, mss: u64) -> bool {
+        !self.entries.is_empty() && !self.entries[0].sacked && self.is_lost_at(0, dup_thresh, mss)
+    }
+
+    /// RFC 6675 `SetPipe()`: bytes in flight = for every unSACKed entry, its length if it is
+    /// not lost, plus its length again if it was retransmitted.
+    pub fn pipe_rfc6675(&self) -> u64 {
+        self.entries.iter().filter(|e| !e.sacked).map(|e| if e.lost { 0 } else { e.len() } + if e.retransmitted { e.len() } else { 0 }).sum()
+    }
+
+    /// RFC 6675 `NextSeg()` rule 1: the first lost, unSACKed, not retransmitted entry.
+    pub fn next_lost(&self) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.lost && !e.sacked && !e.retransmitted)
+    }
+
+    /// RFC 6675 `NextSeg()` rule 3: the first unSACKed, not retransmitted entry below the
+    /// highest SACKed byte (not yet judged lost).
+    pub fn next_unsacked_below_high(&self) -> Option<&Entry> {
+        self.next_hole()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    /// Ten segments [1, 10001) sent at t = 0.
+    fn ten_sent() -> Scoreboard {
+        let mut sb = Scoreboard::default();
+        for i in 0..10 {
+            sb.push(1 + i * MSS, 1 + (i + 1) * MSS, false, SimTime::ZERO);
+        }
+        sb
+    }
+    fn blk(start: u64, end: u64) -> SackBlock {
+        SackBlock { start, end }
+    }
+
+    #[test]
+    fn cumulative_ack_removes_from_the_front() {
+        let mut sb = ten_sent();
+        sb.ack(3001);
+        assert_eq!(sb.len(), 7);
+        assert_eq!(sb.first().unwrap().start, 3001);
+    }
+
+    #[test]
+    fn sack_marks_whole_segments_and_holes_come_first() {
+        let mut sb = ten_sent();
+        // Segment 0 lost, 1..=3 received; then segment 5 lost, 6 received.
+        assert_eq!(sb.sack(&[blk(1001, 4001), blk(6001, 7001)]), 4000);
+        assert_eq!(sb.high_sacked(), Some(7001));
+        assert_eq!(sb.next_hole().unwrap().start, 1);
+        sb.on_retransmit(1, SimTime::ZERO);
+        assert_eq!(sb.next_hole().unwrap().start, 4001);
+        sb.on_retransmit(4001, SimTime::ZERO);
+        assert_eq!(sb.next_hole().unwrap().start, 5001);
+        sb.on_retransmit(5001, SimTime::ZERO);
+        assert_eq!(sb.next_hole(), None, "nothing above the highest SACK is a hole");
+        sb.ack(4001);
+        assert_eq!(sb.sacked_bytes(), 1000);
+    }
+
+    #[test]
+    fn rfc6675_is_lost_and_pipe() {
+        let mut sb = ten_sent();
+        sb.sack(&[blk(2001, 5001)]);
+        sb.mark_lost_rfc6675(3, MSS);
+        // Segment 0 has three SACKed segments above; segment 1 at [1001, 2001) too.
+        assert!(sb.first_is_lost(3, MSS));
+        assert_eq!(sb.iter().filter(|e| e.lost).count(), 2);
+        // In flight: the 5 segments above the SACKed ones.
+        assert_eq!(sb.pipe_rfc6675(), 5 * MSS);
+        sb.on_retransmit(1, SimTime::ZERO);
+        assert_eq!(sb.pipe_rfc6675(), 6 * MSS);
+        assert_eq!(sb.next_lost().unwrap().start, 1001);
+    }
+
+    #[test]
+    fn timeout_clears_the_table() {
+        let mut sb = ten_sent();
+        sb.sack(&[blk(2001, 5001)]);
+        sb.clear_sack();
+        assert_eq!(sb.high_sacked(), None);
+        assert_eq!(sb.next_hole(), None);
+    }
+}

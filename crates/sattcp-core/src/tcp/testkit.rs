@@ -1,0 +1,280 @@
+//! A tiny deterministic network for TCP tests, independent of the engine: one sender and one
+//! receiver joined by a bottleneck (rate, FIFO without limit, one-way propagation delay) for
+//! data and a delay line for ACKs, with a scripted drop function that sees every data segment
+//! (by data offset and transmission count) before it enters the bottleneck.
+//!
+//! It records a trace of the sender's congestion state (a [`Snap`] at every change of state,
+//! partial ACK, timeout) and every data segment's fate, and checks that the receiver delivers
+//! every byte exactly once and in order.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::recovery::CongState;
+use super::{TcpConfig, TcpReceiver, TcpSender};
+use crate::net::packet::Segment;
+use crate::time::{Rate, SimTime};
+
+#[derive(Copy, Clone, Debug)]
+pub struct Path {
+    pub rate: Rate,
+    /// One-way propagation delay (each direction).
+    pub delay: SimTime,
+}
+
+impl Path {
+    /// Seed 000's GEO path: a 45 Mbps T3 and 275 ms one way (550 ms RTT).
+    pub fn geo() -> Self {
+        Path { rate: Rate::mbps(45), delay: SimTime::from_millis(275) }
+    }
+    pub fn rtt(&self) -> SimTime {
+        self.delay.mul(2)
+    }
+}
+
+/// A data segment's identity as a drop script sees it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct SegId {
+    /// Data offset of the first byte (seq - 1).
+    pub offset: u64,
+    pub len: u32,
+    /// 0 = first transmission.
+    pub tx_count: u16,
+}
+
+/// What the sender looked like at a notable instant.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Snap {
+    pub t: SimTime,
+    pub what: &'static str,
+    pub state: CongState,
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    pub snd_una: u64,
+}
+
+#[derive(Clone, Debug)]
+enum Ev {
+    Data(Segment),
+    Ack(Segment),
+    SenderTimer,
+    ReceiverTimer,
+}
+
+pub struct Net {
+    pub now: SimTime,
+    pub path: Path,
+    pub sender: TcpSender,
+    pub receiver: TcpReceiver,
+    drop: Box<dyn FnMut(SegId) -> bool>,
+    events: BinaryHeap<Reverse<(SimTime, u64, usize)>>,
+    payloads: Vec<Option<Ev>>,
+    seq: u64,
+    link_free_at: SimTime,
+    sender_timer: Option<SimTime>,
+    receiver_timer: Option<SimTime>,
+    /// Every data segment sent: (time, id), and whether it was dropped.
+    pub sent: Vec<(SimTime, SegId, bool)>,
+    pub snaps: Vec<Snap>,
+    /// ACKs as the receiver emitted them.
+    pub acks: Vec<(SimTime, Segment)>,
+    /// (time, cwnd, ssthresh) at every change, for plots.
+    pub cwnd_trace: Vec<(SimTime, u64, u64)>,
+    delivered_to: u64,
+    /// Indices (in emission order, the SYN-ACK is 0) of receiver segments to drop.
+    pub drop_acks: Vec<usize>,
+    /// When the receiver's in-order delivery passed each offset, recorded lazily.
+    pub deliveries: Vec<(SimTime, u64)>,
+}
+
+impl Net {
+    pub fn new(path: Path, cfg: TcpConfig, drop: impl FnMut(SegId) -> bool + 'static) -> Self {
+        Net {
+            now: SimTime::ZERO,
+            path,
+            sender: TcpSender::new(cfg.clone()),
+            receiver: TcpReceiver::new(cfg),
+            drop: Box::new(drop),
+            events: BinaryHeap::new(),
+            payloads: Vec::new(),
+            seq: 0,
+            link_free_at: SimTime::ZERO,
+            sender_timer: None,
+            receiver_timer: None,
+            sent: Vec::new(),
+            snaps: Vec::new(),
+            acks: Vec::new(),
+            cwnd_trace: Vec::new(),
+            delivered_to: 0,
+            drop_acks: Vec::new(),
+            deliveries: Vec::new(),
+        }
+    }
+
+    /// Connects and offers `bytes` (then closes if the config asks for a FIN).
+    pub fn start(&mut self, bytes: u64) {
+        let mut out = Vec::new();
+        self.sender.connect(self.now, &mut out);
+        self.sender.app_send(self.now, bytes, &mut out);
+        self.sender.close(self.now, &mut out);
+        self.after_sender(out);
+    }
+
+    fn push(&mut self, t: SimTime, ev: Ev) {
+        self.payloads.push(Some(ev));
+        self.events.push(Reverse((t, self.seq, self.payloads.len() - 1)));
+        self.seq += 1;
+    }
+
+    fn after_sender(&mut self, out: Vec<Segment>) {
+        for seg in out {
+            if seg.len > 0 || seg.is_fin() {
+                let id = SegId { offset: seg.seq - 1, len: seg.len, tx_count: seg.tx_count };
+                let dropped = (self.drop)(id);
+                self.sent.push((self.now, id, dropped));
+                if dropped {
+                    continue;
+                }
+            }
+            // Bottleneck FIFO: serialise after the previous packet, then propagate.
+            let start = self.now.max(self.link_free_at);
+            self.link_free_at = start + self.path.rate.tx_time(seg.ip_bytes() as u64);
+            let t = self.link_free_at + self.path.delay;
+            self.push(t, Ev::Data(seg));
+        }
+        if let Some(t) = self.sender.poll_at() {
+            if self.sender_timer != Some(t) {
+                self.sender_timer = Some(t);
+                self.push(t, Ev::SenderTimer);
+            }
+        }
+        self.snap_if_changed();
+    }
+
+    fn after_receiver(&mut self, out: Vec<Segment>) {
+        for seg in out {
+            self.acks.push((self.now, seg));
+            if self.drop_acks.contains(&(self.acks.len() - 1)) {
+                continue;
+            }
+            let t = self.now + self.path.rate.tx_time(seg.ip_bytes() as u64) + self.path.delay;
+            self.push(t, Ev::Ack(seg));
+        }
+        if let Some(t) = self.receiver.poll_at() {
+            if self.receiver_timer != Some(t) {
+                self.receiver_timer = Some(t);
+                self.push(t, Ev::ReceiverTimer);
+            }
+        }
+        while let Some((from, to)) = self.receiver.take_deliveries() {
+            assert_eq!(from, self.delivered_to, "in-order delivery must be contiguous: every byte once, in order");
+            self.delivered_to = to;
+            self.deliveries.push((self.now, to));
+        }
+    }
+
+    fn snap_if_changed(&mut self) {
+        let s = &self.sender;
+        let last = self.snaps.last().copied();
+        let st = s.stats();
+        let (timeouts, partials) = (st.timeouts, st.partial_acks);
+        let what = match last {
+            _ if timeouts > self.count("timeout") => "timeout",
+            Some(l) if s.state() != l.state && s.state() == CongState::Recovery => "enter",
+            Some(l) if l.state == CongState::Recovery && s.state() != CongState::Recovery => "exit",
+            _ if partials > self.count("partial") => "partial",
+            None if s.state() == CongState::Recovery => "enter",
+            _ => "",
+        };
+        if !what.is_empty() {
+            self.snaps.push(Snap { t: self.now, what, state: s.state(), cwnd: s.cwnd(), ssthresh: s.ssthresh(), snd_una: s.snd_una() });
+        }
+        if self.cwnd_trace.last().is_none_or(|&(_, c, t)| (c, t) != (s.cwnd(), s.ssthresh())) {
+            self.cwnd_trace.push((self.now, s.cwnd(), s.ssthresh()));
+        }
+    }
+
+    fn count(&self, what: &str) -> u64 {
+        self.snaps.iter().filter(|s| s.what == what).count() as u64
+    }
+
+    /// Runs one event; false when none is left.
+    pub fn step(&mut self) -> bool {
+        let Some(Reverse((t, _, i))) = self.events.pop() else { return false };
+        self.now = t;
+        let ev = self.payloads[i].take().expect("event run twice");
+        let mut out = Vec::new();
+        match ev {
+            Ev::Data(seg) => {
+                self.receiver.on_segment(t, &seg, &mut out);
+                self.after_receiver(out);
+            }
+            Ev::Ack(seg) => {
+                self.sender.on_segment(t, &seg, &mut out);
+                self.after_sender(out);
+            }
+            Ev::SenderTimer => {
+                if self.sender_timer == Some(t) {
+                    self.sender_timer = None;
+                    self.sender.on_timer(t, &mut out);
+                    self.after_sender(out);
+                }
+            }
+            Ev::ReceiverTimer => {
+                if self.receiver_timer == Some(t) {
+                    self.receiver_timer = None;
+                    self.receiver.on_timer(t, &mut out);
+                    self.after_receiver(out);
+                }
+            }
+        }
+        true
+    }
+
+    /// Runs until the sender has everything acknowledged or `limit` passes. Returns whether
+    /// the transfer completed.
+    pub fn run_to_completion(&mut self, limit: SimTime) -> bool {
+        while self.now <= limit {
+            if self.sender.all_acked() && self.sender.snd_max() > 1 {
+                return true;
+            }
+            if !self.step() {
+                break;
+            }
+        }
+        self.sender.all_acked()
+    }
+
+    pub fn run_until(&mut self, limit: SimTime) {
+        while let Some(Reverse((t, _, _))) = self.events.peek() {
+            if *t > limit {
+                break;
+            }
+            self.step();
+        }
+        self.now = self.now.max(limit);
+    }
+
+    /// When in-order delivery first reached data offset `offset` (exclusive end).
+    pub fn delivered_at(&self, offset: u64) -> Option<SimTime> {
+        self.deliveries.iter().find(|&&(_, to)| to >= offset).map(|&(t, _)| t)
+    }
+
+    pub fn delivered(&self) -> u64 {
+        self.delivered_to
+    }
+
+    /// Snapshots with the given label.
+    pub fn snaps_of(&self, what: &str) -> Vec<Snap> {
+        self.snaps.iter().filter(|s| s.what == what).copied().collect()
+    }
+
+    /// The cwnd trace as CSV (`t_s,cwnd,ssthresh`).
+    pub fn cwnd_csv(&self) -> String {
+        let mut s = String::from("t_s,cwnd,ssthresh\n");
+        for (t, c, th) in &self.cwnd_trace {
+            s.push_str(&format!("{:.6},{},{}\n", t.as_secs_f64(), c, th));
+        }
+        s
+    }
+}

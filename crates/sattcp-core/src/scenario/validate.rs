@@ -320,7 +320,7 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
             tcp.recovery = rec;
             tcp.cc = cc;
         }
-        None => c.err("tcp.flavor", "must be one of vanilla, reno, newreno, sack", format!("{flavor_name:?}")),
+        None => c.err("tcp.flavor", "must be one of vanilla, reno, newreno, sack, newreno_rfc6582, sack_rfc6675", format!("{flavor_name:?}")),
     }
     if let Some(r) = &t.recovery {
         match serde_json::from_value::<RecoveryKind>(serde_json::Value::String(r.clone())) {

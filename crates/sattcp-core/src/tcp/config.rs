@@ -137,14 +137,3 @@ impl Default for TcpConfig {
         }
     }
 }
-
-/// The seeds' TCP flavours as (recovery, congestion control) pairs (STYLE.md, seed 001 §2).
-pub fn flavor(name: &str) -> Option<(RecoveryKind, CcKind)> {
-    Some(match name {
-        "vanilla" => (RecoveryKind::Timeout, CcKind::RenoAimd),
-        "reno" => (RecoveryKind::Reno, CcKind::RenoAimd),
-        "newreno" => (RecoveryKind::NewrenoNs2, CcKind::RenoAimd),
-        "sack" => (RecoveryKind::SackFallFloyd, CcKind::RenoAimd),
-        _ => return None,
-    })
-}

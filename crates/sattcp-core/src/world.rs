@@ -21,8 +21,12 @@ const NO_LINK: LinkId = u32::MAX;
 
 #[derive(Copy, Clone, Debug)]
 enum Ev {
-    /// A packet arrives at `node` at the end of a link.
+    /// A packet arrives at `node` (a frame reassembled after the ATM fabric).
     Arrive { pkt: u32, node: NodeId },
+    /// The first packet in flight on `link` reaches the link's far end. A link delivers in
+    /// the order it sends (one rate, one delay), so its packets in flight wait in a FIFO and
+    /// only the head of each link is in the event queue.
+    LinkArrive { link: LinkId },
     SenderTimer { flow: FlowId },
     ReceiverTimer { flow: FlowId },
     AppStart { flow: FlowId },
@@ -38,6 +42,7 @@ impl Ev {
     fn words(&self) -> (u64, u64) {
         match *self {
             Ev::Arrive { pkt, node } => (1, (pkt as u64) << 32 | node as u64),
+            Ev::LinkArrive { link } => (7, link as u64),
             Ev::SenderTimer { flow } => (2, flow as u64),
             Ev::ReceiverTimer { flow } => (3, flow as u64),
             Ev::AppStart { flow } => (4, flow as u64),
@@ -147,6 +152,8 @@ pub struct Simulation {
     queue: EventQueue<Ev>,
     nodes: Vec<Node>,
     links: Vec<Link>,
+    /// Per link, the packets in flight (arrival time, packet), in arrival order.
+    in_flight: Vec<std::collections::VecDeque<(SimTime, u32)>>,
     flows: Vec<Flow>,
     packets: Packets,
     next_uid: u64,
@@ -337,6 +344,7 @@ impl Simulation {
             now: SimTime::ZERO,
             queue,
             nodes,
+            in_flight: vec![Default::default(); links.len()],
             links,
             flows,
             packets: Packets::default(),
@@ -414,6 +422,16 @@ impl Simulation {
     fn dispatch(&mut self, ev: Ev) {
         match ev {
             Ev::Arrive { pkt, node } => self.arrive(pkt, node),
+            Ev::LinkArrive { link } => {
+                let q = &mut self.in_flight[link as usize];
+                let (t, pkt) = q.pop_front().expect("a packet in flight");
+                debug_assert_eq!(t, self.now);
+                if let Some(&(next, _)) = q.front() {
+                    self.queue.push(next, Ev::LinkArrive { link });
+                }
+                let node = self.links[link as usize].to;
+                self.arrive(pkt, node);
+            }
             Ev::SenderTimer { flow } => {
                 let now = self.now;
                 let fl = &mut self.flows[flow as usize];
@@ -606,9 +624,13 @@ impl Simulation {
         let bytes = self.packets.slots[id as usize].bytes;
         match l.enqueue(now, bytes) {
             Admit::Sent { arrival, corrupted } => {
-                let to = l.to;
                 self.packets.slots[id as usize].corrupted = corrupted;
-                self.queue.push(arrival, Ev::Arrive { pkt: id, node: to });
+                let q = &mut self.in_flight[link as usize];
+                if q.is_empty() {
+                    self.queue.push(arrival, Ev::LinkArrive { link });
+                }
+                debug_assert!(q.back().is_none_or(|&(t, _)| t < arrival), "a link delivers in order");
+                q.push_back((arrival, id));
             }
             Admit::Dropped(_) => self.packets.release(id),
         }

@@ -81,8 +81,10 @@ class AllocationOfVariation:
         """Plain-text rendering in the layout of the seeds' Tables 6 and 7."""
         f = f"{{:.{digits}f}}"
         lines = [
-            f"Allocation of variation of {self.response!r} "
-            f"({self.n} observations, {self.replications} replication(s))",
+            (
+                f"Allocation of variation of {self.response!r} "
+                f"({self.n} observations, {self.replications} replication(s))"
+            ),
             f"{'component':<32} {'SS':>12} {'%':>8} {'dof':>5}",
         ]
         for name, row in self.variation.iterrows():

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from sattcp.analysis import allocation_of_variation
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import pandas as pd
+
 from sattcp.store import Store
 
 __all__ = [

@@ -102,3 +102,21 @@ def test_report_renders_in_headless_chromium(tmp_path):
     tables = int(re.search(r'data-tables="(\d+)"', dom).group(1))
     assert tables >= 12
     assert "Table 12: allocation of variation" in dom
+
+
+def test_cli_reproduce_quick_with_a_fake_simulator(tmp_path, monkeypatch, capsys):
+    from sattcp.cli_study import main
+
+    scen = tmp_path / "scenarios"
+    scen.mkdir()
+    for link in ("wan", "meo", "geo"):
+        (scen / f"kota-{link}.toml").write_text("# stand-in\n")
+    monkeypatch.chdir(tmp_path)
+    rc = main(["reproduce", "kota-www", "--quick", "--runner", "test_sweep:fake_runner", "-j", "2",
+               "--no-progress", "--out", str(tmp_path / "out")])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "kota-www-quick: 72 runs" in out and "report:" in out
+    assert "GEO" in out and "TCP flavour explains the largest share" in out
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "Quick variant: 20 s of simulated time" in html

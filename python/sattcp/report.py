@@ -14,6 +14,7 @@ import html
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ __all__ = [
     "PaperData",
     "build_report",
     "check_conclusions",
+    "check_conclusions_summary",
     "kota_frame",
     "load_paper",
 ]
@@ -150,9 +152,9 @@ def _ci_apart(better: list[str], worse: list[str], factor: str = "tcp"):
 def _ordered(order: list[str], factor: str = "tcp", strict_ci: bool = False):
     def f(a: AllocationOfVariation) -> tuple[str, bool]:
         e = [a.effect(factor, lv) for lv in order]
-        ok = all(x["effect"] < y["effect"] for x, y in zip(e, e[1:]))
+        ok = all(x["effect"] < y["effect"] for x, y in pairwise(e))
         if strict_ci:
-            ok = ok and all(x["ci_high"] < y["ci_low"] for x, y in zip(e, e[1:]))
+            ok = ok and all(x["ci_high"] < y["ci_low"] for x, y in pairwise(e))
         return ", ".join(f"{lv} {x['effect']:+.4f}" for lv, x in zip(order, e)), ok
     return f
 
@@ -219,8 +221,8 @@ def _across(res: Results) -> list[tuple[str, str, tuple[str, bool]]]:
     return [
         ("the efficiency advantage of SACK over NewReno grows with delay (WAN < MEO < GEO)",
          (", ".join(f"{k} {gap[k]:+.4f}" for k in LINKS), gap["WAN"] < gap["MEO"] < gap["GEO"])),
-        ("as delay grows, the end system (TCP flavour) matters more relative to buffers and drop "
-         "policy (share of TCP / share of buffer + policy grows)",
+        (("as delay grows, the end system (TCP flavour) matters more relative to buffers and "
+          "drop policy (share of TCP / share of buffer + policy grows)"),
          (", ".join(f"{k} {ratio[k]:.2f}" for k in LINKS), ratio["WAN"] < ratio["MEO"] < ratio["GEO"])),
     ]
 
@@ -250,7 +252,7 @@ body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0
 table{border-collapse:collapse;margin:.8em 0;font-size:13px}
 th,td{border:1px solid #ccc;padding:3px 7px;text-align:right}
 th{background:#f3f3f3} td:first-child,th:first-child{text-align:left}
-.holds{color:#1a7f37;font-weight:600} .fails{color:#cf222e;font-weight:600} .na{color:#888}
+.claims td{text-align:left} .holds{color:#1a7f37;font-weight:600} .fails{color:#cf222e;font-weight:600} .na{color:#888}
 .note{background:#fff8e6;border-left:4px solid #e0a800;padding:.5em 1em}
 img{max-width:100%;border:1px solid #eee;margin:.5em 0}
 """
@@ -319,6 +321,8 @@ def _variation_table(ours: Mapping[str, AllocationOfVariation] | None, paper: pd
             row[(f"{r} SS", "paper")] = float(pss.iloc[0]) if len(pss) else None
             row[(f"{r} %", "ours")] = opc
             row[(f"{r} %", "paper")] = float(ppc.iloc[0]) if len(ppc) else None
+            both = opc is not None and len(ppc) and comp != "total"
+            row[(f"{r} %", "diff")] = opc - float(ppc.iloc[0]) if both else None
         rows.append(pd.Series(row, name=label))
     s_e: dict[tuple[str, str], Any] = {}
     for r in RESPONSES:
@@ -326,7 +330,7 @@ def _variation_table(ours: Mapping[str, AllocationOfVariation] | None, paper: pd
         s_e[(f"{r} SS", "ours")] = ours[r].s_e if ours else None
         s_e[(f"{r} SS", "paper")] = float(sel.iloc[0]) if len(sel) else None
     rows.append(pd.Series(s_e, name="Standard error s_e"))
-    df = pd.DataFrame(rows)
+    df = pd.DataFrame(rows).astype(float)
     df.columns = pd.MultiIndex.from_tuples(df.columns)
     return df
 
@@ -365,18 +369,7 @@ def _run_info(runs: pd.DataFrame) -> pd.DataFrame:
     return info
 
 
-def build_report(
-    store_path: str | Path,
-    study: str,
-    out_dir: str | Path,
-    paper_dir: str | Path | None = None,
-    note: str = "",
-) -> Path:
-    """Write ``out_dir/report.html`` and ``out_dir/figures/*.{png,svg,pdf}``; return the HTML path."""
-    out = Path(out_dir)
-    figdir = out / "figures"
-    paper = load_paper(paper_dir)
-    paper_aov = paper.analysis()
+def _analyse(store_path: str | Path, study: str):
     with Store(store_path, read_only=True) as st:
         runs = st.runs(study)
         try:
@@ -395,10 +388,40 @@ def build_report(
                 ours_aov[(link, r)] = allocation_of_variation(sub, FACTORS, r, levels=LEVELS)
             except ValueError as e:
                 problems[link] = str(e)
+    return runs, definition, ours_df, ours_aov, problems
+
+
+def check_conclusions_summary(store_path: str | Path, study: str,
+                              paper_dir: str | Path | None = None) -> str:
+    """One line per conclusion: link, claim, paper's value, ours, verdict (for the terminal)."""
+    paper_aov = load_paper(paper_dir).analysis()
+    ours_aov = _analyse(store_path, study)[3]
+    lines = []
+    for c in check_conclusions(ours_aov, paper_aov):
+        verdict = {None: "not available", True: "holds", False: "DOES NOT HOLD"}[c.holds_ours]
+        lines.append(f"{c.link:>4} {c.response:<10} {c.claim}: paper {c.paper}; ours {c.ours} "
+                     f"-> {verdict}")
+    return "\n".join(lines)
+
+
+def build_report(
+    store_path: str | Path,
+    study: str,
+    out_dir: str | Path,
+    paper_dir: str | Path | None = None,
+    note: str = "",
+) -> Path:
+    """Write ``out_dir/report.html`` and ``out_dir/figures/*.{png,svg,pdf}``; return the HTML path."""
+    out = Path(out_dir)
+    figdir = out / "figures"
+    paper = load_paper(paper_dir)
+    paper_aov = paper.analysis()
+    runs, definition, ours_df, ours_aov, problems = _analyse(store_path, study)
     claims = check_conclusions(ours_aov, paper_aov)
 
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-             f"<title>sattcp reproduction: {_e(study)}</title><style>{_CSS}</style></head><body>"]
+    head = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>sattcp reproduction: {_e(study)}</title><style>{_CSS}</style></head><body>")
+    parts = [head]
     parts.append(f"<h1>Reproduction of seed 000 Tables 5&ndash;13 ({_e(study)})</h1>")
     parts.append(
         f"<p>{_e(definition.get('description', ''))}</p>"

@@ -83,7 +83,7 @@ def _jsonable(v: Any) -> Any:
 
 
 def _dumps(v: Any) -> str:
-    return json.dumps(_jsonable(v), sort_keys=True)
+    return json.dumps(_jsonable(v))  # key order kept: factor order matters
 
 
 def _now() -> datetime:

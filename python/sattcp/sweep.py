@@ -36,6 +36,7 @@ passed to the simulator. A sweep runs only the keys that the store does not hold
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import signal
@@ -60,6 +61,7 @@ from sattcp.store import Store
 __all__ = [
     "Block",
     "RunSpec",
+    "SimulatorUnavailable",
     "Study",
     "StudyError",
     "SweepSummary",
@@ -78,6 +80,20 @@ class StudyError(ValueError):
         self.problems = problems
         lines = [f"{p['path']}: {p['rule']}, got {p['got']!r}" for p in problems]
         super().__init__(f"invalid study {source}:\n  " + "\n  ".join(lines))
+
+
+class SimulatorUnavailable(RuntimeError):
+    """``sattcp.api`` (the native simulator) cannot be imported, so nothing can run."""
+
+
+def _check_api() -> None:
+    try:
+        importlib.import_module("sattcp.api")
+    except ImportError as e:
+        raise SimulatorUnavailable(
+            f"the simulator is not available ({e}); build it first (make develop / "
+            "maturin develop) or pass another runner"
+        ) from e
 
 
 @dataclass(frozen=True)
@@ -476,6 +492,8 @@ def run_sweep(
         study = study.quick()
     if jobs is not None and jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
+    if runner is None:
+        _check_api()  # fail once, here, rather than record every run as failed
     specs = study.runs()
     t0 = time.monotonic()
     with Store(store_path) as store:

@@ -307,4 +307,22 @@ def test_cli_without_simulator_is_a_clear_error(tmp_path, capsys):
     study = write_study(tmp_path, SIMPLE)
     assert main(["sweep", str(study), "--store", str(tmp_path / "r.duckdb")]) == 1
     assert "simulator is not available" in capsys.readouterr().err
-    assert not (tmp_path / "r.duckdb").exists() or True
+
+
+def crashing_runner(scenario, seed=None, overrides=None, progress=False):
+    """Kills its own worker process for one level, as a crash in native code would."""
+    if (overrides or {}).get("tcp.flavor") == "crash" and seed == 1:
+        os._exit(3)
+    return fake_runner(scenario, seed=seed, overrides=overrides, progress=progress)
+
+
+def test_a_worker_that_dies_fails_only_its_own_run(tmp_path):
+    study = write_study(tmp_path, SIMPLE.replace('["reno", "sack"]', '["reno", "crash"]'))
+    store = tmp_path / "r.duckdb"
+    s = run_sweep(study, store, jobs=2, runner=crashing_runner, progress=False)
+    assert (s.ok, s.failed) == (18, 6)
+    with Store(store, read_only=True) as st:
+        runs = st.runs("simple")
+    failed = runs[runs["status"] == "failed"]
+    assert set(failed["tcp.flavor"]) == {"crash"} and set(failed["seed"]) == {1}
+    assert failed["error"].str.contains("worker process died").all()

@@ -523,55 +523,70 @@ def _tally(prog: Progress, rec: Mapping[str, Any]) -> None:
 
 def _run_pool(todo: list[RunSpec], store: Store, jobs: int, runner: Runner | None,
               prog: Progress) -> None:
-    pending = list(reversed(todo))  # pop() from the end keeps the study's order
-    crashes: dict[str, int] = {}
-
-    def crashed(spec: RunSpec) -> None:
-        # A worker died (a crash in native code, the OOM killer...) and took the pool with it.
-        # Each run that was in flight is retried once in a fresh pool, then recorded as failed.
-        crashes[spec.run_key] = crashes.get(spec.run_key, 0) + 1
-        if crashes[spec.run_key] < 2:
-            pending.append(spec)
+    """Run ``todo`` on process pools. A worker that dies (a crash in native code, the OOM
+    killer...) breaks its pool and every run in flight with it; those runs are then run again
+    one at a time, so that only the run that really kills its worker is recorded as failed."""
+    queue = list(todo)
+    suspects: list[RunSpec] = []
+    while queue or suspects:
+        if suspects:
+            spec = suspects.pop(0)
+            died, _ = _pool_pass([spec], 1, store, runner, prog)
         else:
-            rec = {"status": "failed", "error": "worker process died during the run (twice)"}
+            died, queue = _pool_pass(queue, jobs, store, runner, prog)
+            if len(died) > 1:
+                suspects.extend(died)
+                continue
+        for spec in died:
+            rec = {"status": "failed", "error": "the worker process died during this run "
+                   "(a crash or the OOM killer); it was alone in its pool"}
             _record(store, spec, rec)
             _tally(prog, rec)
 
-    while pending:
-        ex = ProcessPoolExecutor(max_workers=min(jobs, len(pending)),
-                                 mp_context=get_context("spawn"), initializer=_worker_init)
-        inflight: dict[Future[dict[str, Any]], RunSpec] = {}
-        broken = False
-        try:
-            while (pending or inflight) and not broken:
-                while pending and len(inflight) < jobs:
-                    spec = pending.pop()
+
+def _pool_pass(queue: list[RunSpec], jobs: int, store: Store, runner: Runner | None,
+               prog: Progress) -> tuple[list[RunSpec], list[RunSpec]]:
+    """Run ``queue`` (in order) with at most ``jobs`` in flight until done or the pool breaks.
+    Returns (runs in flight when the pool broke, runs not started)."""
+    pending = list(reversed(queue))  # pop() from the end keeps the order
+    ex = ProcessPoolExecutor(max_workers=min(jobs, len(pending)), mp_context=get_context("spawn"),
+                             initializer=_worker_init)
+    inflight: dict[Future[dict[str, Any]], RunSpec] = {}
+    died: list[RunSpec] = []
+    broken = False
+    try:
+        while pending or inflight:
+            while pending and len(inflight) < jobs and not died and not broken:
+                spec = pending.pop()
+                try:
                     inflight[ex.submit(execute, spec, runner)] = spec
-                prog.running = len(inflight)
+                except BrokenProcessPool:  # broke before we saw the dead run's future
+                    pending.append(spec)
+                    broken = True
+            prog.running = len(inflight)
+            prog.update()
+            finished, _ = wait(inflight, timeout=1.0, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                spec = inflight.pop(fut)
+                try:
+                    rec = fut.result()
+                except BrokenProcessPool:
+                    died.append(spec)
+                    continue
+                except Exception as e:  # noqa: BLE001 - e.g. the runner does not pickle
+                    rec = {"status": "failed", "error": f"{type(e).__name__}: {e}"}
+                _record(store, spec, rec)
+                _tally(prog, rec)
                 prog.update()
-                finished, _ = wait(inflight, timeout=1.0, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    spec = inflight.pop(fut)
-                    try:
-                        rec = fut.result()
-                    except BrokenProcessPool:
-                        broken = True
-                        crashed(spec)
-                        continue
-                    except Exception as e:  # noqa: BLE001 - e.g. the runner does not pickle
-                        rec = {"status": "failed", "error": f"{type(e).__name__}: {e}"}
-                    _record(store, spec, rec)
-                    _tally(prog, rec)
-                    prog.update()
-            if broken:
-                for spec in inflight.values():
-                    crashed(spec)
-                inflight.clear()
-        except BaseException:
-            _terminate(ex)
-            raise
-        finally:
-            ex.shutdown(wait=True, cancel_futures=True)
+            if (died or broken) and not inflight:
+                break
+    except BaseException:
+        _terminate(ex)
+        raise
+    finally:
+        ex.shutdown(wait=True, cancel_futures=True)
+    died.extend(inflight.values())
+    return died, list(reversed(pending))
 
 
 def _terminate(ex: ProcessPoolExecutor) -> None:

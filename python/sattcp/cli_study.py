@@ -39,6 +39,8 @@ def _load_runner(spec: str | None) -> Callable[..., Any] | None:
 
 def _guard(cmd: str, body: Callable[[], int]) -> int:
     """Run a handler body, turning expected errors into a message and an exit status."""
+    import duckdb
+
     from sattcp.sweep import SimulatorUnavailable
 
     try:
@@ -48,6 +50,9 @@ def _guard(cmd: str, body: Callable[[], int]) -> int:
         return EXIT_INTERRUPTED
     except SimulatorUnavailable as e:
         _err(cmd, str(e))
+        return EXIT_FAILED
+    except duckdb.IOException as e:
+        _err(cmd, f"cannot open the results store ({e}); is a sweep still writing to it?")
         return EXIT_FAILED
     except (ValueError, FileNotFoundError, KeyError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)

@@ -12,7 +12,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
@@ -33,7 +32,6 @@ def save(fig: Figure, stem: Path, formats: Sequence[str] = ("png", "svg", "pdf")
         fig.savefig(stem.with_suffix(f".{fmt}"), dpi=110, bbox_inches="tight", metadata=meta)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
     return buf.getvalue()
 
 
@@ -52,8 +50,8 @@ def results_figure(
     panels = list(dict.fromkeys(ours[panel]))
     xs = list(dict.fromkeys(ours[x]))
     groups = list(dict.fromkeys(ours[group]))
-    fig, axes = plt.subplots(len(responses), len(panels), figsize=(4.2 * len(panels), 3.0 * len(responses)),
-                             squeeze=False, sharey="row")
+    fig = Figure(figsize=(4.2 * len(panels), 3.0 * len(responses)))
+    axes = fig.subplots(len(responses), len(panels), squeeze=False, sharey="row")
     width = 0.8 / len(groups)
     for i, resp in enumerate(responses):
         for j, pv in enumerate(panels):
@@ -88,7 +86,8 @@ def effects_figure(
     """Main effects with their confidence intervals, one panel per response; ours in colour,
     the paper's in grey beside them."""
     resps = list(ours)
-    fig, axes = plt.subplots(1, len(resps), figsize=(5.5 * len(resps), 3.6), squeeze=False)
+    fig = Figure(figsize=(5.5 * len(resps), 3.6))
+    axes = fig.subplots(1, len(resps), squeeze=False)
     for ax, resp in zip(axes[0], resps):
         e = ours[resp].effects
         labels = [f"{f}={lv}" for f, lv in zip(e["factor"], e["level"])]
@@ -119,7 +118,8 @@ def variation_figure(results: Mapping[str, AllocationOfVariation], title: str) -
             if c not in comps:
                 comps.append(c)
     comps.append("error")
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.7 * len(names) + 3), 4.0))
+    fig = Figure(figsize=(max(5.0, 0.7 * len(names) + 3), 4.0))
+    ax = fig.subplots()
     bottom = np.zeros(len(names))
     for k, c in enumerate(comps):
         vals = np.array([

@@ -198,7 +198,7 @@ def allocation_of_variation(
         per_cell = n / (len(lv[a]) * len(lv[b]))
         dof = (len(lv[a]) - 1) * (len(lv[b]) - 1)
         rows_var.append((interaction_name(a, b), "interaction", float((gamma**2).sum()) * per_cell, dof))
-        for (la, lb), v in g.items():
+        for la, lb, v in zip(ia, ib, gamma):
             int_rows.append((a, la, b, lb, float(v)))
 
     resid = data["_y"].to_numpy() - fitted

@@ -126,13 +126,16 @@ class ClaimCheck:
     holds_ours: bool | None  # None: our analysis is not available (runs missing)
 
 
+Check = Callable[[AllocationOfVariation], tuple[str, bool]]
+
+
 def _ranked(a: AllocationOfVariation) -> list[str]:
     v = a.variation
     v = v[v["kind"].isin(["main", "interaction"])]
     return list(v["percent"].sort_values(ascending=False).index)
 
 
-def _share(comp: str, rank: int | None = None, below: float | None = None):
+def _share(comp: str, rank: int | None = None, below: float | None = None) -> Check:
     def f(a: AllocationOfVariation) -> tuple[str, bool]:
         p = a.percent(comp)
         if rank is not None:
@@ -141,7 +144,7 @@ def _share(comp: str, rank: int | None = None, below: float | None = None):
     return f
 
 
-def _ci_apart(better: list[str], worse: list[str], factor: str = "tcp"):
+def _ci_apart(better: list[str], worse: list[str], factor: str = "tcp") -> Check:
     def f(a: AllocationOfVariation) -> tuple[str, bool]:
         lo = min(a.effect(factor, b)["ci_low"] for b in better)
         hi = max(a.effect(factor, w)["ci_high"] for w in worse)
@@ -149,7 +152,7 @@ def _ci_apart(better: list[str], worse: list[str], factor: str = "tcp"):
     return f
 
 
-def _ordered(order: list[str], factor: str = "tcp", strict_ci: bool = False):
+def _ordered(order: list[str], factor: str = "tcp", strict_ci: bool = False) -> Check:
     def f(a: AllocationOfVariation) -> tuple[str, bool]:
         e = [a.effect(factor, lv) for lv in order]
         ok = all(x["effect"] < y["effect"] for x, y in pairwise(e))
@@ -159,7 +162,7 @@ def _ordered(order: list[str], factor: str = "tcp", strict_ci: bool = False):
     return f
 
 
-def _extremes(best: str, worst: str, factor: str = "tcp"):
+def _extremes(best: str, worst: str, factor: str = "tcp") -> Check:
     def f(a: AllocationOfVariation) -> tuple[str, bool]:
         e = a.effects[a.effects["factor"] == factor].set_index("level")["effect"]
         return (f"{best} {e[best]:+.4f}, {worst} {e[worst]:+.4f}",
@@ -167,14 +170,12 @@ def _extremes(best: str, worst: str, factor: str = "tcp"):
     return f
 
 
-def _mostly_insignificant(at_least: int):
+def _mostly_insignificant(at_least: int) -> Check:
     def f(a: AllocationOfVariation) -> tuple[str, bool]:
         n = int((~a.effects["significant"]).sum())
         return f"{n} of {len(a.effects)} CIs enclose 0", n >= at_least
     return f
 
-
-Check = Callable[[AllocationOfVariation], tuple[str, bool]]
 
 #: The seeds' main conclusions (seed 000 sections 4.5-4.8), each checked on one analysis.
 CLAIMS: list[tuple[str, str, str, Check]] = [
@@ -210,7 +211,7 @@ CLAIMS: list[tuple[str, str, str, Check]] = [
 ]
 
 
-def _across(res: Results) -> list[tuple[str, str, tuple[str, bool]]]:
+def _across(res: Results) -> list[tuple[str, tuple[str, bool]]]:
     """The overall conclusions (4.8), across link types."""
     gap = {k: res[(k, "efficiency")].effect("tcp", "SACK")["effect"]
            - res[(k, "efficiency")].effect("tcp", "NewReno")["effect"] for k in LINKS}
@@ -321,14 +322,16 @@ def _variation_table(ours: Mapping[str, AllocationOfVariation] | None, paper: pd
             row[(f"{r} SS", "paper")] = float(pss.iloc[0]) if len(pss) else None
             row[(f"{r} %", "ours")] = opc
             row[(f"{r} %", "paper")] = float(ppc.iloc[0]) if len(ppc) else None
-            both = opc is not None and len(ppc) and comp != "total"
-            row[(f"{r} %", "diff")] = opc - float(ppc.iloc[0]) if both else None
+            if opc is not None and len(ppc) and comp != "total":
+                row[(f"{r} %", "diff")] = opc - float(ppc.iloc[0])
+            else:
+                row[(f"{r} %", "diff")] = None
         rows.append(pd.Series(row, name=label))
     s_e: dict[tuple[str, str], Any] = {}
     for r in RESPONSES:
-        sel = paper[(paper["quantity"] == "s_e") & (paper["response"] == r)]["value"]
+        pse = paper[(paper["quantity"] == "s_e") & (paper["response"] == r)]["value"]
         s_e[(f"{r} SS", "ours")] = ours[r].s_e if ours else None
-        s_e[(f"{r} SS", "paper")] = float(sel.iloc[0]) if len(sel) else None
+        s_e[(f"{r} SS", "paper")] = float(pse.iloc[0]) if len(pse) else None
     rows.append(pd.Series(s_e, name="Standard error s_e"))
     df = pd.DataFrame(rows).astype(float)
     df.columns = pd.MultiIndex.from_tuples(df.columns)
@@ -369,7 +372,10 @@ def _run_info(runs: pd.DataFrame) -> pd.DataFrame:
     return info
 
 
-def _analyse(store_path: str | Path, study: str):
+def _analyse(
+    store_path: str | Path, study: str
+) -> tuple[pd.DataFrame, dict[str, Any], pd.DataFrame, dict[tuple[str, str], AllocationOfVariation],
+           dict[str, str]]:
     with Store(store_path, read_only=True) as st:
         runs = st.runs(study)
         try:

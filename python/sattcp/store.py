@@ -165,8 +165,9 @@ class Store:
         con = self.con
         con.execute("BEGIN TRANSACTION")
         try:
-            con.execute("DELETE FROM runs WHERE study = ? AND run_key = ?", [study, run_key])
-            if self._has_table("flows"):
+            gone = con.execute("DELETE FROM runs WHERE study = ? AND run_key = ? RETURNING run_key",
+                               [study, run_key]).fetchall()
+            if gone and self._has_table("flows"):
                 con.execute("DELETE FROM flows WHERE study = ? AND run_key = ?", [study, run_key])
             con.execute(f"INSERT INTO runs VALUES ({', '.join('?' * len(values))})", values)
             if flows is not None and len(flows):
@@ -178,7 +179,8 @@ class Store:
 
     def _has_table(self, name: str) -> bool:
         q = "SELECT count(*) FROM information_schema.tables WHERE table_name = ?"
-        return self.con.execute(q, [name]).fetchone()[0] > 0
+        row = self.con.execute(q, [name]).fetchone()
+        return bool(row and row[0] > 0)
 
     def _insert_flows(self, study: str, run_key: str, flows: pd.DataFrame) -> None:
         df = flows.reset_index(drop=True).copy()

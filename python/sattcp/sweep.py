@@ -610,7 +610,7 @@ def _run_dask(todo: list[RunSpec], store: Store, cluster: Any, runner: Runner | 
     try:
         limit = jobs or max(1, sum(client.nthreads().values())) * 2
         pending = list(reversed(todo))
-        by_key: dict[str, RunSpec] = {}
+        by_key: dict[Any, RunSpec] = {}
         ac = as_completed()
 
         def submit() -> None:

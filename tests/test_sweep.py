@@ -263,6 +263,12 @@ def test_cli_sweep_analyze_export(tmp_path, capsys):
     assert "== simple / simple / custom_metric" in out and "tcp.flavor:switch.policy" in out
     assert "pure_error" in out  # two replications
 
+    assert main(["analyze", str(store), "--study", "simple", "--html", str(tmp_path / "h")]) == 0
+    html = (tmp_path / "h" / "report.html").read_text()
+    assert html.count("data:image/png;base64,") == 3 * 1 + 1  # 3 responses + variation
+    effects = pd.read_csv(tmp_path / "h" / "effects.csv")
+    assert set(effects["response"]) == {"efficiency", "fairness", "custom_metric"}
+
     assert main(["export", str(store), "--out", str(tmp_path / "x"), "--format", "csv"]) == 0
     assert pd.read_csv(tmp_path / "x" / "runs.csv").shape[0] == 24
 

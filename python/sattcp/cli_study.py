@@ -98,6 +98,8 @@ def register(subparsers: Any) -> None:
                    help="response to analyse (repeatable; default: the study's responses)")
     p.add_argument("--block", default=None, help="only this block (e.g. GEO)")
     p.add_argument("--confidence", type=float, default=0.90, help="default: %(default)s")
+    p.add_argument("--html", metavar="DIR", default=None,
+                   help="also write DIR/report.html (figures embedded), variation.csv, effects.csv")
     p.set_defaults(handler=cmd_analyze, func=cmd_analyze)
 
     p = subparsers.add_parser("export", help="write a store's runs and flows as Parquet or CSV")
@@ -138,38 +140,21 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def analyze_text(store: str | Path, study: str, responses: Sequence[str] | None = None,
                  block: str | None = None, confidence: float = 0.90) -> str:
     """The text that ``sattcp analyze`` prints."""
-    from sattcp.analysis import allocation_of_variation
-    from sattcp.store import Store
+    from sattcp.report import analyse_study
 
-    with Store(store, read_only=True) as st:
-        definition = st.study_definition(study)
-        runs = st.runs(study)
-    factors = list(definition["factors"])
-    responses = list(responses or definition.get("responses") or ["efficiency"])
-    ok = runs[runs["status"] == "ok"] if len(runs) else runs
-    blocks = list(dict.fromkeys(ok["block"])) if len(ok) else []
-    if block is not None:
-        if block not in blocks:
-            raise ValueError(f"no successful runs in block {block!r} (blocks: {blocks})")
-        blocks = [block]
-    if not blocks:
-        raise ValueError(f"study {study!r} has no successful runs in {store}")
-    out = []
-    levels = {k: list(v) for k, v in definition["factors"].items()}
-    for b in blocks:
-        sub = ok[ok["block"] == b]
-        for r in responses:
-            if r not in sub.columns:
-                raise ValueError(f"no response {r!r} in the runs; available: "
-                                 f"{sorted(c for c in sub.columns if c not in factors)}")
-            res = allocation_of_variation(sub, factors, r, confidence=confidence, levels=levels)
-            out.append(f"== {study} / {b} / {r}\n{res.to_text()}\n")
-    return "\n".join(out)
+    results = analyse_study(store, study, list(responses or []) or None, block, confidence)
+    return "\n".join(f"== {study} / {b} / {r}\n{a.to_text()}\n" for (b, r), a in results.items())
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     def body() -> int:
         print(analyze_text(args.store, args.study, args.response, args.block, args.confidence))
+        if args.html:
+            from sattcp.report import build_study_report
+
+            path = build_study_report(args.store, args.study, args.html, args.response,
+                                      args.confidence)
+            print(f"report: {path}")
         return EXIT_OK
 
     return _guard("analyze", body)

@@ -28,7 +28,9 @@ __all__ = [
     "KOTA_LEVELS",
     "ClaimCheck",
     "PaperData",
+    "analyse_study",
     "build_report",
+    "build_study_report",
     "check_conclusions",
     "check_conclusions_summary",
     "kota_frame",
@@ -511,3 +513,95 @@ def build_report(
     path = out / "report.html"
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
+
+
+# -- any study ---------------------------------------------------------------------------------
+
+
+def analyse_study(
+    store_path: str | Path,
+    study: str,
+    responses: list[str] | None = None,
+    block: str | None = None,
+    confidence: float = 0.90,
+) -> dict[tuple[str, str], AllocationOfVariation]:
+    """Allocation of variation of every (block, response) of a stored study, from its successful
+    runs, with the factors and level order of the study's definition."""
+    with Store(store_path, read_only=True) as st:
+        definition = st.study_definition(study)
+        runs = st.runs(study)
+    factors = list(definition["factors"])
+    levels = {k: list(v) for k, v in definition["factors"].items()}
+    responses = list(responses or definition.get("responses") or ["efficiency"])
+    ok = runs[runs["status"] == "ok"] if len(runs) else runs
+    blocks = list(dict.fromkeys(ok["block"])) if len(ok) else []
+    if block is not None:
+        if block not in blocks:
+            raise ValueError(f"no successful runs in block {block!r} (blocks: {blocks})")
+        blocks = [block]
+    if not blocks:
+        raise ValueError(f"study {study!r} has no successful runs in {store_path}")
+    out = {}
+    for b in blocks:
+        sub = ok[ok["block"] == b]
+        for r in responses:
+            if r not in sub.columns:
+                have = sorted(c for c in sub.columns if c not in factors)
+                raise ValueError(f"no response {r!r} in the runs; available: {have}")
+            out[(b, r)] = allocation_of_variation(sub, factors, r, confidence=confidence,
+                                                  levels=levels)
+    return out
+
+
+def build_study_report(
+    store_path: str | Path,
+    study: str,
+    out_dir: str | Path,
+    responses: list[str] | None = None,
+    confidence: float = 0.90,
+) -> Path:
+    """A self-contained HTML report of any stored study (allocation of variation, main effects
+    with confidence intervals, figures), plus ``variation.csv`` and ``effects.csv`` beside it."""
+    out = Path(out_dir)
+    figdir = out / "figures"
+    results = analyse_study(store_path, study, responses, confidence=confidence)
+    with Store(store_path, read_only=True) as st:
+        runs = st.runs(study)
+        definition = st.study_definition(study)
+    head = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>sattcp study: {_e(study)}</title><style>{_CSS}</style></head><body>")
+    parts = [head, f"<h1>Study {_e(study)}</h1><p>{_e(definition.get('description', ''))}</p>"]
+    parts.append("<p>Allocation of variation, main effects and confidence intervals as in seed "
+                 "000 &sect;4.4.1 (see docs/analysis.md).</p>")
+    parts.append("<h2>Runs</h2>" + _table(_run_info(runs)))
+    variation, effects = [], []
+    for (b, r), a in results.items():
+        parts.append(f"<h2>{_e(b)}: {_e(r)}</h2>")
+        v = a.variation.reset_index()
+        parts.append(_table(a.variation[["ss", "percent", "dof"]]))
+        parts.append(f"<p>s_e = {a.s_e:.4g} with d_e = {a.dof_error}; "
+                     f"t quantile {a.t_quantile:.4f}; {a.replications} replication(s).</p>")
+        parts.append(_table(a.effects.set_index(["factor", "level"])))
+        fig = plots.effects_figure({r: a}, None, f"{b}: {r}")
+        stem = figdir / f"{_slug(b)}-{_slug(r)}-effects"
+        parts.append(_img(plots.save(fig, stem), f"{b} {r}: main effects",
+                          f"figures/{stem.name}.png/.svg/.pdf"))
+        variation.append(v.assign(block=b, response=r))
+        effects.append(a.effects.assign(block=b, response=r))
+    fig = plots.variation_figure({f"{b} {r}": a for (b, r), a in results.items()},
+                                 "Allocation of variation")
+    stem = figdir / "allocation-of-variation"
+    parts.append("<h2>Allocation of variation</h2>")
+    parts.append(_img(plots.save(fig, stem), "Allocation of variation",
+                      f"figures/{stem.name}.png/.svg/.pdf"))
+    parts.append(_SCRIPT + "</body></html>")
+    out.mkdir(parents=True, exist_ok=True)
+    pd.concat(variation).to_csv(out / "variation.csv", index=False)
+    pd.concat(effects).to_csv(out / "effects.csv", index=False)
+    path = out / "report.html"
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path
+
+
+def _slug(s: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in str(s).lower()).strip("-") or "x"

@@ -27,7 +27,8 @@ def fake_store(path: Path, study: str = "kota-www", drop: int = 0, noise: float 
     paper = load_paper(DATA).results
     rng = np.random.default_rng(7)
     with Store(path) as st:
-        st.save_study(study, {"description": "fake results for the report test"})
+        st.save_study(study, {"description": "fake results for the report test",
+                              "notes": ["fake: nothing was simulated"]})
         for i, r in enumerate(paper.itertuples()):
             if i < drop:
                 continue
@@ -60,6 +61,7 @@ def test_report_structure(tmp_path):
     assert "TCP flavour explains the largest share" in html
     assert "69.16%" in html  # the paper's GEO share of TCP flavour
     assert "holds" in html and "SimulationError: boom" in html
+    assert "<li>fake: nothing was simulated</li>" in html
     imgs = re.findall(r'<img alt="[^"]*" src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
     assert len(imgs) == 3 * 2 + 1
     assert all(len(b) > 1000 for b in imgs)

@@ -441,6 +441,10 @@ def build_report(
     )
     if note:
         parts.append(f"<p class='note'>{_e(note)}</p>")
+    notes = definition.get("notes") or []
+    parts.append("<h2>Deviations and tuning declared in the study</h2>")
+    parts.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>" if notes else
+                 "<p>None declared: no parameter was set to match the paper's tables.</p>")
     parts.append("<h2>Runs</h2>" + _table(_run_info(runs)))
     failed = runs[runs["status"] == "failed"]
     if len(failed):

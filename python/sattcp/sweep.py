@@ -5,6 +5,7 @@ A study file::
 
     name = "buffers"                       # the study's name in the store
     description = "..."                    # optional
+    notes = ["..."]                        # optional: deviations, tuning (shown in reports)
     scenario = "base.toml"                 # relative to this file (or use [[blocks]])
     responses = ["efficiency", "fairness"] # summary values to analyse
     replications = 2                       # seeds seed, seed+1, ... (or seeds = [7, 11])
@@ -132,6 +133,7 @@ class Study:
     quick_overrides: Mapping[str, Any] | None = None
     quick_description: str = ""
     source: str = "<study>"
+    notes: tuple[str, ...] = ()
 
     def quick(self) -> Study:
         """The reduced variant (``[quick]``), stored under ``NAME-quick``."""
@@ -159,6 +161,7 @@ class Study:
             "seeds": list(self.seeds),
             "responses": list(self.responses),
             "overrides": dict(self.overrides),
+            "notes": list(self.notes),
             "source": self.source,
         }
 
@@ -207,7 +210,7 @@ def _file_digest(path: Path) -> str:
 
 # -- loading a study file ----------------------------------------------------------------------
 
-_TOP = {"name", "description", "scenario", "responses", "replications", "seed", "seeds",
+_TOP = {"name", "description", "notes", "scenario", "responses", "replications", "seed", "seeds",
         "overrides", "factors", "blocks", "quick"}
 
 
@@ -347,6 +350,9 @@ def load_study(source: str | Path) -> Study:
                 bad(f"quick.{k}", "unknown key (known: description, overrides)", quick[k])
         quick_overrides = _flatten(quick.get("overrides", {}))
         quick_description = str(quick.get("description", ""))
+    notes = raw.get("notes", [])
+    if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+        bad("notes", "must be a list of strings", notes)
     if problems:
         raise StudyError(str(path), problems)
     return Study(
@@ -360,6 +366,7 @@ def load_study(source: str | Path) -> Study:
         quick_overrides=quick_overrides,
         quick_description=quick_description,
         source=str(path),
+        notes=tuple(notes),
     )
 
 

@@ -1,0 +1,208 @@
+"""Command-line subcommands for studies: ``sweep``, ``analyze``, ``export`` and ``reproduce``.
+
+``sattcp.cli`` calls :func:`register` with its argparse subparsers; each subcommand sets
+``handler`` (and ``func``) to a function ``(args) -> int`` returning the exit status:
+0 success, 1 runs failed or the simulator is unavailable, 2 bad input, 130 interrupted.
+``python -m sattcp.cli_study ...`` runs them without the main CLI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main", "register"]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _err(cmd: str, msg: str) -> None:
+    print(f"sattcp {cmd}: error: {msg}", file=sys.stderr)
+
+
+def _load_runner(spec: str | None) -> Callable[..., Any] | None:
+    """``--runner module:function`` (a stand-in for sattcp.api.run, e.g. for tests)."""
+    if not spec:
+        return None
+    mod, _, name = spec.partition(":")
+    if not name:
+        raise ValueError(f"--runner must be MODULE:FUNCTION, got {spec!r}")
+    try:
+        return getattr(importlib.import_module(mod), name)
+    except (ImportError, AttributeError) as e:
+        raise ValueError(f"--runner {spec!r}: {e}") from e
+
+
+def _guard(cmd: str, body: Callable[[], int]) -> int:
+    """Run a handler body, turning expected errors into a message and an exit status."""
+    import duckdb
+
+    from sattcp.sweep import SimulatorUnavailable
+
+    try:
+        return body()
+    except KeyboardInterrupt:
+        _err(cmd, "interrupted; every finished run is saved, run the same command to resume")
+        return EXIT_INTERRUPTED
+    except SimulatorUnavailable as e:
+        _err(cmd, str(e))
+        return EXIT_FAILED
+    except duckdb.IOException as e:
+        _err(cmd, f"cannot open the results store ({e}); is a sweep still writing to it?")
+        return EXIT_FAILED
+    except (ValueError, FileNotFoundError, KeyError) as e:
+        msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+        _err(cmd, str(msg))
+        return EXIT_USAGE
+
+
+def _jobs(v: str) -> int:
+    n = int(v)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {n}")
+    return n
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--jobs", "-j", type=_jobs, default=None,
+                   help="parallel runs on this machine (default: all cores)")
+    p.add_argument("--cluster", metavar="ADDRESS", default=None,
+                   help="run on a Dask distributed scheduler, e.g. tcp://10.0.0.1:8786")
+    p.add_argument("--retry-failed", action="store_true", help="run again the runs that failed")
+    p.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
+    p.add_argument("--runner", metavar="MODULE:FUNCTION", default=None,
+                   help="use another function than sattcp.api.run (testing, other simulators)")
+
+
+def register(subparsers: Any) -> None:
+    """Add ``sweep``, ``analyze``, ``export`` and ``reproduce`` to an argparse subparsers object."""
+    p = subparsers.add_parser("sweep", help="run every combination of a study's factors",
+                              description="Run a study's full factorial x replications into a "
+                              "DuckDB store; runs already stored are skipped (resume).")
+    p.add_argument("study", metavar="STUDY.toml", help="study file")
+    p.add_argument("--store", default="results.duckdb", help="results file (default: %(default)s)")
+    p.add_argument("--quick", action="store_true", help="the study's reduced [quick] variant")
+    _add_run_options(p)
+    p.set_defaults(handler=cmd_sweep, func=cmd_sweep)
+
+    p = subparsers.add_parser("analyze", help="allocation of variation of a stored study",
+                              description="Allocation of variation, main effects and confidence "
+                              "intervals (seed 000 4.4.1) per block and response.")
+    p.add_argument("store", metavar="STORE", help="results file (.duckdb)")
+    p.add_argument("--study", required=True, help="study name in the store")
+    p.add_argument("--response", action="append", default=None,
+                   help="response to analyse (repeatable; default: the study's responses)")
+    p.add_argument("--block", default=None, help="only this block (e.g. GEO)")
+    p.add_argument("--confidence", type=float, default=0.90, help="default: %(default)s")
+    p.add_argument("--html", metavar="DIR", default=None,
+                   help="also write DIR/report.html (figures embedded), variation.csv, effects.csv")
+    p.set_defaults(handler=cmd_analyze, func=cmd_analyze)
+
+    p = subparsers.add_parser("export", help="write a store's runs and flows as Parquet or CSV")
+    p.add_argument("store", metavar="STORE")
+    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--format", choices=["parquet", "csv"], default="parquet")
+    p.add_argument("--study", default=None, help="only this study")
+    p.set_defaults(handler=cmd_export, func=cmd_export)
+
+    p = subparsers.add_parser("reproduce", help="reproduce a seed study and write a report",
+                              description="Run a packaged study (kota-www: seed 000 Tables 5-13) "
+                              "and write an HTML report comparing with the paper.")
+    p.add_argument("name", choices=["kota-www"], help="packaged study")
+    p.add_argument("--quick", action="store_true", help="reduced variant (about a minute)")
+    p.add_argument("--out", default=None, help="output folder (default: out/NAME[-quick])")
+    _add_run_options(p)
+    p.set_defaults(handler=cmd_reproduce, func=cmd_reproduce)
+
+
+def _print_sweep(s: Any) -> None:
+    print(f"{s.study}: {s.total} runs, {s.skipped} already stored, {s.ok} ok, {s.failed} failed "
+          f"({s.wall_time_s:.1f} s) -> {s.store}")
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from sattcp.sweep import run_sweep
+
+    def body() -> int:
+        s = run_sweep(args.study, args.store, jobs=args.jobs, cluster=args.cluster,
+                      runner=_load_runner(args.runner), progress=not args.no_progress,
+                      retry_failed=args.retry_failed, quick=args.quick)
+        _print_sweep(s)
+        return EXIT_FAILED if s.failed else EXIT_OK
+
+    return _guard("sweep", body)
+
+
+def analyze_text(store: str | Path, study: str, responses: Sequence[str] | None = None,
+                 block: str | None = None, confidence: float = 0.90) -> str:
+    """The text that ``sattcp analyze`` prints."""
+    from sattcp.report import analyse_study
+
+    results = analyse_study(store, study, list(responses or []) or None, block, confidence)
+    return "\n".join(f"== {study} / {b} / {r}\n{a.to_text()}\n" for (b, r), a in results.items())
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    def body() -> int:
+        print(analyze_text(args.store, args.study, args.response, args.block, args.confidence))
+        if args.html:
+            from sattcp.report import build_study_report
+
+            path = build_study_report(args.store, args.study, args.html, args.response,
+                                      args.confidence)
+            print(f"report: {path}")
+        return EXIT_OK
+
+    return _guard("analyze", body)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from sattcp.store import Store
+
+    def body() -> int:
+        with Store(args.store, read_only=True) as st:
+            for p in st.export(args.out, args.format, args.study):
+                print(p)
+        return EXIT_OK
+
+    return _guard("export", body)
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from sattcp.report import build_report, check_conclusions_summary
+    from sattcp.sweep import load_study, packaged_study, run_sweep
+
+    def body() -> int:
+        study = load_study(packaged_study(args.name))
+        note = ""
+        if args.quick:
+            note = (f"Quick variant: {study.quick_description}. Results are noisier than the "
+                    "full study's; run without --quick for the paper's set-up.")
+            study = study.quick()
+        out = Path(args.out or Path("out") / study.name)
+        out.mkdir(parents=True, exist_ok=True)
+        s = run_sweep(study, out / "results.duckdb", jobs=args.jobs, cluster=args.cluster,
+                      runner=_load_runner(args.runner), progress=not args.no_progress,
+                      retry_failed=args.retry_failed)
+        _print_sweep(s)
+        path = build_report(out / "results.duckdb", study.name, out, note=note)
+        print(check_conclusions_summary(out / "results.duckdb", study.name))
+        print(f"report: {path}")
+        return EXIT_FAILED if s.failed else EXIT_OK
+
+    return _guard("reproduce", body)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="sattcp")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.handler(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

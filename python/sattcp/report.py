@@ -1,0 +1,611 @@
+"""The reproduction report of the seeds' study (seed 000 Tables 5-13): one self-contained HTML
+file (figures embedded as PNG) plus the figures as PNG/SVG/PDF files beside it.
+
+For each link type (WAN, MEO, GEO) it shows our Table 5/8/11 next to the paper's with the
+difference per cell, our allocation of variation (Tables 6/9/12) and main effects with confidence
+intervals (Tables 7/10/13) next to the paper's printed values, and it checks the seeds'
+conclusions one by one. The paper's values are data in the repository (``data/seed000-*.csv``).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from sattcp import plots
+from sattcp.analysis import AllocationOfVariation, allocation_of_variation
+from sattcp.store import Store
+
+__all__ = [
+    "KOTA_LEVELS",
+    "ClaimCheck",
+    "PaperData",
+    "analyse_study",
+    "build_report",
+    "build_study_report",
+    "check_conclusions",
+    "check_conclusions_summary",
+    "kota_frame",
+    "load_paper",
+]
+
+#: Our factor keys and level labels -> the columns and levels of ``seed000-tables-5-8-11.csv``.
+KOTA_LEVELS: dict[str, tuple[str, dict[str, str]]] = {
+    "tcp.flavor": ("tcp", {"vanilla": "Vanilla", "reno": "Reno", "newreno": "NewReno", "sack": "SACK"}),
+    "switch.policy": ("drop_policy", {"epd": "EPD", "sd": "SD"}),
+    "switch.buffer": ("buffer_rtt", {"0.5bdp": "0.5", "1bdp": "1", "2bdp": "2"}),
+}
+FACTORS = ["tcp", "buffer_rtt", "drop_policy"]  # the order of the seeds' tables
+LEVELS = {"tcp": ["Vanilla", "Reno", "NewReno", "SACK"], "buffer_rtt": ["0.5", "1", "2"],
+          "drop_policy": ["EPD", "SD"]}
+LINKS = ["WAN", "MEO", "GEO"]
+TABLES = {"WAN": (5, 6, 7), "MEO": (8, 9, 10), "GEO": (11, 12, 13)}
+RESPONSES = ["efficiency", "fairness"]
+COMPONENT_LABELS = {
+    "individual": "Individual Values", "mean": "Overall Mean", "total": "Total Variation",
+    "tcp": "TCP Flavor", "buffer_rtt": "Buffer Size", "drop_policy": "Drop Policy",
+    "tcp:buffer_rtt": "TCP Flavor-Buffer Size", "tcp:drop_policy": "TCP Flavor-Drop Policy",
+    "buffer_rtt:drop_policy": "Buffer Size-Drop Policy", "error": "Error (higher-order interactions)",
+}
+PAPER_FILES = ("seed000-tables-5-8-11.csv", "seed000-tables-6-9-12.csv", "seed000-tables-7-10-13.csv")
+
+
+# -- the paper's values ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PaperData:
+    results: pd.DataFrame  # Tables 5/8/11: link, drop_policy, tcp, buffer_rtt, efficiency, fairness
+    variation: pd.DataFrame  # Tables 6/9/12 as printed (strings)
+    effects: pd.DataFrame  # Tables 7/10/13 as printed (strings)
+
+    def analysis(self) -> dict[tuple[str, str], AllocationOfVariation]:
+        """The seeds' method run on the seeds' Tables 5/8/11 (equal to their Tables 6/7... within
+        rounding, see tests/test_analysis.py)."""
+        return {(link, r): allocation_of_variation(self.results[self.results["link"] == link],
+                                                   FACTORS, r, levels=LEVELS)
+                for link in LINKS for r in RESPONSES}
+
+
+def find_paper_dir(start: Path | None = None) -> Path:
+    """The folder holding the seeds' tables: ``data/`` of the repository (searched upwards from
+    this package and from the working folder)."""
+    bases = [Path(__file__).resolve().parent, Path.cwd()] if start is None else [start]
+    for base in bases:
+        for d in [base, *base.parents]:
+            if (d / "data" / PAPER_FILES[0]).exists():
+                return d / "data"
+    raise FileNotFoundError(f"the paper's tables ({PAPER_FILES[0]}) were not found in a data/ "
+                            "folder above the package or the working folder")
+
+
+def load_paper(data_dir: str | Path | None = None) -> PaperData:
+    d = Path(data_dir) if data_dir is not None else find_paper_dir()
+    res = pd.read_csv(d / PAPER_FILES[0], dtype={"buffer_rtt": str})
+    var = pd.read_csv(d / PAPER_FILES[1], dtype=str)
+    eff = pd.read_csv(d / PAPER_FILES[2], dtype=str)
+    return PaperData(res, var, eff)
+
+
+# -- our values --------------------------------------------------------------------------------
+
+
+def kota_frame(runs: pd.DataFrame) -> pd.DataFrame:
+    """Successful runs of the kota-www study (from ``Store.runs``) in the paper's columns:
+    link, drop_policy, tcp, buffer_rtt, seed, efficiency, fairness."""
+    ok = runs[runs["status"] == "ok"] if "status" in runs else runs
+    out = pd.DataFrame({"link": ok["block"].to_numpy(), "seed": ok["seed"].to_numpy()})
+    for key, (col, mapping) in KOTA_LEVELS.items():
+        if key not in ok:
+            raise ValueError(f"the runs have no factor {key!r}; is this the kota-www study?")
+        out[col] = [mapping.get(str(v), str(v)) for v in ok[key]]
+    for r in RESPONSES:
+        out[r] = pd.to_numeric(ok[r], errors="coerce").to_numpy()
+    return out[["link", "drop_policy", "tcp", "buffer_rtt", "seed", *RESPONSES]]
+
+
+# -- conclusions -------------------------------------------------------------------------------
+
+Results = Mapping[tuple[str, str], AllocationOfVariation]
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    link: str
+    response: str
+    claim: str
+    paper: str
+    ours: str
+    holds_paper: bool
+    holds_ours: bool | None  # None: our analysis is not available (runs missing)
+
+
+Check = Callable[[AllocationOfVariation], tuple[str, bool]]
+
+
+def _ranked(a: AllocationOfVariation) -> list[str]:
+    v = a.variation
+    v = v[v["kind"].isin(["main", "interaction"])]
+    return list(v["percent"].sort_values(ascending=False).index)
+
+
+def _share(comp: str, rank: int | None = None, below: float | None = None) -> Check:
+    def f(a: AllocationOfVariation) -> tuple[str, bool]:
+        p = a.percent(comp)
+        if rank is not None:
+            return f"{p:.2f}%", _ranked(a)[rank] == comp
+        return f"{p:.2f}%", p < (below or 0)
+    return f
+
+
+def _ci_apart(better: list[str], worse: list[str], factor: str = "tcp") -> Check:
+    def f(a: AllocationOfVariation) -> tuple[str, bool]:
+        lo = min(a.effect(factor, b)["ci_low"] for b in better)
+        hi = max(a.effect(factor, w)["ci_high"] for w in worse)
+        return f"lowest CI bound of {'/'.join(better)} {lo:+.4f} vs highest of {'/'.join(worse)} {hi:+.4f}", lo > hi
+    return f
+
+
+def _ordered(order: list[str], factor: str = "tcp", strict_ci: bool = False) -> Check:
+    def f(a: AllocationOfVariation) -> tuple[str, bool]:
+        e = [a.effect(factor, lv) for lv in order]
+        ok = all(x["effect"] < y["effect"] for x, y in pairwise(e))
+        if strict_ci:
+            ok = ok and all(x["ci_high"] < y["ci_low"] for x, y in pairwise(e))
+        return ", ".join(f"{lv} {x['effect']:+.4f}" for lv, x in zip(order, e)), ok
+    return f
+
+
+def _extremes(best: str, worst: str, factor: str = "tcp") -> Check:
+    def f(a: AllocationOfVariation) -> tuple[str, bool]:
+        e = a.effects[a.effects["factor"] == factor].set_index("level")["effect"]
+        return (f"{best} {e[best]:+.4f}, {worst} {e[worst]:+.4f}",
+                e.idxmax() == best and e.idxmin() == worst)
+    return f
+
+
+def _mostly_insignificant(at_least: int) -> Check:
+    def f(a: AllocationOfVariation) -> tuple[str, bool]:
+        n = int((~a.effects["significant"]).sum())
+        return f"{n} of {len(a.effects)} CIs enclose 0", n >= at_least
+    return f
+
+
+#: The seeds' main conclusions (seed 000 sections 4.5-4.8), each checked on one analysis.
+CLAIMS: list[tuple[str, str, str, Check]] = [
+    ("WAN", "efficiency", "TCP flavour explains the largest share of the variation (4.5.1)", _share("tcp", 0)),
+    ("WAN", "efficiency", "buffer size is the next major determinant (4.5.1)", _share("buffer_rtt", 1)),
+    ("WAN", "efficiency", "NewReno and SACK are better than Vanilla and Reno (CIs apart)",
+     _ci_apart(["NewReno", "SACK"], ["Vanilla", "Reno"])),
+    ("WAN", "efficiency", "Reno is better than Vanilla (CIs apart)", _ci_apart(["Reno"], ["Vanilla"])),
+    ("WAN", "efficiency", "efficiency increases with buffer size (CIs apart)",
+     _ordered(["0.5", "1", "2"], "buffer_rtt", strict_ci=True)),
+    ("WAN", "efficiency", "drop policy explains a negligible share (< 2%)", _share("drop_policy", below=2.0)),
+    ("WAN", "fairness", "buffer size explains the largest share of the variation (4.5.2)", _share("buffer_rtt", 0)),
+    ("WAN", "fairness", "TCP flavour is the next major factor", _share("tcp", 1)),
+    ("WAN", "fairness", "fairness increases from 0.5 to 1 RTT buffers (CIs apart)",
+     _ci_apart(["1"], ["0.5"], "buffer_rtt")),
+    ("WAN", "fairness", "NewReno gives the best fairness and SACK the worst", _extremes("NewReno", "SACK")),
+    ("MEO", "efficiency", "TCP flavour explains the largest share of the variation (4.6.1)", _share("tcp", 0)),
+    ("MEO", "efficiency", "buffer size is the next major determinant", _share("buffer_rtt", 1)),
+    ("MEO", "efficiency", "SACK is best, followed by NewReno, Reno and Vanilla (effects in order)",
+     _ordered(["Vanilla", "Reno", "NewReno", "SACK"])),
+    ("MEO", "efficiency", "SACK is better than every other flavour (CIs apart)",
+     _ci_apart(["SACK"], ["Vanilla", "Reno", "NewReno"])),
+    ("MEO", "efficiency", "drop policy explains a negligible share (< 2%)", _share("drop_policy", below=2.0)),
+    ("MEO", "fairness", "no factor matters: at least 8 of 9 main-effect CIs enclose 0 (4.6.2)",
+     _mostly_insignificant(8)),
+    ("GEO", "efficiency", "TCP flavour explains the largest share of the variation (4.7.1)", _share("tcp", 0)),
+    ("GEO", "efficiency", "buffer size is the next major determinant", _share("buffer_rtt", 1)),
+    ("GEO", "efficiency", "SACK is substantially better than every other flavour (CIs apart)",
+     _ci_apart(["SACK"], ["Vanilla", "Reno", "NewReno"])),
+    ("GEO", "efficiency", "drop policy explains a negligible share (< 2%)", _share("drop_policy", below=2.0)),
+    ("GEO", "fairness", "no factor matters: at least 8 of 9 main-effect CIs enclose 0 (4.7.2)",
+     _mostly_insignificant(8)),
+]
+
+
+def _across(res: Results) -> list[tuple[str, tuple[str, bool]]]:
+    """The overall conclusions (4.8), across link types."""
+    gap = {k: res[(k, "efficiency")].effect("tcp", "SACK")["effect"]
+           - res[(k, "efficiency")].effect("tcp", "NewReno")["effect"] for k in LINKS}
+    ratio = {}
+    for k in LINKS:
+        a = res[(k, "efficiency")]
+        ratio[k] = a.percent("tcp") / max(a.percent("buffer_rtt") + a.percent("drop_policy"), 1e-12)
+    return [
+        ("the efficiency advantage of SACK over NewReno grows with delay (WAN < MEO < GEO)",
+         (", ".join(f"{k} {gap[k]:+.4f}" for k in LINKS), gap["WAN"] < gap["MEO"] < gap["GEO"])),
+        (("as delay grows, the end system (TCP flavour) matters more relative to buffers and "
+          "drop policy (share of TCP / share of buffer + policy grows)"),
+         (", ".join(f"{k} {ratio[k]:.2f}" for k in LINKS), ratio["WAN"] < ratio["MEO"] < ratio["GEO"])),
+    ]
+
+
+def check_conclusions(ours: Results, paper: Results) -> list[ClaimCheck]:
+    """Check each conclusion on the paper's values and on ours (``ours`` may lack entries)."""
+    out = []
+    for link, resp, text, f in CLAIMS:
+        pv, ph = f(paper[(link, resp)])
+        if (link, resp) in ours:
+            ov, oh = f(ours[(link, resp)])
+        else:
+            ov, oh = "not available", None
+        out.append(ClaimCheck(link, resp, text, pv, ov, ph, oh))
+    have_all = all((k, "efficiency") in ours for k in LINKS)
+    ours_across = _across(ours) if have_all else None
+    for i, (text, (pv, ph)) in enumerate(_across(paper)):
+        ov, oh = ours_across[i][1] if ours_across else ("not available", None)
+        out.append(ClaimCheck("all", "efficiency", text, pv, ov, ph, oh))
+    return out
+
+
+# -- HTML --------------------------------------------------------------------------------------
+
+_CSS = """
+body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:.8em 0;font-size:13px}
+th,td{border:1px solid #ccc;padding:3px 7px;text-align:right}
+th{background:#f3f3f3} td:first-child,th:first-child{text-align:left}
+.claims td{text-align:left} .holds{color:#1a7f37;font-weight:600} .fails{color:#cf222e;font-weight:600} .na{color:#888}
+.note{background:#fff8e6;border-left:4px solid #e0a800;padding:.5em 1em}
+img{max-width:100%;border:1px solid #eee;margin:.5em 0}
+"""
+
+# Marks the page once every figure has decoded (checked by the headless-browser test).
+_SCRIPT = """
+<script>
+window.addEventListener('load', function () {
+  var imgs = Array.prototype.slice.call(document.images);
+  var ok = imgs.filter(function (i) { return i.complete && i.naturalWidth > 0; }).length;
+  document.body.setAttribute('data-images-loaded', String(ok));
+  document.body.setAttribute('data-tables', String(document.querySelectorAll('table').length));
+});
+</script>
+"""
+
+
+def _e(s: object) -> str:
+    return html.escape(str(s))
+
+
+def _table(df: pd.DataFrame, cls: str = "") -> str:
+    return df.to_html(classes=cls, na_rep="–", border=0, escape=True, float_format=lambda v: f"{v:.4f}")
+
+
+def _img(png: bytes, alt: str, files: str) -> str:
+    b64 = base64.b64encode(png).decode()
+    return (f'<figure><img alt="{_e(alt)}" src="data:image/png;base64,{b64}">'
+            f"<figcaption>{_e(alt)} (files: {_e(files)})</figcaption></figure>")
+
+
+def _verdict(h: bool | None) -> str:
+    if h is None:
+        return '<span class="na">not available</span>'
+    return '<span class="holds">holds</span>' if h else '<span class="fails">does not hold</span>'
+
+
+def _results_table(ours: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+    keys = ["drop_policy", "tcp", "buffer_rtt"]
+    o = ours.groupby(keys, sort=False)[RESPONSES].mean()
+    p = paper.set_index(keys)[RESPONSES]
+    idx = pd.MultiIndex.from_product([LEVELS["drop_policy"], LEVELS["tcp"], LEVELS["buffer_rtt"]],
+                                     names=["drop policy", "TCP", "buffer (RTT)"])
+    o = o.reindex(idx)
+    p = p.reindex(idx)
+    cols = {}
+    for r in RESPONSES:
+        cols[(r, "ours")] = o[r]
+        cols[(r, "paper")] = p[r]
+        cols[(r, "diff")] = o[r] - p[r]
+    return pd.DataFrame(cols)
+
+
+def _variation_table(ours: Mapping[str, AllocationOfVariation] | None, paper: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for comp, label in COMPONENT_LABELS.items():
+        row: dict[tuple[str, str], Any] = {}
+        for r in RESPONSES:
+            sel = paper[(paper["component"] == comp) & (paper["response"] == r)]
+            pss = sel[sel["quantity"] == "ss"]["value"]
+            ppc = sel[sel["quantity"] == "percent"]["value"]
+            a = ours[r] if ours else None
+            oss = float(a.variation.loc[comp, "ss"]) if a is not None and comp in a.variation.index else None
+            opc = float(a.variation.loc[comp, "percent"]) if a is not None and comp in a.variation.index else None
+            row[(f"{r} SS", "ours")] = oss
+            row[(f"{r} SS", "paper")] = float(pss.iloc[0]) if len(pss) else None
+            row[(f"{r} %", "ours")] = opc
+            row[(f"{r} %", "paper")] = float(ppc.iloc[0]) if len(ppc) else None
+            if opc is not None and len(ppc) and comp != "total":
+                row[(f"{r} %", "diff")] = opc - float(ppc.iloc[0])
+            else:
+                row[(f"{r} %", "diff")] = None
+        rows.append(pd.Series(row, name=label))
+    s_e: dict[tuple[str, str], Any] = {}
+    for r in RESPONSES:
+        pse = paper[(paper["quantity"] == "s_e") & (paper["response"] == r)]["value"]
+        s_e[(f"{r} SS", "ours")] = ours[r].s_e if ours else None
+        s_e[(f"{r} SS", "paper")] = float(pse.iloc[0]) if len(pse) else None
+    rows.append(pd.Series(s_e, name="Standard error s_e"))
+    df = pd.DataFrame(rows).astype(float)
+    df.columns = pd.MultiIndex.from_tuples(df.columns)
+    return df
+
+
+def _effects_table(ours: Mapping[str, AllocationOfVariation] | None, paper: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for f in FACTORS:
+        for lv in LEVELS[f]:
+            row: dict[tuple[str, str], Any] = {}
+            for r in RESPONSES:
+                p = paper[(paper["factor"] == f) & (paper["level"] == lv) & (paper["response"] == r)]
+                if ours:
+                    e = ours[r].effect(f, lv)
+                    row[(r, "ours")] = f"{e['effect']:+.4f} ({e['ci_low']:+.4f}, {e['ci_high']:+.4f})"
+                else:
+                    row[(r, "ours")] = "–"
+                if len(p):
+                    q = p.iloc[0]
+                    row[(r, "paper")] = f"{float(q['effect']):+.4f} ({float(q['ci_low']):+.4f}, {float(q['ci_high']):+.4f})"
+            rows.append(pd.Series(row, name=f"{f} = {lv}"))
+    df = pd.DataFrame(rows)
+    df.columns = pd.MultiIndex.from_tuples(df.columns)
+    return df
+
+
+def _run_info(runs: pd.DataFrame) -> pd.DataFrame:
+    g = runs.groupby("block", sort=False)
+    info = pd.DataFrame({
+        "runs": g.size(),
+        "ok": g["status"].apply(lambda s: int((s == "ok").sum())),
+        "failed": g["status"].apply(lambda s: int((s == "failed").sum())),
+        "wall time (s)": g["wall_time_s"].sum(min_count=1),
+        "events": g["events"].sum(min_count=1),
+    })
+    info.index.name = "link"
+    return info
+
+
+def _analyse(
+    store_path: str | Path, study: str
+) -> tuple[pd.DataFrame, dict[str, Any], pd.DataFrame, dict[tuple[str, str], AllocationOfVariation],
+           dict[str, str]]:
+    with Store(store_path, read_only=True) as st:
+        runs = st.runs(study)
+        try:
+            definition = st.study_definition(study)
+        except KeyError:
+            definition = {}
+    if runs.empty:
+        raise ValueError(f"no runs of study {study!r} in {store_path}")
+    ours_df = kota_frame(runs)
+    ours_aov: dict[tuple[str, str], AllocationOfVariation] = {}
+    problems: dict[str, str] = {}
+    for link in LINKS:
+        sub = ours_df[ours_df["link"] == link].dropna(subset=RESPONSES)
+        for r in RESPONSES:
+            try:
+                ours_aov[(link, r)] = allocation_of_variation(sub, FACTORS, r, levels=LEVELS)
+            except ValueError as e:
+                problems[link] = str(e)
+    return runs, definition, ours_df, ours_aov, problems
+
+
+def check_conclusions_summary(store_path: str | Path, study: str,
+                              paper_dir: str | Path | None = None) -> str:
+    """One line per conclusion: link, claim, paper's value, ours, verdict (for the terminal)."""
+    paper_aov = load_paper(paper_dir).analysis()
+    ours_aov = _analyse(store_path, study)[3]
+    lines = []
+    for c in check_conclusions(ours_aov, paper_aov):
+        verdict = {None: "not available", True: "holds", False: "DOES NOT HOLD"}[c.holds_ours]
+        lines.append(f"{c.link:>4} {c.response:<10} {c.claim}: paper {c.paper}; ours {c.ours} "
+                     f"-> {verdict}")
+    return "\n".join(lines)
+
+
+def build_report(
+    store_path: str | Path,
+    study: str,
+    out_dir: str | Path,
+    paper_dir: str | Path | None = None,
+    note: str = "",
+) -> Path:
+    """Write ``out_dir/report.html`` and ``out_dir/figures/*.{png,svg,pdf}``; return the HTML path."""
+    out = Path(out_dir)
+    figdir = out / "figures"
+    paper = load_paper(paper_dir)
+    paper_aov = paper.analysis()
+    runs, definition, ours_df, ours_aov, problems = _analyse(store_path, study)
+    claims = check_conclusions(ours_aov, paper_aov)
+
+    head = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>sattcp reproduction: {_e(study)}</title><style>{_CSS}</style></head><body>")
+    parts = [head]
+    parts.append(f"<h1>Reproduction of seed 000 Tables 5&ndash;13 ({_e(study)})</h1>")
+    parts.append(
+        f"<p>{_e(definition.get('description', ''))}</p>"
+        f"<p>Generated {datetime.now(UTC):%Y-%m-%d %H:%M} UTC from <code>{_e(Path(store_path).name)}</code>. "
+        "The paper's values are transcribed from seed 000 (files <code>data/seed000-tables-*.csv</code>, "
+        "see <code>data/README-analysis.md</code>). The same analysis code (seed 000 &sect;4.4.1) "
+        "is applied to the paper's Tables 5/8/11 and to our runs. No simulation parameter was tuned "
+        "to match the paper; known causes of differences are in <code>docs/reproduction.md</code>.</p>"
+    )
+    if note:
+        parts.append(f"<p class='note'>{_e(note)}</p>")
+    notes = definition.get("notes") or []
+    parts.append("<h2>Deviations and tuning declared in the study</h2>")
+    parts.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>" if notes else
+                 "<p>None declared: no parameter was set to match the paper's tables.</p>")
+    parts.append("<h2>Runs</h2>" + _table(_run_info(runs)))
+    failed = runs[runs["status"] == "failed"]
+    if len(failed):
+        parts.append("<h3>Failed runs</h3>" + _table(
+            failed[["block", "run_key", "seed", "error"]].assign(
+                error=failed["error"].fillna("").str.split("\n").str[0]).set_index("run_key")))
+
+    parts.append("<h2>The seeds' conclusions, checked</h2>")
+    ct = pd.DataFrame([{"link": c.link, "response": c.response, "conclusion": c.claim,
+                        "paper": c.paper, "paper verdict": "holds" if c.holds_paper else "does not hold",
+                        "ours": c.ours, "verdict": c.holds_ours} for c in claims])
+    rows_html = "".join(
+        f"<tr><td>{_e(r.link)}</td><td>{_e(r.response)}</td><td>{_e(r.conclusion)}</td>"
+        f"<td>{_e(r.paper)}</td><td>{_verdict(c.holds_paper)}</td><td>{_e(r.ours)}</td>"
+        f"<td>{_verdict(c.holds_ours)}</td></tr>"
+        for r, c in zip(ct.itertuples(), claims))
+    parts.append("<table class='claims'><thead><tr><th>link</th><th>response</th><th>conclusion</th>"
+                 "<th>paper</th><th>on the paper's values</th><th>ours</th><th>on our values</th></tr>"
+                 f"</thead><tbody>{rows_html}</tbody></table>")
+    n_hold = sum(1 for c in claims if c.holds_ours)
+    parts.append(f"<p>{n_hold} of {len(claims)} conclusions hold on our values.</p>")
+
+    for link in LINKS:
+        t_res, t_var, t_eff = TABLES[link]
+        parts.append(f"<h2 id='{link}'>{link}</h2>")
+        if link in problems:
+            parts.append(f"<p class='note'>Analysis not possible for {link}: {_e(problems[link])}</p>")
+        ours_link = ours_df[ours_df["link"] == link]
+        paper_link = paper.results[paper.results["link"] == link]
+        parts.append(f"<h3>Table {t_res}: efficiency and fairness (ours, paper, ours &minus; paper)</h3>")
+        parts.append(_table(_results_table(ours_link, paper_link), "results"))
+        aov = {r: ours_aov[(link, r)] for r in RESPONSES if (link, r) in ours_aov}
+        have = len(aov) == len(RESPONSES)
+        pv = paper.variation[paper.variation["link"] == link]
+        parts.append(f"<h3>Table {t_var}: allocation of variation</h3>")
+        parts.append(_table(_variation_table(aov if have else None, pv), "variation"))
+        pe = paper.effects[paper.effects["link"] == link]
+        conf = next(iter(aov.values())).confidence if aov else 0.9
+        parts.append(f"<h3>Table {t_eff}: main effects and {100 * conf:g}% confidence intervals</h3>")
+        parts.append(_table(_effects_table(aov if have else None, pe), "effects"))
+
+        if not ours_link.dropna(subset=RESPONSES).empty:
+            mean = ours_link.groupby(["drop_policy", "tcp", "buffer_rtt"], sort=False)[RESPONSES].mean()
+            fig = plots.results_figure(mean.reset_index(), paper_link, responses=RESPONSES, x="tcp",
+                                       group="buffer_rtt", panel="drop_policy",
+                                       title=f"{link}: ours (bars) and paper (markers)")
+            stem = figdir / f"{link.lower()}-results"
+            parts.append(_img(plots.save(fig, stem), f"{link} efficiency and fairness per flavour, "
+                              "buffer and policy", f"figures/{stem.name}.png/.svg/.pdf"))
+        if have:
+            fig = plots.effects_figure(aov, {r: paper_aov[(link, r)] for r in RESPONSES},
+                                       f"{link}: main effects")
+            stem = figdir / f"{link.lower()}-effects"
+            parts.append(_img(plots.save(fig, stem), f"{link} main effects with confidence intervals",
+                              f"figures/{stem.name}.png/.svg/.pdf"))
+
+    bars = {}
+    for link in LINKS:
+        for r in RESPONSES:
+            bars[f"{link} {r} paper"] = paper_aov[(link, r)]
+            if (link, r) in ours_aov:
+                bars[f"{link} {r} ours"] = ours_aov[(link, r)]
+    fig = plots.variation_figure(bars, "Allocation of variation")
+    stem = figdir / "allocation-of-variation"
+    parts.append("<h2>Allocation of variation</h2>")
+    parts.append(_img(plots.save(fig, stem), "Allocation of variation, paper and ours",
+                      f"figures/{stem.name}.png/.svg/.pdf"))
+    parts.append(_SCRIPT + "</body></html>")
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "report.html"
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path
+
+
+# -- any study ---------------------------------------------------------------------------------
+
+
+def analyse_study(
+    store_path: str | Path,
+    study: str,
+    responses: list[str] | None = None,
+    block: str | None = None,
+    confidence: float = 0.90,
+) -> dict[tuple[str, str], AllocationOfVariation]:
+    """Allocation of variation of every (block, response) of a stored study, from its successful
+    runs, with the factors and level order of the study's definition."""
+    with Store(store_path, read_only=True) as st:
+        definition = st.study_definition(study)
+        runs = st.runs(study)
+    factors = list(definition["factors"])
+    levels = {k: list(v) for k, v in definition["factors"].items()}
+    responses = list(responses or definition.get("responses") or ["efficiency"])
+    ok = runs[runs["status"] == "ok"] if len(runs) else runs
+    blocks = list(dict.fromkeys(ok["block"])) if len(ok) else []
+    if block is not None:
+        if block not in blocks:
+            raise ValueError(f"no successful runs in block {block!r} (blocks: {blocks})")
+        blocks = [block]
+    if not blocks:
+        raise ValueError(f"study {study!r} has no successful runs in {store_path}")
+    out = {}
+    for b in blocks:
+        sub = ok[ok["block"] == b]
+        for r in responses:
+            if r not in sub.columns:
+                have = sorted(c for c in sub.columns if c not in factors)
+                raise ValueError(f"no response {r!r} in the runs; available: {have}")
+            out[(b, r)] = allocation_of_variation(sub, factors, r, confidence=confidence,
+                                                  levels=levels)
+    return out
+
+
+def build_study_report(
+    store_path: str | Path,
+    study: str,
+    out_dir: str | Path,
+    responses: list[str] | None = None,
+    confidence: float = 0.90,
+) -> Path:
+    """A self-contained HTML report of any stored study (allocation of variation, main effects
+    with confidence intervals, figures), plus ``variation.csv`` and ``effects.csv`` beside it."""
+    out = Path(out_dir)
+    figdir = out / "figures"
+    results = analyse_study(store_path, study, responses, confidence=confidence)
+    with Store(store_path, read_only=True) as st:
+        runs = st.runs(study)
+        definition = st.study_definition(study)
+    head = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>sattcp study: {_e(study)}</title><style>{_CSS}</style></head><body>")
+    parts = [head, f"<h1>Study {_e(study)}</h1><p>{_e(definition.get('description', ''))}</p>"]
+    parts.append("<p>Allocation of variation, main effects and confidence intervals as in seed "
+                 "000 &sect;4.4.1 (see docs/analysis.md).</p>")
+    parts.append("<h2>Runs</h2>" + _table(_run_info(runs)))
+    variation, effects = [], []
+    for (b, r), a in results.items():
+        parts.append(f"<h2>{_e(b)}: {_e(r)}</h2>")
+        v = a.variation.reset_index()
+        parts.append(_table(a.variation[["ss", "percent", "dof"]]))
+        parts.append(f"<p>s_e = {a.s_e:.4g} with d_e = {a.dof_error}; "
+                     f"t quantile {a.t_quantile:.4f}; {a.replications} replication(s).</p>")
+        parts.append(_table(a.effects.set_index(["factor", "level"])))
+        fig = plots.effects_figure({r: a}, None, f"{b}: {r}")
+        stem = figdir / f"{_slug(b)}-{_slug(r)}-effects"
+        parts.append(_img(plots.save(fig, stem), f"{b} {r}: main effects",
+                          f"figures/{stem.name}.png/.svg/.pdf"))
+        variation.append(v.assign(block=b, response=r))
+        effects.append(a.effects.assign(block=b, response=r))
+    fig = plots.variation_figure({f"{b} {r}": a for (b, r), a in results.items()},
+                                 "Allocation of variation")
+    stem = figdir / "allocation-of-variation"
+    parts.append("<h2>Allocation of variation</h2>")
+    parts.append(_img(plots.save(fig, stem), "Allocation of variation",
+                      f"figures/{stem.name}.png/.svg/.pdf"))
+    parts.append(_SCRIPT + "</body></html>")
+    out.mkdir(parents=True, exist_ok=True)
+    pd.concat(variation).to_csv(out / "variation.csv", index=False)
+    pd.concat(effects).to_csv(out / "effects.csv", index=False)
+    path = out / "report.html"
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path
+
+
+def _slug(s: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in str(s).lower()).strip("-") or "x"

@@ -1,0 +1,144 @@
+"""Allocation of variation: the seeds' Tables 6/7, 9/10, 12/13 from their Tables 5, 8, 11."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sattcp.analysis import allocation_of_variation
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+FACTORS = ["tcp", "buffer_rtt", "drop_policy"]
+
+
+def _table(name: str) -> pd.DataFrame:
+    return pd.read_csv(DATA / name, dtype=str)
+
+
+def _inputs() -> pd.DataFrame:
+    return pd.read_csv(DATA / "seed000-tables-5-8-11.csv", dtype={"buffer_rtt": str})
+
+
+def _ulp(printed: str) -> float:
+    """One unit of the last printed digit of a value as the paper printed it."""
+    decimals = len(printed.split(".")[1]) if "." in printed else 0
+    return 10.0**-decimals
+
+
+def _close(ours: float, printed: str) -> bool:
+    return abs(ours - float(printed)) <= _ulp(printed) * (1 + 1e-9)
+
+
+@pytest.fixture(scope="module")
+def ours() -> dict[tuple[str, str], object]:
+    d = _inputs()
+    return {
+        (link, r): allocation_of_variation(d[d["link"] == link], FACTORS, r)
+        for link in ("WAN", "MEO", "GEO")
+        for r in ("efficiency", "fairness")
+    }
+
+
+@pytest.mark.parametrize("row", _table("seed000-tables-6-9-12.csv").to_dict("records"),
+                         ids=lambda r: f"T{r['table']}-{r['component']}-{r['response']}-{r['quantity']}")
+def test_tables_6_9_12(ours, row):
+    a = ours[(row["link"], row["response"])]
+    if row["quantity"] == "s_e":
+        got = a.s_e
+    else:
+        got = float(a.variation.loc[row["component"], row["quantity"]])
+    assert _close(got, row["value"]), (got, row["value"])
+
+
+@pytest.mark.parametrize("row", _table("seed000-tables-7-10-13.csv").to_dict("records"),
+                         ids=lambda r: f"T{r['table']}-{r['level']}-{r['response']}")
+def test_tables_7_10_13(ours, row):
+    a = ours[(row["link"], row["response"])]
+    e = a.effect(row["factor"], row["level"])
+    for col in ("effect", "ci_low", "ci_high"):
+        assert _close(float(e[col]), row[col]), (col, float(e[col]), row[col])
+
+
+def test_degrees_of_freedom_as_in_the_seed(ours):
+    a = ours[("WAN", "efficiency")]
+    assert a.dof_error == 24 - 1 - 6 - 11
+    assert a.variation.loc["tcp:buffer_rtt", "dof"] == 6
+    assert a.t_quantile == pytest.approx(1.943, abs=5e-4)
+
+
+def test_text_rendering_names_components(ours):
+    text = ours[("GEO", "efficiency")].to_text()
+    assert "tcp:buffer_rtt" in text and "s_e" in text and "SACK" in text
+
+
+def test_unbalanced_design_is_rejected():
+    d = _inputs()
+    d = d[d["link"] == "WAN"].iloc[1:]
+    with pytest.raises(ValueError, match="balanced full factorial"):
+        allocation_of_variation(d, FACTORS, "efficiency")
+
+
+def test_unknown_column_is_rejected():
+    with pytest.raises(ValueError, match="columns not found"):
+        allocation_of_variation(_inputs(), ["nope"], "efficiency")
+
+
+def test_replications_split_error_into_pure_error():
+    rng = np.random.default_rng(1)
+    rows = [
+        {"a": a, "b": b, "c": c, "y": a + 2 * b + (a * c) + rng.normal(0, 0.1)}
+        for a, b, c in itertools.product(range(3), range(2), range(2))
+        for _ in range(3)
+    ]
+    res = allocation_of_variation(pd.DataFrame(rows), ["a", "b", "c"], "y")
+    v = res.variation
+    assert res.replications == 3
+    assert v.loc["pure_error", "dof"] == 12 * 2
+    assert v.loc["higher_order", "dof"] + v.loc["pure_error", "dof"] == res.dof_error
+    assert v.loc["higher_order", "ss"] + v.loc["pure_error", "ss"] == pytest.approx(res.sse)
+    # The pure error variance estimates the noise variance.
+    assert v.loc["pure_error", "ss"] / v.loc["pure_error", "dof"] == pytest.approx(0.01, rel=0.6)
+
+
+@st.composite
+def designs(draw):
+    k = draw(st.integers(1, 4))
+    nlev = [draw(st.integers(2, 4)) for _ in range(k)]
+    reps = draw(st.integers(1, 2))
+    cells = list(itertools.product(*[range(n) for n in nlev]))
+    n = len(cells) * reps
+    ys = draw(st.lists(st.floats(-100, 100, allow_nan=False), min_size=n, max_size=n))
+    rows = [dict(zip([f"f{i}" for i in range(k)], c), y=ys[j * len(cells) + i])
+            for j in range(reps) for i, c in enumerate(cells)]
+    return pd.DataFrame(rows), [f"f{i}" for i in range(k)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(designs())
+def test_properties(design):
+    df, factors = design
+    res = allocation_of_variation(df, factors, "y")
+    v = res.variation
+    parts = v[v["kind"].isin(["main", "interaction"])]["ss"].sum() + v.loc["error", "ss"]
+    scale = max(1.0, float((df["y"] ** 2).sum()))
+    # Components sum to the total; total = individual - mean.
+    assert parts == pytest.approx(res.sst, abs=1e-9 * scale)
+    assert v.loc["individual", "ss"] - v.loc["mean", "ss"] == pytest.approx(res.sst, abs=1e-9 * scale)
+    # Degrees of freedom add up.
+    model = v[v["kind"].isin(["main", "interaction"])]["dof"].sum()
+    assert model + v.loc["error", "dof"] == res.n - 1
+    # Effects sum to zero per factor.
+    for _, g in res.effects.groupby("factor"):
+        assert abs(g["effect"].sum()) <= 1e-9 * scale
+    # Interactions sum to zero over each index.
+    for (fa, fb), g in res.interactions.groupby(["factor_a", "factor_b"]):
+        for col in ("level_a", "level_b"):
+            assert g.groupby(col)["interaction"].sum().abs().max() <= 1e-9 * scale
+    # The model plus residuals gives back the data.
+    assert float((res.residuals**2).sum()) == pytest.approx(res.sse, abs=1e-9 * scale)

@@ -58,6 +58,14 @@ impl RttEstimator {
         self.timing = None;
     }
 
+    /// The segment ending at `end` was sent again: if it is the timed one, its sample would
+    /// be ambiguous (Karn), so stop timing.
+    pub fn on_resend(&mut self, end: u64) {
+        if self.timing.is_some_and(|(e, _)| e == end) {
+            self.timing = None;
+        }
+    }
+
     /// A cumulative ACK up to `ack` (exclusive) arrived. Takes a sample if it covers the timed
     /// segment, which also clears the backoff (ns-2 `newack()`).
     pub fn on_ack(&mut self, now: SimTime, ack: u64) {

@@ -432,6 +432,7 @@ impl TcpSender {
     /// Retransmits the scoreboard entry starting at `seq`. Returns its length.
     fn retransmit(&mut self, now: SimTime, seq: u64, out: &mut Vec<Segment>) -> u64 {
         let e = self.sb.on_retransmit(seq, now);
+        self.rtt.on_resend(e.end);
         let len = if e.fin { 0 } else { e.len() };
         self.stats.segments_retransmitted += 1;
         self.stats.bytes_retransmitted += len;

@@ -270,7 +270,7 @@ impl TcpSender {
             }
         }
         for _ in 0..o.force_new {
-            if !self.send_new(now, out) {
+            if !self.send_next_forced(now, out) {
                 break;
             }
         }
@@ -398,6 +398,18 @@ impl TcpSender {
         self.send_fin(now, out)
     }
 
+    /// Sends the next segment in sequence whatever cwnd says (ns-2 `output(t_seqno_++)`):
+    /// the segment at `snd_nxt` when going back N after a timeout, else new data.
+    fn send_next_forced(&mut self, now: SimTime, out: &mut Vec<Segment>) -> bool {
+        if self.snd_nxt < self.snd_max {
+            let Some(e) = self.sb.get(self.snd_nxt).copied() else { return false };
+            self.retransmit(now, e.start, out);
+            self.snd_nxt = e.end;
+            return true;
+        }
+        self.send_new(now, out)
+    }
+
     /// Sends the next new segment at `snd_max` (window already checked, or forced).
     fn send_new(&mut self, now: SimTime, out: &mut Vec<Segment>) -> bool {
         if self.snd_max >= self.app_end {
@@ -412,8 +424,10 @@ impl TcpSender {
         self.sb.push(start, end, false, now);
         self.rtt.on_send(now, end);
         self.emit(now, start, len as u32, false, 0, out);
+        if self.snd_nxt == self.snd_max {
+            self.snd_nxt = end;
+        }
         self.snd_max = end;
-        self.snd_nxt = end;
         true
     }
 
@@ -424,8 +438,10 @@ impl TcpSender {
         let seq = self.app_end;
         self.sb.push(seq, seq + 1, true, now);
         self.emit(now, seq, 0, true, 0, out);
+        if self.snd_nxt == self.snd_max {
+            self.snd_nxt = seq + 1;
+        }
         self.snd_max = seq + 1;
-        self.snd_nxt = seq + 1;
         true
     }
 

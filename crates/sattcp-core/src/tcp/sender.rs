@@ -7,7 +7,7 @@
 //! byte, `snd_max` one past the highest byte ever sent, and `snd_nxt` the next byte to send in
 //! sequence, which a timeout sets back to `snd_una` (go-back-N, as BSD and ns-2 did).
 
-use super::cc::{Cc, Window};
+use super::cc::{AckSample, Cc, Window};
 use super::config::TcpConfig;
 use super::recovery::{CongState, Cx, Gate, Out, Pick, Recovery, TimerAction};
 use super::rtt::RttEstimator;
@@ -229,7 +229,8 @@ impl TcpSender {
                 self.rtt.on_partial_ack(ack);
             }
             if o.grow {
-                self.win.cwnd = self.cc.on_ack(&self.win, acked);
+                let sample = AckSample { now, acked, srtt: self.rtt.srtt() };
+                self.win.cwnd = self.cc.on_ack(&self.win, &sample);
             }
         } else if ack == self.snd_una && self.snd_una < self.snd_max && seg.len == 0 {
             // A duplicate ACK (RFC 5681 §2): no data, no new acknowledgement, data outstanding.
@@ -672,6 +673,9 @@ mod tests {
         assert_eq!(flavor("newreno"), Some((RecoveryKind::NewrenoNs2, CcKind::RenoAimd)));
         assert_eq!(flavor("sack"), Some((RecoveryKind::SackFallFloyd, CcKind::RenoAimd)));
         assert_eq!(flavor("tahoe"), None);
+        assert_eq!(flavor("sack/cubic"), Some((RecoveryKind::SackFallFloyd, CcKind::Cubic)));
+        assert_eq!(flavor("newreno/hybla"), Some((RecoveryKind::NewrenoNs2, CcKind::Hybla)));
+        assert_eq!(flavor("reno/bbr"), None);
         assert!(TcpConfig::default().with_flavor("sack").unwrap().sack);
         assert!(!TcpConfig::default().with_flavor("reno").unwrap().sack);
     }

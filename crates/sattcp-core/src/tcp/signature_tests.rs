@@ -331,6 +331,23 @@ fn droptail_quarter_bdp_single_flow() {
     assert!(rows.iter().all(|r| r.1 <= sack * 1.01), "{rows:?}");
 }
 
+/// Hybla and CUBIC on the GEO path after a single loss: both regain the window faster than
+/// Reno AIMD, which adds one segment per 550 ms RTT.
+#[test]
+fn hybla_and_cubic_regrow_faster_than_reno_on_geo() {
+    let mut after = Vec::new();
+    for f in ["sack", "sack/cubic", "sack/hybla"] {
+        let d = [FIRST_DROP];
+        let drops = d.to_vec();
+        let mut net = Net::new(Path { queue_limit: Some(400), ..Path::geo() }, geo_cfg(f), move |id: SegId| id.tx_count == 0 && drops.contains(&(id.offset / MSS)));
+        net.start(1 << 40);
+        net.run_until(SimTime::from_secs(40));
+        after.push((f, net.delivered()));
+    }
+    eprintln!("{after:?}");
+    assert!(after[1].1 > after[0].1 && after[2].1 > after[0].1, "{after:?}");
+}
+
 mod reliability {
     use super::*;
     use proptest::prelude::*;
@@ -353,8 +370,10 @@ mod reliability {
             wnd_segs in 4u16..64,
             ack_drops in proptest::collection::vec(0usize..150, 0..20),
             queue in 2usize..40,
+            cc in 0usize..3,
         ) {
-            let f = FLAVOURS[flavour];
+            let f = format!("{}{}", FLAVOURS[flavour], ["", "/cubic", "/hybla"][cc]);
+            let f = f.as_str();
             let cfg = TcpConfig { mss: 1000, rcv_window_field: wnd_segs * 1000, initial_ssthresh: 32_000, delayed_ack, fin, ..Default::default() }.with_flavor(f).unwrap();
             let path = Path { rate: Rate::mbps(10), delay: SimTime::from_millis(20), queue_limit: Some(queue) };
             let total = 79 * 1000 + tail;

@@ -389,3 +389,28 @@ mod reliability {
         }
     }
 }
+
+/// cwnd and ssthresh (in segments, 1/100 precision) at entering recovery, each partial ACK and
+/// exit, for k = 2 (holes at 1500 and 1504; the window before the loss was 340.x segments).
+#[test]
+fn windows_at_the_instants_that_matter() {
+    type Row = (&'static str, f64, f64, u64);
+    let cases: [(&str, &[Row]); 5] = [
+        // RFC 2581 / ns-2 Reno: halve, exit on the first new ACK (one CA step), halve again.
+        ("reno", &[("enter", 170.0, 170.0, 1500), ("exit", 170.01, 170.0, 1504), ("enter", 85.0, 85.0, 1504), ("exit", 85.01, 85.0, 1956)]),
+        // seed 001 §2.1: cwnd = ssthresh at entry and at each partial ACK; exit, one CA step.
+        ("newreno", &[("enter", 170.0, 170.0, 1500), ("partial", 170.0, 170.0, 1504), ("exit", 170.01, 170.0, 1956)]),
+        // seed 001 §2.2.1: halved at entry, unchanged until exit (no growth on the exit ACK).
+        ("sack", &[("enter", 170.0, 170.0, 1500), ("partial", 170.0, 170.0, 1504), ("exit", 170.0, 170.0, 1841)]),
+        // RFC 6582: ssthresh + 3 at entry; inflated by every duplicate, deflated by the partial
+        // ACK; at exit min(ssthresh, FlightSize + SMSS).
+        ("newreno_rfc6582", &[("enter", 173.5, 170.5, 1500), ("partial", 506.5, 170.5, 1504), ("exit", 5.0, 170.5, 1956)]),
+        // RFC 6675: FlightSize / 2, unrounded.
+        ("sack_rfc6675", &[("enter", 170.5, 170.5, 1500), ("partial", 170.5, 170.5, 1504), ("exit", 170.5, 170.5, 1841)]),
+    ];
+    for (f, want) in cases {
+        let net = run(f, &dropped_segments(2));
+        let got: Vec<Row> = net.snaps.iter().map(|s| (s.what, (s.cwnd as f64 / MSS as f64 * 100.0).round() / 100.0, (s.ssthresh as f64 / MSS as f64 * 100.0).round() / 100.0, (s.snd_una - 1) / MSS)).collect();
+        assert_eq!(got, want, "{f}: (instant, cwnd, ssthresh, snd_una segment)");
+    }
+}

@@ -523,6 +523,10 @@ impl TcpSender {
     pub fn snd_max(&self) -> u64 {
         self.snd_max
     }
+    /// The handshake has completed.
+    pub fn is_established(&self) -> bool {
+        self.phase == Phase::Established
+    }
     /// SACK was negotiated.
     pub fn sack_enabled(&self) -> bool {
         self.sack_ok

@@ -79,18 +79,24 @@ fn clean_transfer_every_flavour() {
     }
 }
 
-/// Prints the table of docs/tcp.md (`cargo test -p sattcp-core signature_table -- --nocapture`).
+/// The scripted-loss table of docs/tcp.md, regenerated and compared row by row, so the page
+/// stays true (print it with `cargo test -p sattcp-core signature_table -- --nocapture`).
 #[test]
-fn signature_table() {
-    eprintln!("| flavour | k | RTTs to repair (from 1st retransmission) | RTTs from drop | retransmission rounds | fast retransmits | partial ACKs | timeouts |");
-    eprintln!("|---|---|---|---|---|---|---|---|");
+fn signature_table_matches_docs() {
+    let doc = include_str!("../../../../docs/tcp.md");
+    let mut missing = Vec::new();
     for f in ["vanilla", "reno", "newreno", "sack", "newreno_rfc6582", "sack_rfc6675"] {
         for k in [1, 2, 3, 6] {
             let d = dropped_segments(k);
             let o = outcome(&run(f, &d), &d);
-            eprintln!("| {f} | {k} | {:.2} | {:.2} | {} | {} | {} | {} |", o.rtts_to_repair, o.rtts_from_drop, o.rounds, o.fast_retransmits, o.partial_acks, o.timeouts);
+            let row = format!("| {f} | {k} | {:.2} | {:.2} | {} | {} | {} | {} |", o.rtts_to_repair, o.rtts_from_drop, o.rounds, o.fast_retransmits, o.partial_acks, o.timeouts);
+            eprintln!("{row}");
+            if !doc.lines().any(|l| l == row) {
+                missing.push(row);
+            }
         }
     }
+    assert!(missing.is_empty(), "docs/tcp.md lacks these rows (update its table):\n{}", missing.join("\n"));
 }
 
 /// (flavour, k) -> (RTTs to repair from the first retransmission: min, max; timeouts;
@@ -320,7 +326,8 @@ fn droptail_quarter_bdp_single_flow() {
         net.run_until(SimTime::from_secs(60));
         let st = net.sender.stats();
         let mbps = net.delivered() as f64 * 8.0 / 60.0 / 1e6;
-        eprintln!("| {f} | {mbps:.2} | {} | {} | {} |", net.queue_drops, st.fast_retransmits, st.timeouts);
+        let row = format!("| {f} | {mbps:.2} | {} | {} | {} |", net.queue_drops, st.fast_retransmits, st.timeouts);
+        assert!(include_str!("../../../../docs/tcp.md").lines().any(|l| l == row), "docs/tcp.md lacks {row}");
         assert!(net.queue_drops > 0, "{f}: slow start must overflow the buffer");
         rows.push((f, mbps));
     }

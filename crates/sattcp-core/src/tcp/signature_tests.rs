@@ -362,7 +362,7 @@ mod reliability {
     const FLAVOURS: [&str; 6] = ["vanilla", "reno", "newreno", "sack", "newreno_rfc6582", "sack_rfc6675"];
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig { cases: 1000, failure_persistence: None, ..ProptestConfig::default() })]
 
         /// Every flavour, any pattern of data losses (first transmissions and
         /// retransmissions) and of ACK losses (the SYN-ACK included): the transfer completes and every byte arrives once, in order

@@ -395,6 +395,27 @@ mod reliability {
             prop_assert!(net.sender.all_acked());
         }
     }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// The same on the seeds' GEO path with a large window (4,194,240 bytes), a drop-tail
+        /// buffer, and scattered scripted losses, 2000 segments of 9180 bytes.
+        #[test]
+        fn every_byte_once_in_order_geo(
+            flavour in 0usize..6,
+            drops in proptest::collection::vec((0u64..2000, 0u16..2), 0..40),
+            queue in 20usize..400,
+            cc in 0usize..3,
+        ) {
+            let f = format!("{}{}", FLAVOURS[flavour], ["", "/cubic", "/hybla"][cc]);
+            let total = 2000 * MSS;
+            let mut net = Net::new(Path { queue_limit: Some(queue), ..Path::geo() }, geo_cfg(&f), move |id: SegId| drops.contains(&(id.offset / MSS, id.tx_count)));
+            net.start(total);
+            prop_assert!(net.run_to_completion(SimTime::from_secs(36_000)), "{} did not complete", f);
+            prop_assert_eq!(net.delivered(), total);
+        }
+    }
 }
 
 /// cwnd and ssthresh (in segments, 1/100 precision) at entering recovery, each partial ACK and

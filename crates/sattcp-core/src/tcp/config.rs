@@ -27,6 +27,10 @@ pub enum CcKind {
     /// Slow start and congestion avoidance with multiplicative decrease (RFC 5681), counted
     /// per ACK as ns-2's `opencwnd()` did (seed 001 used ns-2.1b3).
     RenoAimd,
+    /// CUBIC, RFC 9438 (without HyStart).
+    Cubic,
+    /// TCP Hybla (Caini and Firrincieli 2004), RTT0 = 25 ms.
+    Hybla,
 }
 
 /// A seed flavour name as the pair (loss recovery, congestion control) it stands for
@@ -41,7 +45,17 @@ pub enum CcKind {
 /// | `sack` | SackFallFloyd | RenoAimd |
 /// | `newreno_rfc6582` | NewrenoRfc6582 | RenoAimd |
 /// | `sack_rfc6675` | SackRfc6675 | RenoAimd |
+///
+/// Any of these names followed by `/reno`, `/cubic` or `/hybla` picks that congestion control
+/// instead (`"sack/cubic"`, `"newreno/hybla"`).
 pub fn flavor(name: &str) -> Option<(RecoveryKind, CcKind)> {
+    let (name, cc) = match name.split_once('/') {
+        None => (name, CcKind::RenoAimd),
+        Some((n, "reno")) => (n, CcKind::RenoAimd),
+        Some((n, "cubic")) => (n, CcKind::Cubic),
+        Some((n, "hybla")) => (n, CcKind::Hybla),
+        Some(_) => return None,
+    };
     let r = match name {
         "vanilla" => RecoveryKind::Timeout,
         "reno" => RecoveryKind::Reno,
@@ -51,7 +65,7 @@ pub fn flavor(name: &str) -> Option<(RecoveryKind, CcKind)> {
         "sack_rfc6675" => RecoveryKind::SackRfc6675,
         _ => return None,
     };
-    Some((r, CcKind::RenoAimd))
+    Some((r, cc))
 }
 
 impl RecoveryKind {

@@ -17,6 +17,8 @@ const RTTVAR_BITS: u32 = 2;
 const RTTVAR_EXP: u32 = 2;
 /// Backoff multiplier cap (ns-2 `rtt_backoff()`: `if (t_backoff_ < 64) t_backoff_ <<= 1`).
 const MAX_BACKOFF: u64 = 64;
+/// ns-2 `rtt_timeout()`: "if (timeout < 2 * tcp_tick_) timeout = 2 * tcp_tick_".
+const MIN_RTO_TICKS: u64 = 2;
 /// Past this backoff ns-2 folds srtt into rttvar and forgets srtt (4.3BSD `tcp_timers.c`:
 /// "if backed off this far, clobber the srtt value, storing it in the mean deviation").
 const CLOBBER_BACKOFF: u64 = 8;
@@ -56,6 +58,14 @@ impl RttEstimator {
     /// sample ambiguous, so stop timing (ns-2 `reset_rtx_timer()`: `rtt_active_ = 0`).
     pub fn on_retransmit(&mut self) {
         self.timing = None;
+    }
+
+    /// The segment ending at `end` was sent again: if it is the timed one, its sample would
+    /// be ambiguous (Karn), so stop timing.
+    pub fn on_resend(&mut self, end: u64) {
+        if self.timing.is_some_and(|(e, _)| e == end) {
+            self.timing = None;
+        }
     }
 
     /// A cumulative ACK up to `ack` (exclusive) arrived. Takes a sample if it covers the timed
@@ -115,11 +125,11 @@ impl RttEstimator {
         }
     }
 
-    /// The retransmission timeout to arm now: the current RTO times the backoff, within
-    /// [min_rto, max_rto] (ns-2 `rtt_timeout()`; its floor was two ticks).
+    /// The retransmission timeout to arm now: the current RTO times the backoff, at most
+    /// `max_rto`, at least `min_rto` and two ticks (ns-2 `rtt_timeout()`).
     pub fn rto(&self) -> SimTime {
         let t = self.rtxcur.mul(self.backoff).min(self.max_rto);
-        t.max(self.min_rto)
+        t.max(self.min_rto).max(SimTime(self.tick * MIN_RTO_TICKS))
     }
 
     /// The smoothed RTT, once there is a sample.

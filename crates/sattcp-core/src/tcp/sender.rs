@@ -7,7 +7,7 @@
 //! byte, `snd_max` one past the highest byte ever sent, and `snd_nxt` the next byte to send in
 //! sequence, which a timeout sets back to `snd_una` (go-back-N, as BSD and ns-2 did).
 
-use super::cc::{Cc, Window};
+use super::cc::{AckSample, Cc, Window};
 use super::config::TcpConfig;
 use super::recovery::{CongState, Cx, Gate, Out, Pick, Recovery, TimerAction};
 use super::rtt::RttEstimator;
@@ -229,7 +229,8 @@ impl TcpSender {
                 self.rtt.on_partial_ack(ack);
             }
             if o.grow {
-                self.win.cwnd = self.cc.on_ack(&self.win, acked);
+                let sample = AckSample { now, acked, srtt: self.rtt.srtt() };
+                self.win.cwnd = self.cc.on_ack(&self.win, &sample);
             }
         } else if ack == self.snd_una && self.snd_una < self.snd_max && seg.len == 0 {
             // A duplicate ACK (RFC 5681 §2): no data, no new acknowledgement, data outstanding.
@@ -270,7 +271,7 @@ impl TcpSender {
             }
         }
         for _ in 0..o.force_new {
-            if !self.send_new(now, out) {
+            if !self.send_next_forced(now, out) {
                 break;
             }
         }
@@ -398,6 +399,18 @@ impl TcpSender {
         self.send_fin(now, out)
     }
 
+    /// Sends the next segment in sequence whatever cwnd says (ns-2 `output(t_seqno_++)`):
+    /// the segment at `snd_nxt` when going back N after a timeout, else new data.
+    fn send_next_forced(&mut self, now: SimTime, out: &mut Vec<Segment>) -> bool {
+        if self.snd_nxt < self.snd_max {
+            let Some(e) = self.sb.get(self.snd_nxt).copied() else { return false };
+            self.retransmit(now, e.start, out);
+            self.snd_nxt = e.end;
+            return true;
+        }
+        self.send_new(now, out)
+    }
+
     /// Sends the next new segment at `snd_max` (window already checked, or forced).
     fn send_new(&mut self, now: SimTime, out: &mut Vec<Segment>) -> bool {
         if self.snd_max >= self.app_end {
@@ -412,8 +425,10 @@ impl TcpSender {
         self.sb.push(start, end, false, now);
         self.rtt.on_send(now, end);
         self.emit(now, start, len as u32, false, 0, out);
+        if self.snd_nxt == self.snd_max {
+            self.snd_nxt = end;
+        }
         self.snd_max = end;
-        self.snd_nxt = end;
         true
     }
 
@@ -424,14 +439,17 @@ impl TcpSender {
         let seq = self.app_end;
         self.sb.push(seq, seq + 1, true, now);
         self.emit(now, seq, 0, true, 0, out);
+        if self.snd_nxt == self.snd_max {
+            self.snd_nxt = seq + 1;
+        }
         self.snd_max = seq + 1;
-        self.snd_nxt = seq + 1;
         true
     }
 
     /// Retransmits the scoreboard entry starting at `seq`. Returns its length.
     fn retransmit(&mut self, now: SimTime, seq: u64, out: &mut Vec<Segment>) -> u64 {
         let e = self.sb.on_retransmit(seq, now);
+        self.rtt.on_resend(e.end);
         let len = if e.fin { 0 } else { e.len() };
         self.stats.segments_retransmitted += 1;
         self.stats.bytes_retransmitted += len;
@@ -505,6 +523,10 @@ impl TcpSender {
     pub fn snd_max(&self) -> u64 {
         self.snd_max
     }
+    /// The handshake has completed.
+    pub fn is_established(&self) -> bool {
+        self.phase == Phase::Established
+    }
     /// SACK was negotiated.
     pub fn sack_enabled(&self) -> bool {
         self.sack_ok
@@ -530,3 +552,135 @@ impl TcpSender {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::SackBlock;
+
+    const MSS: u64 = 1000;
+    const T0: SimTime = SimTime::ZERO;
+
+    fn cfg() -> TcpConfig {
+        TcpConfig { mss: MSS as u32, window_scale: 6, sack: true, initial_cwnd: 2, initial_ssthresh: 64 * MSS, ..Default::default() }
+    }
+
+    /// The SYN-ACK a receiver with scale 6 and SACK would send.
+    const SYN_ACK: Segment = Segment { seq: 0, ack: 1, len: 0, flags: flags::SYN | flags::ACK, window: 65535, wscale: Some(6), sack_permitted: true, n_sack: 0, sack: [SackBlock { start: 0, end: 0 }; 3], tx_count: 0 };
+
+    fn ack(n: u64) -> Segment {
+        Segment { seq: 1, ack: n, flags: flags::ACK, window: 65535, ..Default::default() }
+    }
+
+    /// A sender after the handshake (SYN-ACK at 100 ms) with `bytes` offered; returns it and
+    /// the data segments it sent.
+    fn established(cfg: TcpConfig, bytes: u64) -> (TcpSender, Vec<Segment>) {
+        let mut s = TcpSender::new(cfg);
+        let mut out = Vec::new();
+        s.connect(T0, &mut out);
+        s.app_send(T0, bytes, &mut out);
+        assert_eq!(out.len(), 1, "only the SYN before the handshake");
+        out.clear();
+        s.on_segment(SimTime::from_millis(100), &SYN_ACK, &mut out);
+        (s, out)
+    }
+
+    #[track_caller]
+    fn seqs(out: &[Segment]) -> Vec<(u64, u32, u16)> {
+        out.iter().map(|s| (s.seq, s.len, s.tx_count)).collect()
+    }
+
+    #[test]
+    fn syn_carries_options_and_scale_applies_after_the_handshake() {
+        let mut s = TcpSender::new(cfg());
+        let mut out = Vec::new();
+        s.connect(T0, &mut out);
+        assert_eq!((out[0].flags, out[0].wscale, out[0].sack_permitted), (flags::SYN, Some(6), true));
+        s.on_segment(SimTime::from_millis(100), &SYN_ACK, &mut out);
+        assert!(s.sack_enabled());
+        assert_eq!(s.peer_window(), 65535, "the SYN-ACK's window is not scaled");
+        assert_eq!(s.srtt(), Some(SimTime::from_millis(100)), "the handshake gives the first RTT sample (one tick)");
+        s.on_segment(SimTime::from_millis(200), &ack(1), &mut out);
+        assert_eq!(s.peer_window(), 4_194_240, "seed 000 §4.2.2: 65535 << 6");
+    }
+
+    #[test]
+    fn syn_is_retransmitted_with_backoff() {
+        let mut s = TcpSender::new(cfg());
+        let mut out = Vec::new();
+        s.connect(T0, &mut out);
+        assert_eq!(s.poll_at(), Some(SimTime::from_secs(3)), "initial RTO");
+        s.on_timer(SimTime::from_secs(3), &mut out);
+        assert_eq!(out.len(), 2);
+        assert!(out[1].is_syn());
+        assert_eq!(s.poll_at(), Some(SimTime::from_secs(9)), "backed off to 6 s");
+        assert_eq!(s.stats().timeouts, 1);
+    }
+
+    #[test]
+    fn initial_window_then_slow_start() {
+        let (mut s, out) = established(cfg(), 100 * MSS);
+        assert_eq!(seqs(&out), vec![(1, 1000, 0), (1001, 1000, 0)], "initial cwnd of 2 segments");
+        let mut out = Vec::new();
+        s.on_segment(SimTime::from_millis(200), &ack(1001), &mut out);
+        assert_eq!(seqs(&out), vec![(2001, 1000, 0), (3001, 1000, 0)], "slow start: +1 segment per ACK");
+        assert_eq!(s.cwnd(), 3 * MSS);
+    }
+
+    #[test]
+    fn timeout_halves_ssthresh_and_goes_back_n_from_one_segment() {
+        let (mut s, _) = established(TcpConfig { initial_cwnd: 4, ..cfg() }, 100 * MSS);
+        let rto = s.poll_at().unwrap();
+        let mut out = Vec::new();
+        s.on_timer(rto, &mut out);
+        assert_eq!(seqs(&out), vec![(1, 1000, 1)], "cwnd = 1 segment: only the first is resent");
+        assert_eq!((s.cwnd(), s.ssthresh(), s.state()), (MSS, 2 * MSS, CongState::Loss));
+        assert_eq!(s.poll_at(), Some(rto + s.rto()), "re-armed, backed off");
+        out.clear();
+        s.on_segment(rto + SimTime::from_millis(100), &ack(1001), &mut out);
+        assert_eq!(seqs(&out), vec![(1001, 1000, 1), (2001, 1000, 1)], "going back N in slow start");
+    }
+
+    #[test]
+    fn fin_follows_the_data_and_its_ack_completes() {
+        let (mut s, out) = established(TcpConfig { fin: true, ..cfg() }, 1500);
+        assert_eq!(seqs(&out), vec![(1, 1000, 0), (1001, 500, 0)]);
+        let mut out = Vec::new();
+        s.close(SimTime::from_millis(150), &mut out);
+        assert!(out[0].is_fin() && out[0].seq == 1501);
+        s.on_segment(SimTime::from_millis(300), &ack(1501), &mut out);
+        assert!(!s.all_acked(), "FIN outstanding");
+        s.on_segment(SimTime::from_millis(300), &ack(1502), &mut out);
+        assert!(s.all_acked());
+        assert_eq!(s.bytes_acked(), 1500);
+        assert_eq!(s.poll_at(), None);
+    }
+
+    #[test]
+    fn send_buffer_limits_the_flight() {
+        let (_, out) = established(TcpConfig { initial_cwnd: 10, snd_buf: Some(3 * MSS), ..cfg() }, 100 * MSS);
+        assert_eq!(out.len(), 3);
+    }
+
+    #[test]
+    fn sws_avoidance_holds_a_short_segment_while_data_is_outstanding() {
+        let (mut s, out) = established(TcpConfig { sws_avoidance: true, ..cfg() }, 1500);
+        assert_eq!(seqs(&out), vec![(1, 1000, 0)]);
+        let mut out = Vec::new();
+        s.on_segment(SimTime::from_millis(200), &ack(1001), &mut out);
+        assert_eq!(seqs(&out), vec![(1001, 500, 0)]);
+    }
+
+    #[test]
+    fn flavour_names() {
+        use super::super::config::{flavor, CcKind, RecoveryKind};
+        assert_eq!(flavor("newreno"), Some((RecoveryKind::NewrenoNs2, CcKind::RenoAimd)));
+        assert_eq!(flavor("sack"), Some((RecoveryKind::SackFallFloyd, CcKind::RenoAimd)));
+        assert_eq!(flavor("tahoe"), None);
+        assert_eq!(flavor("sack/cubic"), Some((RecoveryKind::SackFallFloyd, CcKind::Cubic)));
+        assert_eq!(flavor("newreno/hybla"), Some((RecoveryKind::NewrenoNs2, CcKind::Hybla)));
+        assert_eq!(flavor("reno/bbr"), None);
+        assert!(TcpConfig::default().with_flavor("sack").unwrap().sack);
+        assert!(!TcpConfig::default().with_flavor("reno").unwrap().sack);
+    }
+}

@@ -20,12 +20,15 @@ pub struct Path {
     pub rate: Rate,
     /// One-way propagation delay (each direction).
     pub delay: SimTime,
+    /// Drop-tail limit of the bottleneck FIFO in packets (the one in service included);
+    /// `None`: unlimited.
+    pub queue_limit: Option<usize>,
 }
 
 impl Path {
     /// Seed 000's GEO path: a 45 Mbps T3 and 275 ms one way (550 ms RTT).
     pub fn geo() -> Self {
-        Path { rate: Rate::mbps(45), delay: SimTime::from_millis(275) }
+        Path { rate: Rate::mbps(45), delay: SimTime::from_millis(275), queue_limit: None }
     }
     pub fn rtt(&self) -> SimTime {
         self.delay.mul(2)
@@ -71,6 +74,10 @@ pub struct Net {
     payloads: Vec<Option<Ev>>,
     seq: u64,
     link_free_at: SimTime,
+    /// Finish times of the packets in the bottleneck FIFO.
+    queue: std::collections::VecDeque<SimTime>,
+    /// Data segments dropped by the FIFO limit.
+    pub queue_drops: u64,
     sender_timer: Option<SimTime>,
     receiver_timer: Option<SimTime>,
     /// Every data segment sent: (time, id), and whether it was dropped.
@@ -99,6 +106,8 @@ impl Net {
             payloads: Vec::new(),
             seq: 0,
             link_free_at: SimTime::ZERO,
+            queue: Default::default(),
+            queue_drops: 0,
             sender_timer: None,
             receiver_timer: None,
             sent: Vec::new(),
@@ -136,9 +145,21 @@ impl Net {
                     continue;
                 }
             }
-            // Bottleneck FIFO: serialise after the previous packet, then propagate.
+            // Bottleneck FIFO: drop-tail at the limit, else serialise after the previous
+            // packet, then propagate.
+            while self.queue.front().is_some_and(|&t| t <= self.now) {
+                self.queue.pop_front();
+            }
+            if self.path.queue_limit.is_some_and(|l| self.queue.len() >= l) {
+                self.queue_drops += 1;
+                if let Some(last) = self.sent.last_mut() {
+                    last.2 = true;
+                }
+                continue;
+            }
             let start = self.now.max(self.link_free_at);
             self.link_free_at = start + self.path.rate.tx_time(seg.ip_bytes() as u64);
+            self.queue.push_back(self.link_free_at);
             let t = self.link_free_at + self.path.delay;
             self.push(t, Ev::Data(seg));
         }

@@ -2,9 +2,22 @@
 //! `TcpCongestionOps`). A controller never writes the window: it returns decisions
 //! ([`Reduction`], a grown cwnd) that the sender applies (STYLE.md).
 
+pub mod cubic;
+pub mod hybla;
 pub mod reno;
 
 use super::config::CcKind;
+use crate::time::SimTime;
+
+/// What a controller sees of one ACK of new data.
+#[derive(Copy, Clone, Debug)]
+pub struct AckSample {
+    pub now: SimTime,
+    /// Bytes newly acknowledged.
+    pub acked: u64,
+    /// The smoothed RTT after this ACK, if any sample exists.
+    pub srtt: Option<SimTime>,
+}
 
 /// The sender's congestion window and slow-start threshold, in bytes. Only the sender and,
 /// during loss recovery, the recovery algorithm (window inflation) write it.
@@ -26,20 +39,26 @@ pub struct Reduction {
 #[derive(Clone, Debug)]
 pub enum Cc {
     RenoAimd(reno::RenoAimd),
+    Cubic(cubic::Cubic),
+    Hybla(hybla::Hybla),
 }
 
 impl Cc {
     pub fn new(kind: CcKind) -> Self {
         match kind {
             CcKind::RenoAimd => Cc::RenoAimd(reno::RenoAimd),
+            CcKind::Cubic => Cc::Cubic(Default::default()),
+            CcKind::Hybla => Cc::Hybla(hybla::Hybla),
         }
     }
 
-    /// The cwnd after an ACK that acknowledged `acked` new bytes outside loss recovery.
+    /// The cwnd after an ACK of new data outside loss recovery.
     #[inline]
-    pub fn on_ack(&mut self, w: &Window, acked: u64) -> u64 {
+    pub fn on_ack(&mut self, w: &Window, s: &AckSample) -> u64 {
         match self {
-            Cc::RenoAimd(c) => c.on_ack(w, acked),
+            Cc::RenoAimd(c) => c.on_ack(w, s.acked),
+            Cc::Cubic(c) => c.on_ack(w, s),
+            Cc::Hybla(c) => c.on_ack(w, s),
         }
     }
 
@@ -48,6 +67,8 @@ impl Cc {
     pub fn on_dupack_loss(&mut self, w: &Window, basis: u64) -> Reduction {
         match self {
             Cc::RenoAimd(c) => c.on_dupack_loss(w, basis),
+            Cc::Cubic(c) => c.on_dupack_loss(w, basis),
+            Cc::Hybla(c) => c.on_dupack_loss(w, basis),
         }
     }
 
@@ -55,6 +76,8 @@ impl Cc {
     pub fn on_timeout(&mut self, w: &Window, basis: u64) -> Reduction {
         match self {
             Cc::RenoAimd(c) => c.on_timeout(w, basis),
+            Cc::Cubic(c) => c.on_timeout(w, basis),
+            Cc::Hybla(c) => c.on_timeout(w, basis),
         }
     }
 }

@@ -56,10 +56,9 @@ impl Reno {
         w
     }
 
-    pub fn gate(&self, _state: CongState, dupacks: u32) -> Gate {
-        // ns-2: send_much() only when dupacks_ == 0 or >= NUMDUPACKS - 1 (the window cannot
-        // have opened on the first duplicates anyway).
-        let _ = dupacks;
+    pub fn gate(&self, _state: CongState, _dupacks: u32) -> Gate {
+        // ns-2 ran send_much() only when dupacks_ == 0 or >= NUMDUPACKS - 1; the window cannot
+        // open on the first duplicates anyway, so the window alone decides.
         Gate::Window { extra: self.dupwnd }
     }
 }

@@ -57,6 +57,7 @@ impl SackRfc6675 {
         cx.sb.mark_lost(cx.snd_una);
         // RFC 6675 §5 (4.3): retransmit the first segment presumed dropped.
         out.enter = true;
+        out.grow = false;
         out.retransmit = Some(cx.snd_una);
         out.timer = super::TimerAction::Restart;
         self.update(cx);

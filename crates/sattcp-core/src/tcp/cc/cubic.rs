@@ -1,0 +1,108 @@
+//! CUBIC (RFC 9438): the window grows as a cubic function of the time since the last
+//! congestion event, centred on the window where that event happened, with a Reno-friendly
+//! floor. Slow start is standard (no HyStart). Maths in f64 through `libm` (STYLE.md), so
+//! results are the same on every machine.
+
+use super::{AckSample, Reduction, Window};
+use crate::time::SimTime;
+
+/// RFC 9438 §4.6: beta_cubic = 0.7.
+pub const BETA: f64 = 0.7;
+/// RFC 9438 §5: C = 0.4 (segments / s^3).
+pub const C: f64 = 0.4;
+/// RFC 9438 §4.3: alpha_cubic = 3 (1 - beta) / (1 + beta) for the Reno-friendly region.
+pub const ALPHA: f64 = 3.0 * (1.0 - BETA) / (1.0 + BETA);
+
+#[derive(Clone, Debug, Default)]
+pub struct Cubic {
+    /// W_max in segments (RFC 9438 §4.2), and the previous one for fast convergence (§4.7).
+    w_max: f64,
+    w_last_max: f64,
+    /// Start of the current congestion-avoidance epoch.
+    epoch: Option<SimTime>,
+    k: f64,
+    /// W_est in segments (RFC 9438 §4.3).
+    w_est: f64,
+}
+
+impl Cubic {
+    pub fn on_ack(&mut self, w: &Window, s: &AckSample) -> u64 {
+        let mss = w.mss as f64;
+        if w.cwnd < w.ssthresh {
+            return w.cwnd + w.mss; // RFC 9438 §4.10 / RFC 5681 slow start
+        }
+        let cwnd = w.cwnd as f64 / mss;
+        let epoch = *self.epoch.get_or_insert_with(|| {
+            // RFC 9438 §4.2: a new epoch starts at the first ACK in congestion avoidance.
+            if self.w_max < cwnd {
+                self.w_max = cwnd;
+            }
+            self.k = libm::cbrt((self.w_max - cwnd).max(0.0) / C);
+            self.w_est = cwnd;
+            s.now
+        });
+        let rtt = s.srtt.map_or(0.0, |r| r.as_secs_f64());
+        let t = (s.now - epoch).as_secs_f64();
+        // RFC 9438 §4.3: W_est += alpha * segments_acked / cwnd.
+        self.w_est += ALPHA * (s.acked as f64 / mss) / cwnd;
+        let w_cubic = |t: f64| C * (t - self.k).powi(3) + self.w_max;
+        let next = if w_cubic(t) < self.w_est {
+            self.w_est
+        } else {
+            // RFC 9438 §4.4-4.5: aim at W_cubic(t + RTT), at most 1.5 cwnd, growing by
+            // (target - cwnd) / cwnd per segment acknowledged.
+            let target = w_cubic(t + rtt).clamp(cwnd, 1.5 * cwnd);
+            cwnd + (target - cwnd) / cwnd * (s.acked as f64 / mss)
+        };
+        ((next * mss) as u64).max(w.cwnd)
+    }
+
+    fn congestion(&mut self, w: &Window) -> u64 {
+        let cwnd = w.cwnd as f64 / w.mss as f64;
+        // RFC 9438 §4.7 fast convergence.
+        self.w_max = if cwnd < self.w_last_max { cwnd * (1.0 + BETA) / 2.0 } else { cwnd };
+        self.w_last_max = cwnd;
+        self.epoch = None;
+        ((w.cwnd as f64 * BETA) as u64).max(2 * w.mss)
+    }
+
+    pub fn on_dupack_loss(&mut self, w: &Window, _basis: u64) -> Reduction {
+        // RFC 9438 §4.6: ssthresh = cwnd = cwnd * beta_cubic.
+        let ssthresh = self.congestion(w);
+        Reduction { ssthresh, cwnd: ssthresh }
+    }
+
+    pub fn on_timeout(&mut self, w: &Window, _basis: u64) -> Reduction {
+        // RFC 9438 §4.8: ssthresh as for a loss, cwnd = 1 segment.
+        let ssthresh = self.congestion(w);
+        Reduction { ssthresh, cwnd: w.mss }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    #[test]
+    fn cut_by_beta_then_regrow_to_w_max_in_k_seconds() {
+        let mut c = Cubic::default();
+        let mut w = Window { cwnd: 100 * MSS, ssthresh: 100 * MSS, mss: MSS };
+        let r = c.on_dupack_loss(&w, w.cwnd);
+        assert_eq!(r, Reduction { ssthresh: 70 * MSS, cwnd: 70 * MSS });
+        (w.cwnd, w.ssthresh) = (r.cwnd, r.ssthresh);
+        // K = cbrt(100 * 0.3 / 0.4) = 4.217 s; with 100 ms RTT and one ACK per segment.
+        let srtt = Some(SimTime::from_millis(100));
+        let mut now = SimTime::from_secs(10);
+        let end = now + SimTime::from_millis(4217);
+        while now < end {
+            for _ in 0..w.cwnd / MSS {
+                w.cwnd = c.on_ack(&w, &AckSample { now, acked: MSS, srtt });
+            }
+            now += SimTime::from_millis(100);
+        }
+        let segs = w.cwnd as f64 / MSS as f64;
+        assert!((97.0..=103.0).contains(&segs), "back near W_max = 100 after K: {segs}");
+    }
+}

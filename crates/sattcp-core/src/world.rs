@@ -459,6 +459,10 @@ impl Simulation {
                 if let StartWith::Offer(bytes) = fl.start {
                     fl.scheduled = fl.scheduled.saturating_add(bytes);
                     fl.sender.app_send(now, bytes, &mut self.out);
+                    if fl.transfer.is_some() {
+                        // A fixed-size transfer has nothing more: a FIN follows if tcp.fin.
+                        fl.sender.close(now, &mut self.out);
+                    }
                 }
                 self.after_sender(flow);
             }

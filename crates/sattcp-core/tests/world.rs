@@ -163,3 +163,22 @@ fn atm_goodput_reaches_c_for_mss_1024() {
     // WAN: 64 KB window > 56,250 B product at 10 ms.
     atm_goodput("1024", "0", "\"5ms\"", 37.8015e6);
 }
+
+#[test]
+fn a_transfer_with_fin_completes_and_the_fin_arrives() {
+    let sc = scenario(LOSSY_TRANSFER, &[("tcp.fin", "true"), ("tcp.flavor", "sack")]);
+    let mut sim = Simulation::new(&sc);
+    sim.run();
+    assert!(sim.receiver(0).fin_received(), "the FIN follows the last byte");
+    assert_eq!(sim.receiver(0).delivered(), 300_000);
+}
+
+#[test]
+fn cubic_and_hybla_run_end_to_end() {
+    for f in ["sack/cubic", "newreno/hybla"] {
+        let sc = scenario(GEO_BULK, &[("tcp.flavor", f), ("run.duration", "\"20s\"")]);
+        let mut sim = Simulation::new(&sc);
+        sim.run();
+        assert!(sim.receiver(0).delivered() > 0, "{f}");
+    }
+}

@@ -320,7 +320,7 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
             tcp.recovery = rec;
             tcp.cc = cc;
         }
-        None => c.err("tcp.flavor", "must be one of vanilla, reno, newreno, sack, newreno_rfc6582, sack_rfc6675", format!("{flavor_name:?}")),
+        None => c.err("tcp.flavor", "must be one of vanilla, reno, newreno, sack, newreno_rfc6582, sack_rfc6675, optionally with /cubic or /hybla (\"sack/cubic\")", format!("{flavor_name:?}")),
     }
     if let Some(r) = &t.recovery {
         match serde_json::from_value::<RecoveryKind>(serde_json::Value::String(r.clone())) {
@@ -331,7 +331,7 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
     if let Some(cc) = &t.cc {
         match serde_json::from_value::<CcKind>(serde_json::Value::String(cc.clone())) {
             Ok(k) => tcp.cc = k,
-            Err(_) => c.err("tcp.cc", "must name a congestion control (reno_aimd)", format!("{cc:?}")),
+            Err(_) => c.err("tcp.cc", "must name a congestion control (reno_aimd, cubic, hybla)", format!("{cc:?}")),
         }
     }
     tcp.sack = t.sack.unwrap_or(matches!(tcp.recovery, RecoveryKind::SackFallFloyd | RecoveryKind::SackRfc6675));

@@ -7,12 +7,14 @@ STAMP  := $(VENV)/.sattcp-deps
 BUILT  := $(VENV)/.sattcp-built
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml pyproject.toml
 
-.PHONY: run test build rust-test py-test bench lint clean
+.PHONY: run test build rust-test py-test bench lint clean browser
 
+# The main job: one bulk flow over GEO, then the seeds' whole 72-run study with its report.
 run: build
 	$(VENV)/bin/sattcp run scenarios/geo-bulk.toml
+	$(VENV)/bin/sattcp reproduce kota-www --out out/kota-www
 
-test: rust-test py-test
+test: rust-test browser py-test
 
 build: $(BUILT)
 
@@ -34,6 +36,13 @@ rust-test:
 
 py-test: build
 	$(VENV)/bin/pytest -q
+
+# The report test renders HTML in headless Chromium: install Debian's package when it is
+# missing and we may (root with apt-get); otherwise that one test is skipped with its reason.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \
+		echo "note: chromium not installed; the report rendering test will be skipped"; }
 
 bench: build
 	cargo run --release -p sattcp-core --example bench_dumbbell

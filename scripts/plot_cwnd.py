@@ -23,7 +23,7 @@ def main() -> None:
     args = ap.parse_args()
     fig = Figure(figsize=(10, 9), layout="constrained")
     axes = fig.subplots(3, 2, sharex=True)
-    for ax, flavour in zip(axes.flat, FLAVOURS):
+    for ax, flavour in zip(axes.flat, FLAVOURS, strict=False):
         r = sattcp.run(ROOT / "scenarios/geo-three-losses.toml", overrides={"tcp.flavor": flavour})
         tr = r.traces
         f = r.flows.iloc[0]

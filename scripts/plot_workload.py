@@ -94,7 +94,7 @@ def plot_server_load(rows: list[dict[str, int]], summary: dict, out: Path) -> No
     ax.set_ylabel("servers")
     per = summary["analytic"]["offered_load_bps_per_server"] / 1e3
     ax.axvline(per, color="black", linestyle=":", label=f"analytic mean {per:.0f} kbps")
-    for (name, c), style in zip(CAPACITY_BPS.items(), ["--", "-."]):
+    for (name, c), style in zip(CAPACITY_BPS.items(), ["--", "-."], strict=False):
         share = c / summary["servers"] / 1e3
         below = sum(1 for s in loads if s < share) / len(loads)
         ax.axvline(
@@ -106,7 +106,7 @@ def plot_server_load(rows: list[dict[str, int]], summary: dict, out: Path) -> No
     runs = [b / 1e6 for b in summary["measured"]["run_offered_load_bps"]]
     bx.hist(runs, bins=12, color="tab:purple", edgecolor="white")
     bx.axvline(summary["analytic"]["offered_load_bps"] / 1e6, color="black", linestyle=":", label="analytic mean")
-    for (name, c), style in zip(CAPACITY_BPS.items(), ["--", "-."]):
+    for (name, c), style in zip(CAPACITY_BPS.items(), ["--", "-."], strict=False):
         bx.axvline(c / 1e6, color="tab:red", linestyle=style, label=f"C {name}")
     bx.set_xlabel(f"total offered load of {summary['servers']} servers over one run (Mbps)")
     bx.set_ylabel("runs")

@@ -114,7 +114,7 @@ def designs(draw):
     cells = list(itertools.product(*[range(n) for n in nlev]))
     n = len(cells) * reps
     ys = draw(st.lists(st.floats(-100, 100, allow_nan=False), min_size=n, max_size=n))
-    rows = [dict(zip([f"f{i}" for i in range(k)], c), y=ys[j * len(cells) + i])
+    rows = [dict(zip([f"f{i}" for i in range(k)], c, strict=False), y=ys[j * len(cells) + i])
             for j in range(reps) for i, c in enumerate(cells)]
     return pd.DataFrame(rows), [f"f{i}" for i in range(k)]
 
@@ -137,7 +137,7 @@ def test_properties(design):
     for _, g in res.effects.groupby("factor"):
         assert abs(g["effect"].sum()) <= 1e-9 * scale
     # Interactions sum to zero over each index.
-    for (fa, fb), g in res.interactions.groupby(["factor_a", "factor_b"]):
+    for (_fa, _fb), g in res.interactions.groupby(["factor_a", "factor_b"]):
         for col in ("level_a", "level_b"):
             assert g.groupby(col)["interaction"].sum().abs().max() <= 1e-9 * scale
     # The model plus residuals gives back the data.

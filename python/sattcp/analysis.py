@@ -194,11 +194,11 @@ def allocation_of_variation(
         ib = cell.index.get_level_values(1)
         gamma = cell.to_numpy() - mu - main[a].loc[ia].to_numpy() - main[b].loc[ib].to_numpy()
         g = pd.Series(gamma, index=idx)
-        fitted += g.loc[list(zip(data[a], data[b]))].to_numpy()
+        fitted += g.loc[list(zip(data[a], data[b], strict=False))].to_numpy()
         per_cell = n / (len(lv[a]) * len(lv[b]))
         dof = (len(lv[a]) - 1) * (len(lv[b]) - 1)
         rows_var.append((interaction_name(a, b), "interaction", float((gamma**2).sum()) * per_cell, dof))
-        for la, lb, v in zip(ia, ib, gamma):
+        for la, lb, v in zip(ia, ib, gamma, strict=False):
             int_rows.append((a, la, b, lb, float(v)))
 
     resid = data["_y"].to_numpy() - fitted

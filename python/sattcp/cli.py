@@ -29,7 +29,7 @@ def _parse_set(items: Sequence[str]) -> dict[str, str]:
 
 def _fmt_table(rows: list[list[str]], header: list[str]) -> str:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    line = lambda r: "  ".join(str(c).rjust(w) for c, w in zip(r, widths))  # noqa: E731
+    line = lambda r: "  ".join(str(c).rjust(w) for c, w in zip(r, widths, strict=False))  # noqa: E731
     return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
 
 

@@ -88,9 +88,9 @@ def effects_figure(
     resps = list(ours)
     fig = Figure(figsize=(5.5 * len(resps), 3.6))
     axes = fig.subplots(1, len(resps), squeeze=False)
-    for ax, resp in zip(axes[0], resps):
+    for ax, resp in zip(axes[0], resps, strict=False):
         e = ours[resp].effects
-        labels = [f"{f}={lv}" for f, lv in zip(e["factor"], e["level"])]
+        labels = [f"{f}={lv}" for f, lv in zip(e["factor"], e["level"], strict=False)]
         pos = np.arange(len(e))
         ax.errorbar(pos - 0.12, e["effect"], yerr=[e["effect"] - e["ci_low"], e["ci_high"] - e["effect"]],
                     fmt="o", color=COLORS[0], capsize=3, label="ours")

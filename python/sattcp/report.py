@@ -160,7 +160,7 @@ def _ordered(order: list[str], factor: str = "tcp", strict_ci: bool = False) -> 
         ok = all(x["effect"] < y["effect"] for x, y in pairwise(e))
         if strict_ci:
             ok = ok and all(x["ci_high"] < y["ci_low"] for x, y in pairwise(e))
-        return ", ".join(f"{lv} {x['effect']:+.4f}" for lv, x in zip(order, e)), ok
+        return ", ".join(f"{lv} {x['effect']:+.4f}" for lv, x in zip(order, e, strict=False)), ok
     return f
 
 
@@ -460,7 +460,7 @@ def build_report(
         f"<tr><td>{_e(r.link)}</td><td>{_e(r.response)}</td><td>{_e(r.conclusion)}</td>"
         f"<td>{_e(r.paper)}</td><td>{_verdict(c.holds_paper)}</td><td>{_e(r.ours)}</td>"
         f"<td>{_verdict(c.holds_ours)}</td></tr>"
-        for r, c in zip(ct.itertuples(), claims))
+        for r, c in zip(ct.itertuples(), claims, strict=False))
     parts.append("<table class='claims'><thead><tr><th>link</th><th>response</th><th>conclusion</th>"
                  "<th>paper</th><th>on the paper's values</th><th>ours</th><th>on our values</th></tr>"
                  f"</thead><tbody>{rows_html}</tbody></table>")

@@ -84,15 +84,16 @@ class StudyError(ValueError):
 
 
 class SimulatorUnavailable(RuntimeError):
-    """``sattcp.api`` (the native simulator) cannot be imported, so nothing can run."""
+    """``sattcp._core`` (the native simulator) cannot be imported, so nothing can run."""
 
 
 def _check_api() -> None:
     try:
-        importlib.import_module("sattcp.api")
+        # sattcp.api imports the native module only when a run starts: check the module itself.
+        importlib.import_module("sattcp._core")
     except ImportError as e:
         raise SimulatorUnavailable(
-            f"the simulator is not available ({e}); build it first (make develop / "
+            f"the simulator is not available ({e}); build it first (make build / "
             "maturin develop) or pass another runner"
         ) from e
 
@@ -172,7 +173,7 @@ class Study:
         for block in self.blocks:
             base_digest = _file_digest(block.scenario)
             for levels in product(*self.factors.values()):
-                labels = dict(zip(keys, levels))
+                labels = dict(zip(keys, levels, strict=False))
                 values = {k: block.values.get(k, {}).get(_label(v), v) for k, v in labels.items()}
                 overrides = {**self.overrides, **block.overrides, **values}
                 for seed in self.seeds:
@@ -311,7 +312,7 @@ def load_study(source: str | Path) -> Study:
             bad("scenario", "give either scenario or [[blocks]], not both", raw["scenario"])
         where = [f"blocks[{i}]." for i in range(len(blocks_raw))]
     blocks = []
-    for w, b in zip(where, blocks_raw):
+    for w, b in zip(where, blocks_raw, strict=False):
         for k in b:
             if k not in ("name", "scenario", "overrides", "levels"):
                 bad(f"{w}{k}", "unknown key (known: levels, name, overrides, scenario)", b[k])

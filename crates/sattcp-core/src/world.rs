@@ -287,7 +287,7 @@ impl Simulation {
                 };
                 for (i, &(src, dst)) in endpoints.iter().enumerate() {
                     let f = new_flow(Role::Data, None, StartWith::Offer(transfer.unwrap_or(u64::MAX / 4)), src, dst, transfer);
-                    queue.push(*start + stagger.mul(i as u64), Ev::AppStart { flow: f });
+                    queue.push(*start + stagger.times(i as u64), Ev::AppStart { flow: f });
                 }
             }
             AppSpec::Www { params } => {

@@ -303,7 +303,7 @@ impl WwwParams {
             );
         }
         // A batch must end before the next one starts, so that batches never interleave.
-        let longest = self.gap_max.mul(self.batch.max as u64 - 1);
+        let longest = self.gap_max.times(self.batch.max as u64 - 1);
         if longest >= self.think_time {
             return err(
                 "think_time",
@@ -827,7 +827,7 @@ mod tests {
                 assert_eq!(b.index, 0);
                 assert_eq!(
                     b.at,
-                    first + THINK_TIME.mul(b.batch),
+                    first + THINK_TIME.times(b.batch),
                     "batches start every 10 s"
                 );
             }

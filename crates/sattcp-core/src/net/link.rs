@@ -76,6 +76,7 @@ pub struct Link {
 }
 
 impl Link {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(name: String, from: NodeId, to: NodeId, rate: Rate, delay: SimTime, ber: f64, limit: QueueLimit, errors: Rng) -> Self {
         Link {
             name,

@@ -118,8 +118,8 @@ impl Scenario {
 
 fn rtt_prop(t: &Topology) -> SimTime {
     match t {
-        Topology::Dumbbell { bottleneck, .. } => bottleneck.delay.mul(2),
-        Topology::Path { hops } => hops.iter().fold(SimTime::ZERO, |a, h| a + h.delay).mul(2),
+        Topology::Dumbbell { bottleneck, .. } => bottleneck.delay.times(2),
+        Topology::Path { hops } => hops.iter().fold(SimTime::ZERO, |a, h| a + h.delay).times(2),
     }
 }
 
@@ -263,8 +263,10 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
     let mut c = Ctx { problems: Vec::new() };
 
     let duration = c.duration("run.duration", raw.run.duration.as_ref(), SimTime::from_secs(100));
-    if raw.run.duration.is_some() && duration == SimTime::ZERO && !c.problems.iter().any(|p| p.path == "run.duration") {
-        c.err("run.duration", "must be > 0", raw.run.duration.as_ref().unwrap().to_string());
+    if let Some(given) = &raw.run.duration {
+        if duration == SimTime::ZERO && !c.problems.iter().any(|p| p.path == "run.duration") {
+            c.err("run.duration", "must be > 0", given.to_string());
+        }
     }
     let seed = match (seed_override, raw.run.seed) {
         (Some(s), _) => s,

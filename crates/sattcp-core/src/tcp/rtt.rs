@@ -128,7 +128,7 @@ impl RttEstimator {
     /// The retransmission timeout to arm now: the current RTO times the backoff, at most
     /// `max_rto`, at least `min_rto` and two ticks (ns-2 `rtt_timeout()`).
     pub fn rto(&self) -> SimTime {
-        let t = self.rtxcur.mul(self.backoff).min(self.max_rto);
+        let t = self.rtxcur.times(self.backoff).min(self.max_rto);
         t.max(self.min_rto).max(SimTime(self.tick * MIN_RTO_TICKS))
     }
 
@@ -197,7 +197,7 @@ mod tests {
         sample(&mut e, 0, 600);
         let base = e.rto();
         e.on_timeout();
-        assert_eq!(e.rto(), base.mul(2));
+        assert_eq!(e.rto(), base.times(2));
         for _ in 0..10 {
             e.on_timeout();
         }

@@ -31,7 +31,7 @@ impl Path {
         Path { rate: Rate::mbps(45), delay: SimTime::from_millis(275), queue_limit: None }
     }
     pub fn rtt(&self) -> SimTime {
-        self.delay.mul(2)
+        self.delay.times(2)
     }
 }
 

@@ -514,18 +514,25 @@ impl Simulation {
         }
     }
 
-    /// Sends what the sender of `flow` emitted and re-arms its timer.
-    fn after_sender(&mut self, flow: FlowId) {
-        let now = self.now;
-        let (src, dst) = {
-            let fl = &self.flows[flow as usize];
-            (fl.src, fl.dst)
+    /// Puts on the wire the segments an endpoint of `flow` just emitted: data from the
+    /// sender's host, ACKs from the receiver's.
+    fn flush(&mut self, flow: FlowId, dir: Dir) {
+        let fl = &self.flows[flow as usize];
+        let (src, dst) = match dir {
+            Dir::Data => (fl.src, fl.dst),
+            Dir::Ack => (fl.dst, fl.src),
         };
         let mut out = std::mem::take(&mut self.out);
         for seg in out.drain(..) {
-            self.send(flow, Dir::Data, src, dst, seg);
+            self.send(flow, dir, src, dst, seg);
         }
         self.out = out;
+    }
+
+    /// Sends what the sender of `flow` emitted and re-arms its timer.
+    fn after_sender(&mut self, flow: FlowId) {
+        let now = self.now;
+        self.flush(flow, Dir::Data);
         let fl = &mut self.flows[flow as usize];
         if let Some(t) = fl.snd_slot.arm(fl.sender.poll_at().map(|t| t.max(now))) {
             self.queue.push(t, Ev::SenderTimer { flow });
@@ -544,15 +551,7 @@ impl Simulation {
     /// Sends what the receiver of `flow` emitted and re-arms its timer.
     fn after_receiver(&mut self, flow: FlowId) {
         let now = self.now;
-        let (src, dst) = {
-            let fl = &self.flows[flow as usize];
-            (fl.dst, fl.src)
-        };
-        let mut out = std::mem::take(&mut self.out);
-        for seg in out.drain(..) {
-            self.send(flow, Dir::Ack, src, dst, seg);
-        }
-        self.out = out;
+        self.flush(flow, Dir::Ack);
         let fl = &mut self.flows[flow as usize];
         if let Some(t) = fl.rcv_slot.arm(fl.receiver.poll_at().map(|t| t.max(now))) {
             self.queue.push(t, Ev::ReceiverTimer { flow });

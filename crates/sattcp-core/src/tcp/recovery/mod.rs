@@ -89,6 +89,19 @@ impl Cx<'_> {
         let floor = |b: u64| (b / mss).max(super::cc::reno::MIN_SSTHRESH_SEGMENTS) * mss;
         Reduction { ssthresh: floor(r.ssthresh), cwnd: floor(r.cwnd) }
     }
+    /// Enters fast retransmit as ns-2's Reno, NewReno and SACK agents do (RFC 2581 (3.2)
+    /// steps 1-3, ns-2 `closecwnd(1)`): applies [`reduce_ns2`](Self::reduce_ns2) to the window,
+    /// retransmits the first unacknowledged segment and restarts the timer. Returns the
+    /// reduction applied.
+    pub fn fast_retransmit_ns2(&mut self, out: &mut Out) -> Reduction {
+        let r = self.reduce_ns2();
+        self.win.ssthresh = r.ssthresh;
+        self.win.cwnd = r.cwnd;
+        out.enter = true;
+        out.retransmit = Some(self.snd_una);
+        out.timer = TimerAction::Restart;
+        r
+    }
 }
 
 /// What happens to the retransmission timer after an ACK.

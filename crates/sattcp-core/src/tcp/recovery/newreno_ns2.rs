@@ -53,12 +53,7 @@ impl NewrenoNs2 {
 
     pub fn on_dupack(&mut self, cx: &mut Cx, out: &mut Out) {
         if cx.may_fast_retransmit() {
-            let r = cx.reduce_ns2();
-            cx.win.ssthresh = r.ssthresh;
-            cx.win.cwnd = r.cwnd;
-            out.enter = true;
-            out.retransmit = Some(cx.snd_una);
-            out.timer = TimerAction::Restart;
+            cx.fast_retransmit_ns2(out);
         }
         if cx.dupacks == cx.dup_thresh {
             self.dupwnd = cx.dup_thresh as u64 * cx.mss();

@@ -33,12 +33,7 @@ impl Reno {
     pub fn on_dupack(&mut self, cx: &mut Cx, out: &mut Out) {
         if cx.may_fast_retransmit() {
             // RFC 2581 (3.2) steps 1-3 (ns-2 `closecwnd(1)`).
-            let r = cx.reduce_ns2();
-            cx.win.ssthresh = r.ssthresh;
-            cx.win.cwnd = r.cwnd;
-            out.enter = true;
-            out.retransmit = Some(cx.snd_una);
-            out.timer = super::TimerAction::Restart;
+            cx.fast_retransmit_ns2(out);
         }
         if cx.dupacks == cx.dup_thresh {
             // ns-2 sets dupwnd_ = NUMDUPACKS even when the fast retransmit is suppressed.

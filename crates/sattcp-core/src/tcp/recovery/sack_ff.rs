@@ -63,14 +63,9 @@ impl SackFallFloyd {
         if cx.may_fast_retransmit() {
             let mss = cx.mss();
             self.pipe = (cx.win.cwnd / mss) as i64 - PIPE_DUPACKS;
-            let r = cx.reduce_ns2();
-            cx.win.ssthresh = r.ssthresh;
-            cx.win.cwnd = r.cwnd;
+            let r = cx.fast_retransmit_ns2(out);
             self.cwnd_segs = (r.cwnd / mss) as i64;
             cx.sb.clear_retransmitted();
-            out.enter = true;
-            out.retransmit = Some(cx.snd_una);
-            out.timer = TimerAction::Restart;
         }
     }
 

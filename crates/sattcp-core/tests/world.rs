@@ -182,3 +182,37 @@ fn cubic_and_hybla_run_end_to_end() {
         assert!(sim.receiver(0).delivered() > 0, "{f}");
     }
 }
+
+/// Issue 5: a 20 s run of the seeds' GEO study scenario (100 WWW pairs over ATM) is sane.
+#[test]
+fn kota_geo_www_20s_is_sane() {
+    let text = include_str!("../../../scenarios/kota-geo.toml");
+    let sc = scenario(text, &[("run.duration", "\"20s\"")]);
+    let mut sim = Simulation::new(&sc);
+    sim.run();
+    let r = sim.finish();
+    let s = &r.summary;
+    assert_eq!(s.flows, 100, "100 data flows (servers)");
+    assert_eq!(r.flows.len(), 200, "plus 100 request flows (clients)");
+    assert!(s.efficiency > 0.0 && s.efficiency <= 1.0, "efficiency {}", s.efficiency);
+    let f = s.fairness.expect("fairness defined");
+    assert!(f > 0.0 && f <= 1.0 + 1e-12, "fairness {f}");
+    for fl in &r.flows {
+        // Every client has made at least one batch of requests by 20 s (first batches fall in
+        // the first 10 s), so every server has sent something.
+        assert!(fl.delivered_bytes > 0, "flow {} ({}) delivered nothing", fl.flow, fl.role);
+        // Nothing is delivered that was not scheduled (no byte delivered twice).
+        assert!(fl.delivered_bytes <= fl.scheduled_bytes, "flow {}: delivered {} > scheduled {}", fl.flow, fl.delivered_bytes, fl.scheduled_bytes);
+        if fl.role == "request" {
+            assert_eq!(fl.scheduled_bytes % 128, 0, "requests are 128 bytes each");
+        }
+        if fl.role == "data" {
+            let e = fl.fair_share_bps.expect("data flows have a fair share");
+            assert!(e >= 0.0 && e <= s.capacity_bps);
+        }
+    }
+    let shares: f64 = r.flows.iter().filter_map(|f| f.fair_share_bps).sum();
+    assert!(shares <= s.capacity_bps * (1.0 + 1e-9), "max-min shares never exceed C: {shares} > {}", s.capacity_bps);
+    let bn = r.links.iter().find(|l| l.link == "bottleneck").unwrap();
+    assert!(bn.cells.unwrap() > 0 && bn.utilization <= 1.0);
+}

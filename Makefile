@@ -45,7 +45,8 @@ browser:
 		echo "note: chromium not installed; the report rendering test will be skipped"; }
 
 bench: build
-	cargo run --release -p sattcp-core --example bench_dumbbell
+	cargo run --release -q -p sattcp-core --example bench -- --repeat 5
+	time $(VENV)/bin/sattcp reproduce kota-www --out out/kota-www >/dev/null
 
 lint: build
 	$(VENV)/bin/ruff check python tests

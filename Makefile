@@ -46,7 +46,7 @@ browser:
 
 bench: build
 	cargo run --release -q -p sattcp-core --example bench -- --repeat 5
-	time $(VENV)/bin/sattcp reproduce kota-www --out out/kota-www >/dev/null
+	rm -rf out/bench-reproduce && time $(VENV)/bin/sattcp reproduce kota-www --out out/bench-reproduce >/dev/null
 
 lint: build
 	$(VENV)/bin/ruff check python tests

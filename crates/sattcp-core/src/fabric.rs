@@ -114,6 +114,16 @@ impl AtmFabric {
         d.slot.arm(d.port.poll_at().map(|t| t.max(now)))
     }
 
+    /// Brings both ports' statistics up to `end` (cells that left after the last wake-up are
+    /// counted; their frames are not delivered, the run being over).
+    pub fn close(&mut self, end: SimTime) {
+        for d in &mut self.dirs {
+            if d.port.now() < end {
+                d.port.advance(end, |_, _| {});
+            }
+        }
+    }
+
     /// Cells dropped by the port of `dir`, by reason.
     pub fn drops_by_reason(&self, dir: usize) -> BTreeMap<String, u64> {
         let st = self.dirs[dir].port.port().stats();

@@ -739,8 +739,13 @@ impl Simulation {
                     .collect(),
                 cells: None,
                 frames_discarded: None,
+                cells_arrived: None,
+                cells_buffered: None,
             })
             .collect();
+        if let Some(fabric) = &mut self.atm {
+            fabric.close(end);
+        }
         if let Some(fabric) = &self.atm {
             // The bottleneck links' figures come from the switch ports, in cells.
             let cell = cell_time(fabric.cell_rate);
@@ -758,6 +763,8 @@ impl Simulation {
                 lr.peak_queue_packets = st.peak_occupancy as u64;
                 lr.mean_queue_bytes = d.port.port().mean_occupancy(end) * CELL_BYTES as f64;
                 lr.frames_discarded = Some(d.reasm.stats().discarded());
+                lr.cells_arrived = Some(st.arrived);
+                lr.cells_buffered = Some(d.port.port().occupancy() as u64);
                 lr.drops_by_reason = fabric.drops_by_reason(dir);
                 if d.cells_corrupted > 0 {
                     lr.drops_by_reason.insert("corrupted".into(), d.cells_corrupted);

@@ -213,6 +213,10 @@ fn kota_geo_www_20s_is_sane() {
     }
     let shares: f64 = r.flows.iter().filter_map(|f| f.fair_share_bps).sum();
     assert!(shares <= s.capacity_bps * (1.0 + 1e-9), "max-min shares never exceed C: {shares} > {}", s.capacity_bps);
-    let bn = r.links.iter().find(|l| l.link == "bottleneck").unwrap();
-    assert!(bn.cells.unwrap() > 0 && bn.utilization <= 1.0);
+    for name in ["bottleneck", "bottleneck-rev"] {
+        let l = r.links.iter().find(|l| l.link == name).unwrap();
+        assert!(l.cells.unwrap() > 0 && l.utilization <= 1.0, "{name}");
+        // Conservation at each switch port: cells in = cells out + dropped + buffered.
+        assert_eq!(l.cells_arrived.unwrap(), l.cells.unwrap() + l.drops_queue_full + l.cells_buffered.unwrap(), "{name}: conservation");
+    }
 }

@@ -60,6 +60,10 @@ pub struct LinkResult {
     pub cells: Option<u64>,
     /// ATM links: frames discarded at reassembly (a cell lost or corrupted).
     pub frames_discarded: Option<u64>,
+    /// ATM links: cells that arrived at the switch port feeding the link, and cells still
+    /// buffered there at the end (arrived = sent + dropped + buffered).
+    pub cells_arrived: Option<u64>,
+    pub cells_buffered: Option<u64>,
 }
 
 /// A variable recorded on change: instants (seconds) and values.

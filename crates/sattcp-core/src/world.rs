@@ -293,25 +293,28 @@ impl Simulation {
             AppSpec::Www { params } => {
                 // Servers are the sources (left), clients the sinks (right): files cross the
                 // bottleneck forward, requests backward. Data flows are 0..N so that flow i is
-                // server i's throughput x_i; request flows are N..2N. Every connection is
-                // opened at time 0 and persists (HTTP/1.1, seed 000 §4.1).
-                let n = endpoints.len() as u32;
+                // server i's throughput x_i; request flows are N..2N. A pair's persistent
+                // connection (HTTP/1.1, seed 000 §4.1) is opened when its client first needs it,
+                // at its first request (both half-connections then), and stays open.
                 for (i, &(src, dst)) in endpoints.iter().enumerate() {
                     new_flow(Role::Data, Some(i as u32), StartWith::Connect, src, dst, None);
                 }
+                let n = endpoints.len() as u32;
                 for (i, &(src, dst)) in endpoints.iter().enumerate() {
                     let req = new_flow(Role::Request, Some(i as u32), StartWith::Connect, dst, src, None);
                     let client = WwwClient::for_index(params, &rngs, i);
                     let server = WwwServer::for_index(params, &rngs, i);
                     let mut slot = TimerSlot::default();
-                    if let Some(t) = slot.arm(client.next_request_at()) {
-                        queue.push(t, Ev::WwwWake { pair: i as u32 });
+                    if let Some(first) = client.next_request_at() {
+                        queue.push(first, Ev::AppStart { flow: req });
+                        queue.push(first, Ev::AppStart { flow: i as u32 });
+                        if let Some(t) = slot.arm(Some(first)) {
+                            queue.push(t, Ev::WwwWake { pair: i as u32 });
+                        }
                     }
                     www.push(WwwPair { client, server, req_flow: req, data_flow: i as u32, slot, seen: 0 });
                 }
-                for f in 0..2 * n {
-                    queue.push(SimTime::ZERO, Ev::AppStart { flow: f });
-                }
+                debug_assert_eq!(flows.len() as u32, 2 * n);
             }
         }
         let traced_links = sc

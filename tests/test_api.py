@@ -28,6 +28,20 @@ def test_run_returns_tables_and_identity():
     assert r.scenario["run"]["duration"] == "5s", "the result carries the scenario as run, overrides applied"
     f = r.flows.iloc[0]
     assert f.throughput_bps == pytest.approx(f.delivered_bytes * 8 / 5.0)
+    # One flow that could use the whole link: its max-min share is all of C.
+    assert f.capacity_bps == s["capacity_bps"] == pytest.approx(45e6 * 9180 / 9220)
+    assert f.fair_share_bps == pytest.approx(f.capacity_bps)
+
+
+def test_www_study_metrics_in_the_flow_table():
+    r = sattcp.run(SCENARIOS / "kota-geo.toml", overrides={"run.duration": "20s", "topology.pairs": 10})
+    data = r.flows[r.flows.role == "data"]
+    assert len(data) == 10 and len(r.flows) == 20
+    # C from the ATM framing: 45 Mbps x 9180 / (193 cells x 53 bytes) (seed 000 §4.3: 40.39 Mbps).
+    assert data.capacity_bps.iloc[0] == pytest.approx(45e6 * 9180 / (193 * 53))
+    assert r.summary["efficiency"] == pytest.approx(data.throughput_bps.sum() / data.capacity_bps.iloc[0])
+    assert data.fair_share_bps.sum() <= data.capacity_bps.iloc[0] * (1 + 1e-9)
+    assert r.flows[r.flows.role == "request"].fair_share_bps.isna().all()
 
 
 def test_same_seed_same_digest():

@@ -70,6 +70,8 @@ class RunResult:
 
     def __post_init__(self) -> None:
         self.flows = pd.DataFrame(self.data["flows"])
+        # C beside each e_i (seed 000 §4.3), so the flow table alone gives x_i, e_i and C.
+        self.flows["capacity_bps"] = self.data["summary"]["capacity_bps"]
         self.links = pd.DataFrame(self.data["links"])
 
     @property

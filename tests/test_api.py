@@ -133,3 +133,24 @@ def test_rust_panic_becomes_internal_error():
 
     with pytest.raises(InternalError, match="deliberate test panic"):
         _core._panic_for_test()
+
+
+def test_progress_bar_appears_only_after_its_delay():
+    import io
+
+    from sattcp.api import _ProgressBar
+
+    quick = io.StringIO()
+    bar = _ProgressBar(quick, delay_s=3600.0)
+    bar(50.0, 100.0)
+    bar.close()
+    assert quick.getvalue() == "", "a run shorter than the delay shows nothing"
+    slow = io.StringIO()
+    bar = _ProgressBar(slow, delay_s=0.0)
+    bar(25.0, 100.0)
+    bar(100.0, 100.0)
+    bar.close()
+    out = slow.getvalue()
+    assert "25.00/100.00 s simulated" in out and "100.00/100.00 s simulated" in out and "ETA" in out
+    assert out.endswith("\n") and out.count("\r") == 2
+

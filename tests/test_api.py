@@ -75,8 +75,10 @@ def test_save_json_and_parquet(tmp_path):
     p = r.save(tmp_path / "r.parquet")
     back = pd.read_parquet(p)
     assert list(back.columns) == list(r.flows.columns)
-    with pytest.raises(ValueError, match="unknown format"):
+    with pytest.raises(sattcp.SattcpError, match="unknown format"):
         r.save(tmp_path / "r.xlsx")
+    with pytest.raises(sattcp.SattcpError, match="does not exist"):
+        r.save(tmp_path / "no" / "such" / "r.json")
 
 
 BAD = [
@@ -122,8 +124,9 @@ def test_toml_syntax_error_and_missing_file(tmp_path):
 
 
 def test_bad_seed_and_bad_override_value():
-    with pytest.raises(ScenarioError, match="run.seed"):
-        sattcp.run(GEO, seed=-1)
+    for seed in (-1, 2**64, True, 1.5):
+        with pytest.raises(ScenarioError, match="run.seed"):
+            sattcp.run(GEO, seed=seed)
     with pytest.raises(ScenarioError, match="override values"):
         sattcp.run(GEO, overrides={"tcp.mss": object()})
 
@@ -154,3 +157,9 @@ def test_progress_bar_appears_only_after_its_delay():
     assert "25.00/100.00 s simulated" in out and "100.00/100.00 s simulated" in out and "ETA" in out
     assert out.endswith("\n") and out.count("\r") == 2
 
+
+
+def test_a_scenario_file_need_not_end_in_toml(tmp_path):
+    p = tmp_path / "scenario.txt"
+    p.write_text(GEO.read_text())
+    assert sattcp.run(str(p), overrides=short()).summary["name"] == "geo-bulk"

@@ -63,3 +63,40 @@ def test_missing_file_and_syntax_error(tmp_path):
 def test_unknown_output_format_is_an_error(tmp_path):
     p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=1s", "--out", str(tmp_path / "r.xlsx"))
     assert p.returncode == 2 and "unknown format" in p.stderr
+
+
+def test_output_problems_are_found_before_the_run(tmp_path):
+    # A 10^5 s run would take minutes: the bad --out must be reported at once.
+    for out, needle in ((tmp_path / "nope" / "r.json", "does not exist"), (tmp_path / "r.csv", "unknown format")):
+        p = run_cli("run", "scenarios/kota-geo.toml", "--set", "run.duration=100000s", "--out", str(out))
+        assert p.returncode == 2 and needle in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def test_seed_out_of_range_is_bad_input():
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--seed", str(2**64))
+    assert p.returncode == 2 and "run.seed" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_ctrl_c_stops_a_long_run_promptly():
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import ROOT
+
+    # 10^5 s of the 100-pair GEO study would take minutes; Ctrl-C must end it in well under one.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sattcp.cli", "run", "scenarios/kota-geo.toml", "--set", "run.duration=100000s", "--quiet"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    time.sleep(2.0)
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert time.monotonic() - t0 < 5, "the run must stop within seconds"
+    assert proc.returncode == 130, err
+    assert "interrupted at simulated time" in err and "Traceback" not in err

@@ -6,8 +6,8 @@
 """
 
 from .api import RunResult, run
-from .errors import InternalError, SattcpError, ScenarioError, SimulationError
+from .errors import InternalError, SattcpError, ScenarioError, SimulationError, SimulationInterrupted
 
 __version__ = "0.1.0"
 
-__all__ = ["run", "RunResult", "SattcpError", "ScenarioError", "SimulationError", "InternalError", "__version__"]
+__all__ = ["run", "RunResult", "SattcpError", "ScenarioError", "SimulationError", "SimulationInterrupted", "InternalError", "__version__"]

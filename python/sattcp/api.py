@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from .errors import ScenarioError, SimulationError
+from .errors import SattcpError, ScenarioError, SimulationInterrupted
 
 Progress = Callable[[float, float], None]
 
@@ -35,9 +35,14 @@ def _toml_literal(value: Any) -> str:
     raise ScenarioError([{"path": "", "rule": "override values must be str, int, float, bool or a list", "got": repr(value)}])
 
 
+def _looks_like_path(s: str) -> bool:
+    return "\n" not in s and (s.endswith(".toml") or Path(s).is_file())
+
+
 def read_scenario(scenario: str | Path) -> str:
-    """The TOML text of a scenario given as a path or as TOML text itself."""
-    if isinstance(scenario, Path) or (isinstance(scenario, str) and "\n" not in scenario and scenario.endswith(".toml")):
+    """The TOML text of a scenario given as a path or as TOML text itself. A string with no
+    newline that ends in ``.toml`` or names an existing file is a path."""
+    if isinstance(scenario, Path) or (isinstance(scenario, str) and _looks_like_path(scenario)):
         path = Path(scenario)
         try:
             return path.read_text(encoding="utf-8")
@@ -105,7 +110,7 @@ class RunResult:
     def save(self, path: str | Path) -> Path:
         """Writes the result: ``.json`` (whole document) or ``.parquet`` (the flow table, with
         the summary in the file's metadata)."""
-        path = Path(path)
+        path = check_output_path(path)
         if path.suffix == ".json":
             path.write_text(self.to_json(indent=2) + "\n", encoding="utf-8")
         elif path.suffix == ".parquet":
@@ -117,9 +122,26 @@ class RunResult:
             meta[b"sattcp.summary"] = json.dumps(self.summary).encode()
             meta[b"sattcp.scenario"] = json.dumps(self.scenario).encode()
             pq.write_table(table.replace_schema_metadata(meta), path)
-        else:
-            raise ValueError(f"--out: unknown format {path.suffix!r} for {path} (use .json or .parquet)")
         return path
+
+
+OUTPUT_FORMATS = (".json", ".parquet")
+
+
+def check_output_path(path: str | Path) -> Path:
+    """Checks that a result can be written to ``path`` (known format, existing writable
+    folder) before any work is done; raises :class:`SattcpError` naming the problem."""
+    import os
+
+    path = Path(path)
+    if path.suffix not in OUTPUT_FORMATS:
+        raise SattcpError(f"output {path}: unknown format {path.suffix!r} (use .json or .parquet)")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise SattcpError(f"output {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise SattcpError(f"output {path}: folder {folder} is not writable")
+    return path
 
 
 def run(
@@ -139,8 +161,8 @@ def run(
     from . import _core
 
     text = read_scenario(scenario)
-    if seed is not None and (not isinstance(seed, int) or seed < 0):
-        raise ScenarioError([{"path": "run.seed", "rule": "must be an integer >= 0", "got": repr(seed)}])
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64):
+        raise ScenarioError([{"path": "run.seed", "rule": "must be an integer from 0 to 2^64 - 1", "got": repr(seed)}])
     sim = _core.Simulation(text, _override_pairs(overrides, raw_overrides), seed)
     t0 = time.perf_counter()
     report: Progress | None
@@ -162,7 +184,7 @@ def run(
                 sim.run_until(t)
                 report(t / 1e9, duration / 1e9)
     except KeyboardInterrupt:
-        raise SimulationError(f"interrupted at simulated time {sim.now_ns / 1e9:.3f} s of {duration / 1e9:.3f} s") from None
+        raise SimulationInterrupted(f"interrupted at simulated time {sim.now_ns / 1e9:.3f} s of {duration / 1e9:.3f} s") from None
     finally:
         if isinstance(report, _ProgressBar):
             report.close()

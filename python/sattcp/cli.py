@@ -77,16 +77,21 @@ def format_summary(result) -> str:  # noqa: ANN001 - RunResult, imported lazily
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .api import run
+    from pathlib import Path
+
+    from .api import check_output_path, run
 
     overrides = _parse_set(args.set or [])
-    result = run(args.scenario, seed=args.seed, overrides=overrides, progress=not args.quiet and sys.stderr.isatty() or args.progress, raw_overrides=True)
     if args.out:
         try:
-            path = result.save(args.out)
-        except ValueError as e:
+            check_output_path(args.out)
+        except SattcpError as e:
             print(f"sattcp: {e}", file=sys.stderr)
             return EXIT_BAD_INPUT
+    # On the command line the scenario is always a file.
+    result = run(Path(args.scenario), seed=args.seed, overrides=overrides, progress=not args.quiet and sys.stderr.isatty() or args.progress, raw_overrides=True)
+    if args.out:
+        path = result.save(args.out)
         print(f"wrote {path}", file=sys.stderr)
     if args.json:
         print(result.to_json())
@@ -122,6 +127,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
+    except KeyboardInterrupt as e:
+        # SimulationInterrupted says how far the run got; a bare Ctrl-C says nothing.
+        print(f"sattcp: {e or 'interrupted'}", file=sys.stderr)
+        return 130
     except ScenarioError as e:
         print(f"sattcp: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -131,9 +140,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SimulationError, SattcpError) as e:
         print(f"sattcp: {e}", file=sys.stderr)
         return EXIT_FAILED
-    except KeyboardInterrupt:
-        print("sattcp: interrupted", file=sys.stderr)
-        return 130
+    except OSError as e:
+        # Writing a result or reading a file failed: say which and why, no traceback.
+        print(f"sattcp: {e.strerror or e}: {e.filename or ''}".rstrip(": "), file=sys.stderr)
+        return EXIT_FAILED
     except BrokenPipeError:
         # The reader (e.g. `head`) closed the pipe: stop quietly, as Unix tools do.
         import os

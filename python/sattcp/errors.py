@@ -36,5 +36,10 @@ class SimulationError(SattcpError):
     """A run could not complete for a reason other than its scenario (e.g. interrupted)."""
 
 
+class SimulationInterrupted(SimulationError, KeyboardInterrupt):
+    """The run was interrupted (Ctrl-C). Also a KeyboardInterrupt, so code that stops on
+    Ctrl-C keeps doing so; the message says how far the run got."""
+
+
 class InternalError(SattcpError):
     """A bug in sattcp (a Rust panic, for instance). The message names the scenario and seed."""

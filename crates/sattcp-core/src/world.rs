@@ -407,14 +407,27 @@ impl Simulation {
 
     /// Runs every event due at or before `until` (and never past the end of the run).
     pub fn run_until(&mut self, until: SimTime) {
+        while !self.run_until_bounded(until, u64::MAX) {}
+    }
+
+    /// Like [`run_until`](Self::run_until) but stops after at most `max_events` events, so
+    /// that a caller can look up between slices (progress, Ctrl-C). Returns true once every
+    /// event due at or before `until` has run.
+    pub fn run_until_bounded(&mut self, until: SimTime, max_events: u64) -> bool {
         let until = until.min(self.duration);
+        let mut n = 0;
         while let Some(t) = self.queue.peek_time() {
             if t > until {
                 break;
             }
+            if n == max_events {
+                return false;
+            }
             self.step();
+            n += 1;
         }
         self.now = self.now.max(until);
+        true
     }
 
     /// Runs to the end.

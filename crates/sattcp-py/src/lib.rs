@@ -10,6 +10,14 @@ use pyo3::types::PyDict;
 use sattcp_core::scenario::{self, Problem};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+/// Events run between two checks for signals (Ctrl-C): about 10-100 ms of work.
+const EVENTS_PER_SLICE: u64 = 1_000_000;
+
+/// (path, value as typed) overrides as the core takes them.
+fn overrides(raw: &[(String, String)]) -> Vec<(String, toml::Value)> {
+    raw.iter().map(|(k, v)| (k.clone(), scenario::parse_override_value(v))).collect()
+}
+
 fn error_class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
     py.import("sattcp.errors")?.getattr(name)
 }
@@ -72,7 +80,7 @@ impl Simulation {
     #[new]
     #[pyo3(signature = (text, overrides=Vec::new(), seed=None))]
     fn new(py: Python<'_>, text: &str, overrides: Vec<(String, String)>, seed: Option<u64>) -> PyResult<Self> {
-        let ov: Vec<(String, toml::Value)> = overrides.iter().map(|(k, v)| (k.clone(), scenario::parse_override_value(v))).collect();
+        let ov = self::overrides(&overrides);
         let loaded = catch_unwind(AssertUnwindSafe(|| scenario::load(text, &ov, seed)));
         let (sc, tree) = match loaded {
             Ok(Ok(x)) => x,
@@ -113,16 +121,21 @@ impl Simulation {
         self.scenario_json.clone()
     }
 
-    /// Runs every event due at or before `t_ns` (never past the end), without the GIL.
+    /// Runs every event due at or before `t_ns` (never past the end), without the GIL, in
+    /// slices of events between which pending signals are checked: Ctrl-C raises
+    /// KeyboardInterrupt within a fraction of a second, and the run can go on afterwards.
     fn run_until(&mut self, py: Python<'_>, t_ns: u64) -> PyResult<()> {
         let label = self.label();
         let sim = self.sim.as_mut().ok_or_else(|| internal_error(py, "run_until after finish".into()))?;
-        let r = py.detach(|| catch_unwind(AssertUnwindSafe(|| sim.run_until(sattcp_core::SimTime(t_ns)))));
-        match r {
-            Ok(()) => Ok(()),
-            Err(p) => {
-                self.sim = None;
-                Err(internal_error(py, format!("panic in {label}: {}", panic_message(p))))
+        loop {
+            let r = py.detach(|| catch_unwind(AssertUnwindSafe(|| sim.run_until_bounded(sattcp_core::SimTime(t_ns), EVENTS_PER_SLICE))));
+            match r {
+                Ok(true) => return Ok(()),
+                Ok(false) => py.check_signals()?,
+                Err(p) => {
+                    self.sim = None;
+                    return Err(internal_error(py, format!("panic in {label}: {}", panic_message(p))));
+                }
             }
         }
     }
@@ -144,10 +157,11 @@ impl Simulation {
 #[pyfunction]
 #[pyo3(signature = (text, overrides=Vec::new()))]
 fn validate(py: Python<'_>, text: &str, overrides: Vec<(String, String)>) -> PyResult<()> {
-    let ov: Vec<(String, toml::Value)> = overrides.iter().map(|(k, v)| (k.clone(), scenario::parse_override_value(v))).collect();
-    match scenario::load(text, &ov, None) {
-        Ok(_) => Ok(()),
-        Err(e) => Err(scenario_error(py, &e.problems)),
+    let ov = self::overrides(&overrides);
+    match catch_unwind(AssertUnwindSafe(|| scenario::load(text, &ov, None))) {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(scenario_error(py, &e.problems)),
+        Err(p) => Err(internal_error(py, format!("panic while validating the scenario: {}", panic_message(p)))),
     }
 }
 
@@ -162,6 +176,9 @@ fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Every panic is caught and becomes InternalError with its message; the default hook would
+    // also print "thread panicked at ..." and a backtrace on stderr.
+    std::panic::set_hook(Box::new(|_| {}));
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;

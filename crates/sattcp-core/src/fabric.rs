@@ -124,9 +124,9 @@ impl AtmFabric {
         }
     }
 
-    /// Cells dropped by the port of `dir`, by reason.
+    /// Cells dropped by the port of `dir`, by reason ("cells_epd", "cells_ppd", ...).
     pub fn drops_by_reason(&self, dir: usize) -> BTreeMap<String, u64> {
         let st = self.dirs[dir].port.port().stats();
-        DropReason::ALL.iter().map(|&r| (r.name().to_string(), st.dropped_for(r))).filter(|(_, n)| *n > 0).collect()
+        DropReason::ALL.iter().map(|&r| (format!("cells_{}", r.name()), st.dropped_for(r))).filter(|(_, n)| *n > 0).collect()
     }
 }

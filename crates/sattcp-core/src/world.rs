@@ -162,12 +162,20 @@ pub struct Simulation {
     losses: Vec<LossSpec>,
     out: Vec<Segment>,
     traces: BTreeMap<String, Trace>,
-    traced_links: Vec<(LinkId, String)>,
+    /// ATM ports (forward, reverse) whose occupancy is traced.
+    traced_ports: [bool; 2],
     capacity_bps: f64,
     www: Vec<WwwPair>,
     /// ATM switches (switch.kind = "atm"), with, per host, (direction, VC) of its frames.
     atm: Option<AtmFabric>,
     atm_port_of: Vec<Option<(u32, u32)>>,
+    /// Per host, the link from its switch to it (ATM: where delivered frames are counted).
+    atm_into_host: Vec<LinkId>,
+}
+
+/// Cells buffered at ATM port `dir` (for traces).
+fn fabric_occupancy(fabric: Option<&AtmFabric>, dir: u32) -> f64 {
+    fabric.map(|f| f.dirs[dir as usize].port.port().occupancy() as f64).unwrap_or(0.0)
 }
 
 /// Resolves a queue size to a drop-tail limit.
@@ -196,6 +204,8 @@ impl Simulation {
             (links.len() - 1) as LinkId
         };
         let switch_limit = queue_limit(sc.switch.buffer, bdp);
+        // (host, the link that delivers to it), for the ATM fabric's accounting.
+        let mut into_host: Vec<(NodeId, LinkId)> = Vec::new();
         let is_atm = matches!(sc.switch.kind, SwitchKind::Atm { .. });
         match &sc.topology {
             Topology::Dumbbell { pairs, access, bottleneck } => {
@@ -226,6 +236,8 @@ impl Simulation {
                     let back = add_link(&mut links, format!("dst{i}->r2"), d, r2, access, access_limit);
                     nodes[s as usize].default_link = up;
                     nodes[d as usize].default_link = back;
+                    into_host.push((s, down));
+                    into_host.push((d, out));
                     nodes[r1 as usize].routes[s as usize] = down;
                     nodes[r1 as usize].routes[d as usize] = fwd;
                     nodes[r2 as usize].routes[d as usize] = out;
@@ -317,20 +329,26 @@ impl Simulation {
                 debug_assert_eq!(flows.len() as u32, 2 * n);
             }
         }
-        let traced_links = sc
-            .trace
-            .links
-            .iter()
-            .filter_map(|name| links.iter().position(|l| &l.name == name).map(|i| (i as LinkId, name.clone())))
-            .collect();
+        let is_port = |name: &str| is_atm && (name == "bottleneck" || name == "bottleneck-rev");
+        for l in links.iter_mut() {
+            if sc.trace.links.contains(&l.name) && !is_port(&l.name) {
+                l.trace = Some(Trace::default());
+            }
+        }
+        let traced_ports = [sc.trace.links.iter().any(|n| n == "bottleneck") && is_atm, sc.trace.links.iter().any(|n| n == "bottleneck-rev") && is_atm];
         let mss = sc.tcp.mss as f64;
         let mut atm_port_of = Vec::new();
+        let mut atm_into_host = Vec::new();
         let (atm, capacity_bps) = match (&sc.switch.kind, &sc.topology) {
             (SwitchKind::Atm { policy }, Topology::Dumbbell { pairs, access, bottleneck }) => {
                 let errors = [rngs.stream("atm/bottleneck/errors"), rngs.stream("atm/bottleneck-rev/errors")];
                 let fabric = AtmFabric::new(*pairs, sc.switch.buffer_cells as u32, *policy, access.payload_rate, access.delay, bottleneck.payload_rate, bottleneck.delay, bottleneck.ber, errors)
                     .expect("validated ATM parameters");
                 atm_port_of = vec![None; nodes.len()];
+                atm_into_host = vec![NO_LINK; nodes.len()];
+                for &(h, l) in &into_host {
+                    atm_into_host[h as usize] = l;
+                }
                 for i in 0..*pairs {
                     atm_port_of[i as usize] = Some((0, i));
                     atm_port_of[(pairs + i) as usize] = Some((1, i));
@@ -358,11 +376,12 @@ impl Simulation {
             losses: sc.losses.clone(),
             out: Vec::with_capacity(64),
             traces: BTreeMap::new(),
-            traced_links,
+            traced_ports,
             capacity_bps,
             www,
             atm,
             atm_port_of,
+            atm_into_host,
         }
     }
 
@@ -485,7 +504,7 @@ impl Simulation {
             Ev::SwitchWake { dir } => {
                 let now = self.now;
                 let fabric = self.atm.as_mut().expect("switch wake without ATM");
-                let (queue, packets, links, nodes) = (&mut self.queue, &mut self.packets, &mut self.links, &self.nodes);
+                let (queue, packets, links, into_host) = (&mut self.queue, &mut self.packets, &mut self.links, &self.atm_into_host);
                 let egress_cell = fabric.access_cell;
                 let next = fabric.wake(dir as usize, now, |fate| match fate {
                     FrameFate::Delivered { pkt, at } => {
@@ -493,7 +512,7 @@ impl Simulation {
                         // Account the frame on the destination's access link.
                         let dst = p.dst;
                         let cells = cells_for_ip(p.bytes as u64);
-                        let egress = nodes[dst as usize].default_link as usize;
+                        let egress = into_host[dst as usize] as usize;
                         let st = &mut links[egress].stats;
                         st.packets += 1;
                         st.bytes += cells * CELL_BYTES;
@@ -504,6 +523,11 @@ impl Simulation {
                 });
                 if let Some(t) = next {
                     self.queue.push(t, Ev::SwitchWake { dir });
+                }
+                if self.traced_ports[dir as usize] {
+                    let name = if dir == 0 { "bottleneck" } else { "bottleneck-rev" };
+                    let cells = fabric_occupancy(self.atm.as_ref(), dir);
+                    self.traces.entry(format!("link/{name}/queue_cells")).or_default().record(now.as_secs_f64(), cells);
                 }
             }
             Ev::WwwWake { pair } => {
@@ -653,12 +677,6 @@ impl Simulation {
             }
             Admit::Dropped(_) => self.packets.release(id),
         }
-        if !self.traced_links.is_empty() {
-            if let Some((_, name)) = self.traced_links.iter().find(|(l, _)| *l == link) {
-                let q = self.links[link as usize].queue_packets(now) as f64;
-                self.traces.entry(format!("link/{name}/queue_packets")).or_default().record(now.as_secs_f64(), q);
-            }
-        }
     }
 
     fn arrive(&mut self, id: u32, node: NodeId) {
@@ -696,6 +714,9 @@ impl Simulation {
         let secs = end.as_secs_f64();
         for l in &mut self.links {
             l.finish(end);
+            if let Some(tr) = l.trace.take() {
+                self.traces.insert(format!("link/{}/queue_packets", l.name), tr);
+            }
         }
         let flows: Vec<FlowResult> = self
             .flows
@@ -745,7 +766,7 @@ impl Simulation {
                 drops_queue_full: l.stats.drops_queue_full,
                 drops_corrupted: l.stats.drops_corrupted,
                 drops_scripted: l.stats.drops_scripted,
-                peak_queue_packets: l.stats.peak_queue_packets,
+                peak_queue_packets: Some(l.stats.peak_queue_packets),
                 peak_queue_bytes: l.stats.peak_queue_bytes,
                 mean_queue_bytes: l.mean_queue_bytes(end),
                 drops_by_reason: [("queue_full", l.stats.drops_queue_full), ("corrupted", l.stats.drops_corrupted), ("scripted", l.stats.drops_scripted)]
@@ -754,9 +775,13 @@ impl Simulation {
                     .map(|(k, n)| (k.to_string(), n))
                     .collect(),
                 cells: None,
-                frames_discarded: None,
                 cells_arrived: None,
+                cells_dropped: None,
+                cells_corrupted: None,
                 cells_buffered: None,
+                peak_queue_cells: None,
+                mean_queue_cells: None,
+                frames_discarded: None,
             })
             .collect();
         if let Some(fabric) = &mut self.atm {
@@ -769,21 +794,29 @@ impl Simulation {
                 let d = &fabric.dirs[dir];
                 let st = d.port.port().stats();
                 let lr = links.iter_mut().find(|l| l.link == *name).expect("bottleneck link");
-                lr.packets = d.reasm.stats().frames_delivered + d.reasm.stats().discarded();
-                lr.cells = Some(st.departed);
+                let rs = d.reasm.stats();
+                // Packet fields count frames (IP packets), as on IP links; cell figures have
+                // their own fields.
+                lr.packets = rs.frames_delivered + rs.discarded();
+                lr.drops_queue_full = st.frames_dropped_whole + st.frames_truncated;
+                lr.drops_corrupted = rs.discarded_corrupted;
                 lr.bytes = st.departed * CELL_BYTES;
                 lr.utilization = (st.departed * cell.0).min(end.0) as f64 / end.0.max(1) as f64;
-                lr.drops_queue_full = st.dropped();
-                lr.drops_corrupted = d.cells_corrupted;
-                lr.peak_queue_bytes = st.peak_occupancy as u64 * CELL_BYTES;
-                lr.peak_queue_packets = st.peak_occupancy as u64;
-                lr.mean_queue_bytes = d.port.port().mean_occupancy(end) * CELL_BYTES as f64;
-                lr.frames_discarded = Some(d.reasm.stats().discarded());
+                lr.cells = Some(st.departed);
                 lr.cells_arrived = Some(st.arrived);
+                lr.cells_dropped = Some(st.dropped());
+                lr.cells_corrupted = Some(d.cells_corrupted);
                 lr.cells_buffered = Some(d.port.port().occupancy() as u64);
+                lr.peak_queue_packets = None;
+                lr.peak_queue_cells = Some(st.peak_occupancy as u64);
+                lr.peak_queue_bytes = st.peak_occupancy as u64 * CELL_BYTES;
+                let mean_cells = d.port.port().mean_occupancy(end);
+                lr.mean_queue_cells = Some(mean_cells);
+                lr.mean_queue_bytes = mean_cells * CELL_BYTES as f64;
+                lr.frames_discarded = Some(rs.discarded());
                 lr.drops_by_reason = fabric.drops_by_reason(dir);
                 if d.cells_corrupted > 0 {
-                    lr.drops_by_reason.insert("corrupted".into(), d.cells_corrupted);
+                    lr.drops_by_reason.insert("cells_corrupted".into(), d.cells_corrupted);
                 }
             }
         }

@@ -150,6 +150,7 @@ fn atm_goodput(mss: &str, window_scale: &str, delay: &str, want_bps: f64) {
     let r = sim.finish();
     let bn = r.links.iter().find(|l| l.link == "bottleneck").unwrap();
     assert_eq!(bn.drops_queue_full, 0, "the buffer never overflows");
+    assert_eq!(bn.cells_dropped, Some(0));
 }
 
 #[test]
@@ -217,6 +218,26 @@ fn kota_geo_www_20s_is_sane() {
         let l = r.links.iter().find(|l| l.link == name).unwrap();
         assert!(l.cells.unwrap() > 0 && l.utilization <= 1.0, "{name}");
         // Conservation at each switch port: cells in = cells out + dropped + buffered.
-        assert_eq!(l.cells_arrived.unwrap(), l.cells.unwrap() + l.drops_queue_full + l.cells_buffered.unwrap(), "{name}: conservation");
+        assert_eq!(l.cells_arrived.unwrap(), l.cells.unwrap() + l.cells_dropped.unwrap() + l.cells_buffered.unwrap(), "{name}: conservation");
+        assert!(l.drops_queue_full <= l.cells_dropped.unwrap(), "{name}: frames lost <= cells lost");
+    }
+}
+
+/// ATM: frames delivered to a host are counted on the link from its switch to it.
+#[test]
+fn atm_delivered_frames_count_on_the_links_into_the_hosts() {
+    let text = include_str!("../../../scenarios/kota-geo.toml");
+    let sc = scenario(text, &[("topology.pairs", "2"), ("app.kind", "bulk"), ("run.duration", "\"5s\"")]);
+    let mut sim = Simulation::new(&sc);
+    sim.run();
+    let r = sim.finish();
+    let link = |n: &str| r.links.iter().find(|l| l.link == n).unwrap_or_else(|| panic!("{n}"));
+    for i in 0..2 {
+        let (data_in, acks_in) = (link(&format!("r2->dst{i}")), link(&format!("r1->src{i}")));
+        assert!(data_in.packets > 0 && acks_in.packets > 0, "pair {i}: frames delivered on the links into the hosts");
+        // Each data frame is 193 cells at MSS 9180 (SYN and pure ACKs are 2 cells).
+        assert!(data_in.bytes > 100 * 53 * data_in.packets, "pair {i}: data frames are mostly full-size");
+        let up = link(&format!("src{i}->r1"));
+        assert!(up.packets >= data_in.packets, "pair {i}: no more frames delivered than sent");
     }
 }

@@ -48,22 +48,32 @@ pub struct LinkResult {
     pub drops_queue_full: u64,
     pub drops_corrupted: u64,
     pub drops_scripted: u64,
-    pub peak_queue_packets: u64,
+    /// Peak of the packets waiting (None on ATM links, whose buffers hold cells).
+    pub peak_queue_packets: Option<u64>,
     pub peak_queue_bytes: u64,
     /// Time-weighted mean of the bytes waiting.
     pub mean_queue_bytes: f64,
-    /// Losses by named reason (IP: queue_full, corrupted, scripted; ATM: buffer_full, ppd,
-    /// epd, selective_drop, fba, corrupted — in cells).
+    /// Losses by named reason. IP links, in packets: queue_full, corrupted, scripted. ATM
+    /// links, in cells: cells_buffer_full, cells_ppd, cells_epd, cells_selective_drop,
+    /// cells_fba, cells_corrupted.
     pub drops_by_reason: BTreeMap<String, u64>,
-    /// ATM links: cells sent (packets then counts frames, and queue figures are in cells x 53
-    /// bytes; peak_queue_packets is the peak in cells).
+    // ATM links only (None elsewhere). On them `packets`, `drops_queue_full` and
+    // `drops_corrupted` count frames (IP packets): frames that left the switch port, frames
+    // dropped whole or cut short at the port, frames discarded at reassembly for a corrupted
+    // cell; `bytes`, `peak_queue_bytes` and `mean_queue_bytes` count 53-byte cells.
+    /// Cells sent on the link.
     pub cells: Option<u64>,
-    /// ATM links: frames discarded at reassembly (a cell lost or corrupted).
-    pub frames_discarded: Option<u64>,
-    /// ATM links: cells that arrived at the switch port feeding the link, and cells still
-    /// buffered there at the end (arrived = sent + dropped + buffered).
+    /// Cells that arrived at the switch port feeding the link (= sent + dropped + buffered).
     pub cells_arrived: Option<u64>,
+    pub cells_dropped: Option<u64>,
+    /// Cells corrupted by bit errors on the link.
+    pub cells_corrupted: Option<u64>,
+    /// Cells still buffered at the end of the run.
     pub cells_buffered: Option<u64>,
+    pub peak_queue_cells: Option<u64>,
+    pub mean_queue_cells: Option<f64>,
+    /// Frames discarded at reassembly (a cell lost or corrupted).
+    pub frames_discarded: Option<u64>,
 }
 
 /// A variable recorded on change: instants (seconds) and values.

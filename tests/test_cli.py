@@ -100,3 +100,14 @@ def test_ctrl_c_stops_a_long_run_promptly():
     assert time.monotonic() - t0 < 5, "the run must stop within seconds"
     assert proc.returncode == 130, err
     assert "interrupted at simulated time" in err and "Traceback" not in err
+
+
+def test_warnings_go_to_stderr(tmp_path):
+    from conftest import SCENARIOS
+
+    text = (SCENARIOS / "geo-three-losses.toml").read_text()
+    f = tmp_path / "s.toml"
+    f.write_text(text + "\n[[loss]]\nflow = 0\nsegment = 5000\n")
+    p = run_cli("run", str(f), "--set", "run.duration=2s")
+    assert p.returncode == 0
+    assert "warning: scripted loss never happened: flow 0 did not send data offset 45900000" in p.stderr

@@ -90,6 +90,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             return EXIT_BAD_INPUT
     # On the command line the scenario is always a file.
     result = run(Path(args.scenario), seed=args.seed, overrides=overrides, progress=not args.quiet and sys.stderr.isatty() or args.progress, raw_overrides=True)
+    for w in result.data.get("warnings", []):
+        print(f"sattcp: warning: {w}", file=sys.stderr)
     if args.out:
         path = result.save(args.out)
         print(f"wrote {path}", file=sys.stderr)

@@ -52,17 +52,32 @@ impl Ev {
     }
 }
 
+/// A node's static routes.
 struct Node {
-    /// Out link toward each destination node (routers), or the single default link (hosts).
+    /// Dumbbell routers: the out link toward each destination node (empty elsewhere).
     routes: Vec<LinkId>,
+    /// Hosts: their single link.
     default_link: LinkId,
+    /// Path nodes: the links toward higher-numbered and lower-numbered nodes (a chain needs
+    /// no table: memory stays linear in the number of hops).
+    chain: Option<(NodeId, LinkId, LinkId)>,
 }
 
 impl Node {
+    fn new() -> Self {
+        Node { routes: Vec::new(), default_link: NO_LINK, chain: None }
+    }
+
     #[inline]
     fn route(&self, dst: NodeId) -> LinkId {
         if self.default_link != NO_LINK {
             self.default_link
+        } else if let Some((me, up, down)) = self.chain {
+            if dst > me {
+                up
+            } else {
+                down
+            }
         } else {
             self.routes.get(dst as usize).copied().unwrap_or(NO_LINK)
         }
@@ -173,6 +188,17 @@ pub struct Simulation {
     atm_into_host: Vec<LinkId>,
 }
 
+fn ordinal(n: u64) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (1, 11) | (2, 12) | (3, 13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
 /// Cells buffered at ATM port `dir` (for traces).
 fn fabric_occupancy(fabric: Option<&AtmFabric>, dir: u32) -> f64 {
     fabric.map(|f| f.dirs[dir as usize].port.port().occupancy() as f64).unwrap_or(0.0)
@@ -213,7 +239,7 @@ impl Simulation {
                 let (r1, r2) = (2 * n, 2 * n + 1);
                 let total = 2 * n + 2;
                 for _ in 0..total {
-                    nodes.push(Node { routes: Vec::new(), default_link: NO_LINK });
+                    nodes.push(Node::new());
                 }
                 nodes[r1 as usize].routes = vec![NO_LINK; total as usize];
                 nodes[r2 as usize].routes = vec![NO_LINK; total as usize];
@@ -248,23 +274,23 @@ impl Simulation {
             Topology::Path { hops } => {
                 let h = hops.len() as u32;
                 let total = h + 1;
-                for _ in 0..total {
-                    nodes.push(Node { routes: vec![NO_LINK; total as usize], default_link: NO_LINK });
+                for i in 0..total {
+                    let mut n = Node::new();
+                    n.chain = Some((i, NO_LINK, NO_LINK));
+                    nodes.push(n);
                 }
                 for (i, spec) in hops.iter().enumerate() {
                     let i = i as u32;
                     let limit = spec.queue.map(|q| queue_limit(q, bdp)).unwrap_or(switch_limit);
                     let f = add_link(&mut links, format!("hop{i}"), i, i + 1, spec, limit);
                     let r = add_link(&mut links, format!("hop{i}-rev"), i + 1, i, spec, limit);
-                    for d in (i + 1)..total {
-                        nodes[i as usize].routes[d as usize] = f;
+                    if let Some(c) = &mut nodes[i as usize].chain {
+                        c.1 = f;
                     }
-                    for d in 0..=i {
-                        nodes[(i + 1) as usize].routes[d as usize] = r;
+                    if let Some(c) = &mut nodes[(i + 1) as usize].chain {
+                        c.2 = r;
                     }
                 }
-                nodes[0].default_link = nodes[0].routes[h as usize];
-                nodes[h as usize].default_link = nodes[h as usize].routes[0];
                 endpoints.push((0, h));
             }
         }
@@ -855,6 +881,11 @@ impl Simulation {
             flows,
             links,
             traces: self.traces,
+            warnings: self
+                .losses
+                .iter()
+                .map(|l| format!("scripted loss never happened: flow {} did not send data offset {} a {} time (transmission {})", l.flow, l.offset, ordinal(l.transmission as u64 + 1), l.transmission))
+                .collect(),
         }
     }
 }

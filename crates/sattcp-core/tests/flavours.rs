@@ -54,6 +54,16 @@ fn signature(flavor: &str, timeouts: u64, fast_retransmits: u64, segments_retran
 }
 
 #[test]
+fn a_scripted_loss_that_never_matches_is_reported() {
+    // Segment 200 is never retransmitted twice with SACK: the second entry cannot happen.
+    let text = THREE_LOSSES.replace("segment = 206", "segment = 206\n    [[loss]]\n    flow = 0\n    segment = 200\n    transmission = 2");
+    let r = run(&text, &[("tcp.flavor", "sack")]);
+    assert_eq!(r.links[0].drops_scripted, 3);
+    assert_eq!(r.warnings, vec!["scripted loss never happened: flow 0 did not send data offset 1836000 a 3rd time (transmission 2)".to_string()]);
+    assert!(run(THREE_LOSSES, &[("tcp.flavor", "sack")]).warnings.is_empty());
+}
+
+#[test]
 fn vanilla_repairs_by_timeout_and_go_back_n() {
     // After the timeout it slow-starts from the first hole and resends what followed.
     signature("vanilla", 1, 0, 6);

@@ -241,3 +241,44 @@ fn atm_delivered_frames_count_on_the_links_into_the_hosts() {
         assert!(up.packets >= data_in.packets, "pair {i}: no more frames delivered than sent");
     }
 }
+
+/// A chain of hops through routers: the slowest hop is the bottleneck, delays add up.
+#[test]
+fn multi_hop_path_is_limited_by_its_slowest_hop() {
+    let text = r#"
+        [run]
+        duration = "30s"
+        [topology]
+        kind = "path"
+        [[links.path]]
+        rate = "100Mbps"
+        delay = "1ms"
+        [[links.path]]
+        rate = "10Mbps"
+        delay = "100ms"
+        [[links.path]]
+        rate = "50Mbps"
+        delay = "10ms"
+        [switch]
+        buffer = "1bdp"
+        [tcp]
+        flavor = "sack"
+        mss = 1460
+        window_scale = 4
+        [trace]
+        links = ["hop1"]
+    "#;
+    let sc = scenario(text, &[]);
+    assert_eq!(sc.rtt_prop(), SimTime::from_millis(222), "RTT = 2 x (1 + 100 + 10) ms");
+    let mut sim = Simulation::new(&sc);
+    sim.run_until(SimTime::from_secs(10));
+    let d0 = sim.receiver(0).delivered();
+    sim.run();
+    let bps = (sim.receiver(0).delivered() - d0) as f64 * 8.0 / 20.0;
+    let ceiling = 10e6 * 1460.0 / 1500.0;
+    assert!(bps > 0.9 * ceiling && bps <= ceiling * 1.0001, "goodput {bps:.0} of {ceiling:.0}");
+    let r = sim.finish();
+    let hop = |n: &str| r.links.iter().find(|l| l.link == n).unwrap();
+    assert!(hop("hop1").utilization > 0.9, "the 10 Mbps hop is busy");
+    assert!(r.traces.contains_key("link/hop1/queue_packets"));
+}

@@ -130,4 +130,7 @@ pub struct RunResult {
     pub flows: Vec<FlowResult>,
     pub links: Vec<LinkResult>,
     pub traces: BTreeMap<String, Trace>,
+    /// Things the user asked for that did not happen (e.g. a scripted loss that never matched
+    /// a segment). The CLI prints them on stderr.
+    pub warnings: Vec<String>,
 }

@@ -163,3 +163,12 @@ def test_a_scenario_file_need_not_end_in_toml(tmp_path):
     p = tmp_path / "scenario.txt"
     p.write_text(GEO.read_text())
     assert sattcp.run(str(p), overrides=short()).summary["name"] == "geo-bulk"
+
+
+def test_atm_traces_port_occupancy_and_access_queues():
+    r = sattcp.run(SCENARIOS / "kota-geo.toml", overrides={"run.duration": "10s", "topology.pairs": 10, "trace.links": ["bottleneck", "src0->r1"]})
+    tr = r.traces
+    cells = tr["link/bottleneck/queue_cells"]
+    assert len(cells) > 10 and cells.value.max() > 0
+    assert cells.value.max() <= r.links.set_index("link").loc["bottleneck", "peak_queue_cells"]
+    assert "link/src0->r1/queue_packets" in tr

@@ -33,6 +33,13 @@ def _fmt_table(rows: list[list[str]], header: list[str]) -> str:
     return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
 
 
+def _elide(rows: list[list], width: int, keep: int = 5) -> list[list]:
+    """The first and last `keep` rows of a long table, with a row of dots between."""
+    if len(rows) <= 2 * keep + 2:
+        return rows
+    return rows[:keep] + [["..."] * width] + rows[-keep:]
+
+
 def _opt(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.4f}"
 
@@ -60,8 +67,7 @@ def format_summary(result) -> str:  # noqa: ANN001 - RunResult, imported lazily
         ]
         for f in flows.itertuples()
     ]
-    if len(rows) > 12:
-        rows = rows[:5] + [["..."] * 7] + rows[-5:]
+    rows = _elide(rows, 7)
     out.append("")
     out.append(_fmt_table(rows, ["flow", "Mbps", "delivered B", "retx B", "RTOs", "fast rtx", "cwnd B"]))
     links = result.links
@@ -72,7 +78,7 @@ def format_summary(result) -> str:  # noqa: ANN001 - RunResult, imported lazily
             [ln.link, f"{ln.utilization:.4f}", f"{ln.packets:,}", int(ln.drops_queue_full), int(ln.drops_corrupted), f"{ln.peak_queue_bytes:,}", f"{ln.mean_queue_bytes:,.0f}"]
             for ln in busy.itertuples()
         ]
-        out.append(_fmt_table(lrows, ["link", "util", "packets", "drops", "corrupt", "peak queue B", "mean queue B"]))
+        out.append(_fmt_table(_elide(lrows, 7), ["link", "util", "packets", "drops", "corrupt", "peak queue B", "mean queue B"]))
     return "\n".join(out)
 
 

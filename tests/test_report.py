@@ -122,3 +122,25 @@ def test_cli_reproduce_quick_with_a_fake_simulator(tmp_path, monkeypatch, capsys
     assert "GEO" in out and "TCP flavour explains the largest share" in out
     html = (tmp_path / "out" / "report.html").read_text()
     assert "Quick variant: 20 s of simulated time" in html
+
+
+def test_cli_reproduce_with_replications(tmp_path, monkeypatch, capsys):
+    from sattcp.cli_study import main
+    from sattcp.store import Store
+
+    scen = tmp_path / "scenarios"
+    scen.mkdir()
+    for link in ("wan", "meo", "geo"):
+        (scen / f"kota-{link}.toml").write_text("# stand-in\n")
+    monkeypatch.chdir(tmp_path)
+    rc = main(["reproduce", "kota-www", "--quick", "--replications", "2", "--runner", "test_sweep:fake_runner",
+               "-j", "2", "--no-progress", "--out", str(tmp_path / "out")])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "kota-www-quick-r2: 144 runs" in out
+    with Store(tmp_path / "out" / "results.duckdb", read_only=True) as st:
+        assert sorted(st.runs("kota-www-quick-r2").seed.unique()) == [1, 2]
+    with pytest.raises(SystemExit) as e:
+        main(["reproduce", "kota-www", "--replications", "0"])
+    assert e.value.code == 2
+    assert "must be a whole number >= 1" in capsys.readouterr().err

@@ -114,6 +114,9 @@ def register(subparsers: Any) -> None:
                               "and write an HTML report comparing with the paper.")
     p.add_argument("name", choices=["kota-www"], help="packaged study")
     p.add_argument("--quick", action="store_true", help="reduced variant (about a minute)")
+    p.add_argument("--replications", type=_positive_int, default=None, metavar="N",
+                   help="N runs (seeds 1..N) per combination instead of the paper's one; the "
+                        "analysis then separates pure error from interactions")
     p.add_argument("--out", default=None, help="output folder (default: out/NAME[-quick])")
     _add_run_options(p)
     p.set_defaults(handler=cmd_reproduce, func=cmd_reproduce)
@@ -172,6 +175,16 @@ def cmd_export(args: argparse.Namespace) -> int:
     return _guard("export", body)
 
 
+def _positive_int(v: str) -> int:
+    try:
+        n = int(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {v!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {v!r}")
+    return n
+
+
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from sattcp.report import build_report, check_conclusions_summary
     from sattcp.sweep import load_study, packaged_study, run_sweep
@@ -183,6 +196,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             note = (f"Quick variant: {study.quick_description}. Results are noisier than the "
                     "full study's; run without --quick for the paper's set-up.")
             study = study.quick()
+        if args.replications:
+            from dataclasses import replace
+
+            first = study.seeds[0]
+            study = replace(study, name=f"{study.name}-r{args.replications}",
+                            seeds=tuple(range(first, first + args.replications)))
         out = Path(args.out or Path("out") / study.name)
         out.mkdir(parents=True, exist_ok=True)
         s = run_sweep(study, out / "results.duckdb", jobs=args.jobs, cluster=args.cluster,

@@ -209,20 +209,21 @@ impl Ctx {
 
     /// The rules of a drop-tail queue, shared by `switch.buffer` and every `links.*.queue`:
     /// sizes in bytes, packets or a bdp multiple (cells are for ATM ports), holding at least
-    /// one packet of MSS + 40 bytes. `sized` is false when the MSS or a link is invalid, so
-    /// that the size check would only repeat that problem.
-    fn droptail_queue(&mut self, path: &str, size: Size, got: &str, mss: u32, bdp: u64, sized: bool) {
+    /// one packet of MSS + 40 bytes. A size in bytes is not judged against an invalid MSS, nor
+    /// a bdp multiple against an invalid link: that would only repeat their problem.
+    fn droptail_queue(&mut self, path: &str, size: Size, got: &str, mss: u32, bdp: u64) {
         let packet = (mss + IP_HEADER + TCP_HEADER) as u64;
+        let mss_ok = !self.bad("tcp.mss");
         let too_small = match size {
-            Size::Bytes(b) => b < packet,
+            Size::Bytes(b) => b < packet && mss_ok,
             Size::Packets(p) => p < 1,
-            Size::Bdp(k) => ((k * bdp as f64) as u64) < packet,
+            Size::Bdp(k) => ((k * bdp as f64) as u64) < packet && mss_ok && !self.bad("links"),
             Size::Cells(_) => {
                 self.err(path, "cells are for ATM switches; give bytes, packets or a bdp multiple", got);
                 false
             }
         };
-        if too_small && sized {
+        if too_small {
             self.err(path, format!("must hold at least one packet ({packet} bytes at MSS {mss})"), got);
         }
     }
@@ -531,11 +532,11 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
                 }
             }
             if buffer_ok {
-                c.droptail_queue("switch.buffer", buffer, &buffer_got, tcp.mss, bdp, inputs_ok);
+                c.droptail_queue("switch.buffer", buffer, &buffer_got, tcp.mss, bdp);
             }
-            for (path, size, got) in &link_queues {
-                if !c.bad("switch.kind") {
-                    c.droptail_queue(path, *size, got, tcp.mss, bdp, inputs_ok);
+            if !c.bad("switch.kind") {
+                for (path, size, got) in &link_queues {
+                    c.droptail_queue(path, *size, got, tcp.mss, bdp);
                 }
             }
             SwitchKind::DropTail
@@ -826,6 +827,10 @@ mod tests {
         assert_only(GEO2, &[("links.access.queue", "10cells")], "links.access.queue: cells are for ATM switches; give bytes, packets or a bdp multiple, got \"10cells\"");
         assert_only(GEO2, &[("switch.buffer", "1000B")], "switch.buffer: must hold at least one packet (1064 bytes at MSS 1024), got \"1000B\"");
         scenario(GEO2, &[("links.bottleneck.queue", "1064B"), ("links.access.queue", "1pkt")]);
+        // A packet count is judged even beside an invalid rate; a bdp multiple is not.
+        let bad_rate = ("links.bottleneck.rate", "45Mbs");
+        assert_eq!(problems(GEO2, &[bad_rate, ("links.access.queue", "0pkt")]).len(), 2);
+        assert_eq!(problems(GEO2, &[bad_rate, ("links.access.queue", "1e-9bdp")]).len(), 1);
         // Each hop of a path: 1e-6 bdp of the 2 Mbps x 60 ms path is 0.015 bytes.
         let tiny_hop = PATH2.replace("delay = \"20ms\"", "delay = \"20ms\"\n        queue = \"1e-6bdp\"");
         assert_only(&tiny_hop, &[], "links.path.1.queue: must hold at least one packet (1064 bytes at MSS 1024), got \"1e-6bdp\"");

@@ -302,7 +302,12 @@ impl Ctx {
         match self.size(path, v)? {
             Size::Bytes(b) => Some(b),
             Size::Bdp(k) => match bdp {
-                Some(bdp) => Some((k * bdp as f64).round() as u64),
+                // `as u64` would saturate silently at u64::MAX (2^64 as f64 is the first miss).
+                Some(bdp) if (k * bdp as f64).round() < 18_446_744_073_709_551_616.0 => Some((k * bdp as f64).round() as u64),
+                Some(_) => {
+                    self.err(path, "too large (at most 2^64 - 1 bytes)", got);
+                    None
+                }
                 None => {
                     self.err(path, "must be in bytes here", got);
                     None
@@ -818,6 +823,7 @@ mod tests {
         let atm = [("switch.kind", "atm"), ("switch.policy", "sd")];
         assert_only(GEO2, &[atm[0], atm[1], ("switch.R", "1.5")], "switch.R: must be in (0, 1], got 1.5");
         assert_only(GEO2, &[atm[0], atm[1], ("switch.Z", "0.0")], "switch.Z: must be in (0, 1], got 0");
+        assert_only(GEO2, &[("tcp.ssthresh", "1e300bdp")], "tcp.ssthresh: too large (at most 2^64 - 1 bytes), got \"1e300bdp\"");
     }
 
     #[test]

@@ -332,13 +332,10 @@ impl Ctx {
     }
 
     fn link(&mut self, path: &str, l: Option<&RawLink>) -> LinkSpec {
-        let empty = RawLink::default();
-        let l = match l {
-            Some(l) => l,
-            None => {
-                self.err(path, "is required (a table with rate and delay)", "");
-                &empty
-            }
+        let Some(l) = l else {
+            // Its rate is not reported missing as well: one problem, one line.
+            self.err(path, "is required (a table with rate and delay)", "");
+            return LinkSpec { rate: Rate(1), payload_rate: Rate(1), delay: SimTime::ZERO, ber: 0.0, queue: None };
         };
         let rate = self.rate(&format!("{path}.rate"), l.rate.as_ref());
         let payload_rate = match &l.payload_rate {
@@ -824,6 +821,11 @@ mod tests {
         assert_only(GEO2, &[atm[0], atm[1], ("switch.R", "1.5")], "switch.R: must be in (0, 1], got 1.5");
         assert_only(GEO2, &[atm[0], atm[1], ("switch.Z", "0.0")], "switch.Z: must be in (0, 1], got 0");
         assert_only(GEO2, &[("tcp.ssthresh", "1e300bdp")], "tcp.ssthresh: too large (at most 2^64 - 1 bytes), got \"1e300bdp\"");
+    }
+
+    #[test]
+    fn a_missing_link_is_one_problem() {
+        assert_eq!(problems("[topology]\npairs = 1\n", &[]), ["links.access: is required (a table with rate and delay)", "links.bottleneck: is required (a table with rate and delay)"]);
     }
 
     #[test]

@@ -116,9 +116,11 @@ impl Rate {
         let r = self.0 as u128;
         SimTime(bits.div_ceil(r) as u64)
     }
-    /// Bytes carried in `t` at this rate (rounded down).
+    /// Bytes carried in `t` at this rate (rounded down), saturating at u64::MAX (the product
+    /// of two u64 values need not fit: 1 Tbps for a year is 3.9e18 bytes, 10 Tbps overflows).
     pub fn bytes_in(self, t: SimTime) -> u64 {
-        (self.0 as u128 * t.0 as u128 / 8 / 1_000_000_000) as u64
+        let b = self.0 as u128 * t.0 as u128 / 8 / 1_000_000_000;
+        u64::try_from(b).unwrap_or(u64::MAX)
     }
 }
 
@@ -142,40 +144,58 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
     Some((num, s[end..].trim()))
 }
 
-/// Parses a duration: "275ms", "5us", "100s", "1.5s", "10ns", "2min".
+/// 2^64 as a float: the first value a u64 cannot hold. `x as u64` saturates silently at
+/// u64::MAX, so every conversion below checks against this first.
+const U64_LIMIT: f64 = 18_446_744_073_709_551_616.0;
+
+/// `n * scale` rounded, if it fits in a u64; `n` is finite and >= 0.
+fn scaled_u64(n: f64, scale: f64) -> Option<u64> {
+    let x = (n * scale).round();
+    (x < U64_LIMIT).then_some(x as u64)
+}
+
+// Error strings below are rules, not messages: the caller reports the value as written beside
+// them (scenario::Problem's `got`), so they name at most the offending unit, never the value.
+
+/// Parses a duration: "275ms", "5us", "100s", "1.5s", "10ns", "2min". At most u64::MAX ns
+/// (about 584 years): anything longer is an error, never a saturated value.
 pub fn parse_duration(s: &str) -> Result<SimTime, String> {
-    let (n, unit) = split_number(s).ok_or_else(|| format!("expected a duration such as \"275ms\", got {s:?}"))?;
+    let (n, unit) = split_number(s).ok_or("expected a duration such as \"275ms\"")?;
     let scale = match unit {
         "ns" => 1e0,
         "us" | "µs" => 1e3,
         "ms" => 1e6,
         "s" => 1e9,
         "min" => 60e9,
-        "" => return Err(format!("a duration needs a unit (ns, us, ms, s, min), got {s:?}")),
-        u => return Err(format!("unknown time unit {u:?} in {s:?} (use ns, us, ms, s or min)")),
+        "" => return Err("a duration needs a unit (ns, us, ms, s, min)".into()),
+        u => return Err(format!("unknown time unit {u:?} (use ns, us, ms, s or min)")),
     };
-    if !n.is_finite() || n < 0.0 {
-        return Err(format!("must be >= 0, got {s:?}"));
+    if n.is_nan() || n < 0.0 {
+        return Err("must be >= 0".into());
     }
-    Ok(SimTime((n * scale).round() as u64))
+    scaled_u64(n, scale).map(SimTime).ok_or_else(|| "too large (at most 18446744073s, u64 nanoseconds)".into())
 }
 
-/// Parses a rate: "45Mbps", "155.52Mbps", "2.048Mbps", "64kbps", "1Gbps", "1000bps".
+/// Parses a rate: "45Mbps", "155.52Mbps", "2.048Mbps", "64kbps", "1Gbps", "1000bps". At most
+/// u64::MAX bps; a rate that rounds to 0 bps is an error.
 pub fn parse_rate(s: &str) -> Result<Rate, String> {
-    let (n, unit) = split_number(s).ok_or_else(|| format!("expected a rate such as \"45Mbps\", got {s:?}"))?;
+    let (n, unit) = split_number(s).ok_or("expected a rate such as \"45Mbps\"")?;
     let scale = match unit {
         "bps" | "b/s" => 1e0,
         "kbps" | "Kbps" | "kb/s" => 1e3,
         "Mbps" | "Mb/s" => 1e6,
         "Gbps" | "Gb/s" => 1e9,
-        "" => return Err(format!("a rate needs a unit (bps, kbps, Mbps, Gbps), got {s:?}")),
-        u => return Err(format!("unknown rate unit {u:?} in {s:?} (use bps, kbps, Mbps or Gbps)")),
+        "" => return Err("a rate needs a unit (bps, kbps, Mbps, Gbps)".into()),
+        u => return Err(format!("unknown rate unit {u:?} (use bps, kbps, Mbps or Gbps)")),
     };
-    let bps = (n * scale).round();
-    if !bps.is_finite() || bps <= 0.0 {
-        return Err(format!("must be > 0, got {s:?}"));
+    if !(n > 0.0) {
+        return Err("must be > 0".into());
     }
-    Ok(Rate(bps as u64))
+    match scaled_u64(n, scale) {
+        Some(0) => Err("must be > 0 (rounds to 0 bps)".into()),
+        Some(bps) => Ok(Rate(bps)),
+        None => Err("too large (at most 18446744073Gbps, u64 bits per second)".into()),
+    }
 }
 
 /// A size given in bytes ("9180B", "64KB", "1MB", "64KiB"), in packets ("100pkt"), in cells
@@ -191,22 +211,23 @@ pub enum Size {
 /// Parses a [`Size`]. Decimal prefixes are powers of 1000 (KB = 1000 B), binary ones of 1024
 /// (KiB). A bare integer is bytes.
 pub fn parse_size(s: &str) -> Result<Size, String> {
-    let (n, unit) = split_number(s).ok_or_else(|| format!("expected a size such as \"9180B\", \"100pkt\" or \"0.5bdp\", got {s:?}"))?;
-    if !n.is_finite() || n < 0.0 {
-        return Err(format!("must be >= 0, got {s:?}"));
+    let (n, unit) = split_number(s).ok_or("expected a size such as \"9180B\", \"100pkt\" or \"0.5bdp\"")?;
+    if n.is_nan() || n < 0.0 {
+        return Err("must be >= 0".into());
     }
-    let bytes = |k: f64| Ok(Size::Bytes((n * k).round() as u64));
+    let count = |scale: f64, what: &str| scaled_u64(n, scale).ok_or_else(|| format!("too large (at most 2^64 - 1 {what})"));
     match unit {
-        "" | "B" => bytes(1.0),
-        "KB" | "kB" => bytes(1e3),
-        "MB" => bytes(1e6),
-        "GB" => bytes(1e9),
-        "KiB" => bytes(1024.0),
-        "MiB" => bytes(1024.0 * 1024.0),
-        "pkt" | "pkts" | "packets" => Ok(Size::Packets(n.round() as u64)),
-        "cell" | "cells" => Ok(Size::Cells(n.round() as u64)),
-        "bdp" | "BDP" => Ok(Size::Bdp(n)),
-        u => Err(format!("unknown size unit {u:?} in {s:?} (use B, KB, MB, KiB, MiB, pkt, cells or bdp)")),
+        "" | "B" => count(1.0, "bytes").map(Size::Bytes),
+        "KB" | "kB" => count(1e3, "bytes").map(Size::Bytes),
+        "MB" => count(1e6, "bytes").map(Size::Bytes),
+        "GB" => count(1e9, "bytes").map(Size::Bytes),
+        "KiB" => count(1024.0, "bytes").map(Size::Bytes),
+        "MiB" => count(1024.0 * 1024.0, "bytes").map(Size::Bytes),
+        "pkt" | "pkts" | "packets" => count(1.0, "packets").map(Size::Packets),
+        "cell" | "cells" => count(1.0, "cells").map(Size::Cells),
+        "bdp" | "BDP" if n.is_finite() => Ok(Size::Bdp(n)),
+        "bdp" | "BDP" => Err("too large (a bdp multiple must be finite)".into()),
+        u => Err(format!("unknown size unit {u:?} (use B, KB, MB, KiB, MiB, pkt, cells or bdp)")),
     }
 }
 
@@ -252,5 +273,49 @@ mod tests {
         assert!(parse_rate("0Mbps").is_err());
         assert!(parse_duration("275").is_err());
         assert!(parse_duration("abc").is_err());
+    }
+
+    #[track_caller]
+    fn assert_rule(got: Result<impl fmt::Debug, String>, rule: &str) {
+        match got {
+            Ok(v) => panic!("expected the rule {rule:?}, parsed {v:?}"),
+            Err(e) => assert_eq!(e, rule),
+        }
+    }
+
+    #[test]
+    fn values_that_do_not_fit_are_errors_not_saturated() {
+        // 1e12 s = 1e21 ns > u64::MAX (1.8e19 ns) used to become SimTime::MAX.
+        assert_rule(parse_duration("1e12s"), "too large (at most 18446744073s, u64 nanoseconds)");
+        assert_rule(parse_duration("1e400s"), "too large (at most 18446744073s, u64 nanoseconds)");
+        assert_eq!(parse_duration("1e10s").unwrap(), SimTime::from_secs(10_000_000_000));
+        assert_rule(parse_rate("2e19bps"), "too large (at most 18446744073Gbps, u64 bits per second)");
+        assert_rule(parse_rate("1e400Mbps"), "too large (at most 18446744073Gbps, u64 bits per second)");
+        assert_rule(parse_rate("0.4bps"), "must be > 0 (rounds to 0 bps)");
+        assert_rule(parse_size("1e20B"), "too large (at most 2^64 - 1 bytes)");
+        assert_rule(parse_size("2e19pkt"), "too large (at most 2^64 - 1 packets)");
+        assert_rule(parse_size("1e400cells"), "too large (at most 2^64 - 1 cells)");
+        assert_rule(parse_size("1e400bdp"), "too large (a bdp multiple must be finite)");
+    }
+
+    #[test]
+    fn rules_name_the_unit_but_not_the_value() {
+        // The caller reports the value beside the rule ("..., got \"45Mbs\""): saying it twice
+        // read `must be > 0, got "0Mbps", got "0Mbps"`.
+        assert_rule(parse_rate("45Mbs"), "unknown rate unit \"Mbs\" (use bps, kbps, Mbps or Gbps)");
+        assert_rule(parse_rate("0Mbps"), "must be > 0");
+        assert_rule(parse_rate("45"), "a rate needs a unit (bps, kbps, Mbps, Gbps)");
+        assert_rule(parse_duration("-1s"), "must be >= 0");
+        assert_rule(parse_duration("5days"), "unknown time unit \"days\" (use ns, us, ms, s or min)");
+        assert_rule(parse_duration("abc"), "expected a duration such as \"275ms\"");
+        assert_rule(parse_size("-1B"), "must be >= 0");
+        assert_rule(parse_size("3furlongs"), "unknown size unit \"furlongs\" (use B, KB, MB, KiB, MiB, pkt, cells or bdp)");
+    }
+
+    #[test]
+    fn bytes_in_saturates() {
+        // u64::MAX bps for u64::MAX ns is 4.25e37 bytes; `as u64` used to wrap it.
+        assert_eq!(Rate(u64::MAX).bytes_in(SimTime::MAX), u64::MAX);
+        assert_eq!(Rate::mbps(45).bytes_in(SimTime::from_millis(550)), 3_093_750);
     }
 }

@@ -25,7 +25,8 @@ pub fn bdp_cells(rtt: SimTime, rate: Rate) -> u64 {
     let whole = num / den;
     let digits = if whole == 0 { 1 } else { whole.ilog10() + 1 };
     let unit = 10u128.pow(digits.saturating_sub(TABLE3_SIG_FIGS));
-    (num.div_ceil(den * unit) * unit) as u64
+    // Saturates rather than truncate: a product above u64::MAX cells is rejected as too large.
+    u64::try_from(num.div_ceil(den * unit) * unit).unwrap_or(u64::MAX)
 }
 
 /// `k` times the Table 3 product, rounded to the nearest cell (0.5 x 1062 = 531).
@@ -36,13 +37,14 @@ pub fn bdp_multiple_cells(k: f64, rtt: SimTime, rate: Rate) -> u64 {
 /// A buffer size in cells from a [`Size`] as the scenario gives it: cells as written; a multiple
 /// of the RTT-bandwidth product (`rtt` is the round-trip propagation delay of the path, `rate`
 /// the bottleneck rate) as Table 3; bytes as whole cells (rounded down); packets as packets of
-/// `mss` payload bytes in AAL5 cells.
+/// `mss` payload bytes in AAL5 cells. Saturates at u64::MAX rather than wrap, so that
+/// validation's "at most 2^32 - 1 cells" rule sees a huge buffer as huge.
 pub fn buffer_cells(size: Size, rtt: SimTime, rate: Rate, mss: u64) -> u64 {
     match size {
         Size::Cells(c) => c,
         Size::Bdp(k) => bdp_multiple_cells(k, rtt, rate),
         Size::Bytes(b) => b / CELL_BYTES,
-        Size::Packets(n) => n * cells_for_tcp_payload(mss),
+        Size::Packets(n) => n.saturating_mul(cells_for_tcp_payload(mss)),
     }
 }
 
@@ -82,5 +84,15 @@ mod tests {
     fn small_products_are_plain_ceilings() {
         assert_eq!(bdp_cells(SimTime::from_millis(1), T3), 107); // 106.1
         assert_eq!(bdp_cells(SimTime::ZERO, T3), 0);
+    }
+
+    #[test]
+    fn huge_packet_counts_saturate_instead_of_wrapping() {
+        // MSS 1024 is 23 cells a packet; 5614226457215950848 x 23 wraps to 8192 cells, which
+        // passed validation as an ordinary buffer.
+        let wan = SimTime::from_millis(10);
+        assert_eq!(buffer_cells(parse_size("5614226457215950848pkt").unwrap(), wan, T3, 1024), u64::MAX);
+        assert_eq!(buffer_cells(Size::Packets(100), wan, T3, 1024), 2300);
+        assert_eq!(bdp_cells(SimTime::MAX, Rate(u64::MAX)), u64::MAX);
     }
 }

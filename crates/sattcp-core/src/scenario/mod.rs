@@ -114,39 +114,186 @@ pub fn merged_tree(text: &str, overrides: &[(String, toml::Value)]) -> Result<to
     }
 }
 
-/// Deserialises a merged tree into the raw structs. Returns the raw scenario (if the types
-/// fit) and the problems found so far: every unknown key, and the first type error.
-pub fn raw_from_tree(tree: &toml::Table) -> (Option<raw::RawScenario>, Vec<Problem>) {
-    let mut unknown = Vec::new();
-    let value = toml::Value::Table(tree.clone());
-    let mut on_unknown = |path: serde_ignored::Path<'_>| unknown.push(path.to_string());
-    let de = serde_ignored::Deserializer::new(value, &mut on_unknown);
-    let result: Result<raw::RawScenario, serde_path_to_error::Error<toml::de::Error>> = serde_path_to_error::deserialize(de);
-    let mut problems: Vec<Problem> = unknown
-        .into_iter()
-        .map(|p| Problem { path: p, rule: "unknown key".into(), got: String::new() })
-        .collect();
-    match result {
-        Ok(raw) => (Some(raw), problems),
-        Err(e) => {
-            let path = e.path().to_string();
-            let msg = e.into_inner().to_string();
-            let msg = msg.lines().next().unwrap_or("").to_string();
-            let rule = if msg.contains("untagged enum Val") { "must be a number or a string with a unit".to_string() } else { msg };
-            problems.push(Problem { path: if path == "." { String::new() } else { path }, rule, got: String::new() });
-            (None, problems)
+/// The top-level keys of a scenario: the fields of [`raw::RawScenario`], each read on its own
+/// so that a type error in one hides nothing in the others.
+pub const SECTIONS: [&str; 10] = ["name", "description", "run", "topology", "links", "switch", "tcp", "app", "loss", "trace"];
+
+/// What reading a merged tree into the raw structs found.
+#[derive(Debug, Default)]
+pub struct Read {
+    /// The scenario as far as it could be read: values of the wrong type are left at their
+    /// defaults (and listed in `unread`).
+    pub raw: raw::RawScenario,
+    /// Every unknown key, then every type error.
+    pub problems: Vec<Problem>,
+    /// Dotted paths of the values that could not be read, for [`validate::validate_read`].
+    pub unread: Vec<String>,
+}
+
+/// Most attempts at reading one section before giving it up whole (each attempt removes one
+/// value of the wrong type).
+const MAX_READS_PER_SECTION: usize = 256;
+
+/// Deserialises a merged tree into the raw structs, section by section. A value of the wrong
+/// type is reported, removed (an element of a list is replaced by an empty table, so that the
+/// next elements keep their indices) and the section read again, so every type error and every
+/// unknown key is found in one pass. Paths are dotted throughout ("loss.0.flow").
+pub fn raw_from_tree(tree: &toml::Table) -> Read {
+    let mut r = Reader::default();
+    for key in tree.keys().filter(|k| !SECTIONS.contains(&k.as_str())) {
+        r.unknown.push(key.clone());
+    }
+    let raw = raw::RawScenario {
+        name: r.section(tree, "name"),
+        description: r.section(tree, "description"),
+        run: r.section(tree, "run"),
+        topology: r.section(tree, "topology"),
+        links: r.section(tree, "links"),
+        switch: r.section(tree, "switch"),
+        tcp: r.section(tree, "tcp"),
+        app: r.section(tree, "app"),
+        loss: r.section(tree, "loss"),
+        trace: r.section(tree, "trace"),
+    };
+    let mut problems: Vec<Problem> = r.unknown.into_iter().map(|p| Problem { path: p, rule: "unknown key".into(), got: String::new() }).collect();
+    problems.extend(r.type_errors);
+    Read { raw, problems, unread: r.unread }
+}
+
+#[derive(Default)]
+struct Reader {
+    unknown: Vec<String>,
+    type_errors: Vec<Problem>,
+    unread: Vec<String>,
+}
+
+/// One step of a path inside a section: a table key or a list index.
+#[derive(Clone, PartialEq)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+fn dotted(section: &str, steps: &[Step]) -> String {
+    let mut path = section.to_string();
+    for s in steps {
+        match s {
+            Step::Key(k) => path += &format!(".{k}"),
+            Step::Index(i) => path += &format!(".{i}"),
         }
+    }
+    path
+}
+
+fn value_at<'a>(mut v: &'a mut toml::Value, steps: &[Step]) -> Option<&'a mut toml::Value> {
+    for s in steps {
+        v = match (s, v) {
+            (Step::Key(k), toml::Value::Table(t)) => t.get_mut(k)?,
+            (Step::Index(i), toml::Value::Array(a)) => a.get_mut(*i)?,
+            _ => return None,
+        };
+    }
+    Some(v)
+}
+
+/// A serde message ("invalid type: string \"6\", expected i64") as a rule without the value.
+fn type_rule(msg: &str) -> String {
+    if msg.contains("untagged enum Val") {
+        return "must be a number or a string with a unit".into();
+    }
+    let Some((_, expected)) = msg.rsplit_once(", expected ") else { return msg.to_string() };
+    let what = match expected {
+        "i64" | "i32" | "u64" | "u32" | "u16" | "u8" => "an integer",
+        "f64" | "f32" => "a number",
+        "a boolean" => "true or false",
+        "a sequence" => "a list",
+        e if e.starts_with("struct ") => "a table",
+        e => e,
+    };
+    format!("must be {what}")
+}
+
+/// A value as written, for `got` (long tables and lists are cut short).
+fn shown(v: &toml::Value) -> String {
+    let s = v.to_string();
+    match s.char_indices().nth(60) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s,
+    }
+}
+
+impl Reader {
+    fn section<T: serde::de::DeserializeOwned + Default>(&mut self, tree: &toml::Table, key: &str) -> T {
+        let Some(value) = tree.get(key) else { return T::default() };
+        let mut value = value.clone();
+        let mut replaced: Vec<Vec<Step>> = Vec::new();
+        for _ in 0..MAX_READS_PER_SECTION {
+            let mut unknown = Vec::new();
+            let result: Result<T, serde_path_to_error::Error<toml::de::Error>> = {
+                let mut on_unknown = |p: serde_ignored::Path<'_>| unknown.push(p.to_string());
+                serde_path_to_error::deserialize(serde_ignored::Deserializer::new(value.clone(), &mut on_unknown))
+            };
+            for u in unknown {
+                // serde_ignored writes "?" for the Option around a table ("access.?.bogus").
+                let steps: Vec<&str> = u.split('.').filter(|s| *s != "?" && !s.is_empty()).collect();
+                let path = std::iter::once(key).chain(steps).collect::<Vec<_>>().join(".");
+                if !self.unknown.contains(&path) {
+                    self.unknown.push(path);
+                }
+            }
+            let e = match result {
+                Ok(t) => return t,
+                Err(e) => e,
+            };
+            let mut steps = Vec::new();
+            for seg in e.path().iter() {
+                match seg {
+                    serde_path_to_error::Segment::Seq { index } => steps.push(Step::Index(*index)),
+                    serde_path_to_error::Segment::Map { key } => steps.push(Step::Key(key.clone())),
+                    _ => break,
+                }
+            }
+            let path = dotted(key, &steps);
+            if !self.type_errors.iter().any(|p| p.path == path) {
+                let got = value_at(&mut value, &steps).map(|v| shown(v)).unwrap_or_default();
+                let msg = e.into_inner().to_string();
+                self.type_errors.push(Problem { path, rule: type_rule(msg.lines().next().unwrap_or("")), got });
+            }
+            // Remove the value (a list element: blank it), or if that was done already, its parent.
+            loop {
+                let Some(last) = steps.last().cloned() else {
+                    self.unread.push(key.to_string());
+                    return T::default();
+                };
+                let parent = value_at(&mut value, &steps[..steps.len() - 1]);
+                let done = match (last, parent) {
+                    (Step::Key(k), Some(toml::Value::Table(t))) => t.remove(&k).is_some(),
+                    (Step::Index(i), Some(toml::Value::Array(a))) if i < a.len() && !replaced.contains(&steps) => {
+                        a[i] = toml::Value::Table(toml::Table::new());
+                        replaced.push(steps.clone());
+                        true
+                    }
+                    _ => false,
+                };
+                if done {
+                    self.unread.push(dotted(key, &steps));
+                    break;
+                }
+                steps.pop();
+            }
+        }
+        self.unread.push(key.to_string());
+        T::default()
     }
 }
 
 /// TOML text + overrides + optional seed override -> validated scenario (and the merged tree,
 /// which the result carries as the scenario that ran). Every problem is reported at once:
-/// unknown keys together with invalid values.
+/// unknown keys, values of the wrong type and invalid values.
 pub fn load(text: &str, overrides: &[(String, toml::Value)], seed: Option<u64>) -> Result<(Scenario, toml::Table), ScenarioError> {
     let tree = merged_tree(text, overrides)?;
-    let (raw, mut problems) = raw_from_tree(&tree);
-    let Some(raw) = raw else { return Err(ScenarioError { problems }) };
-    match validate::validate(&raw, seed) {
+    let Read { raw, mut problems, unread } = raw_from_tree(&tree);
+    match validate::validate_read(&raw, seed, &unread) {
         Ok(scenario) if problems.is_empty() => Ok((scenario, tree)),
         Ok(_) => Err(ScenarioError { problems }),
         Err(e) => {
@@ -227,5 +374,55 @@ mod tests {
         assert_eq!(parse_override_value("sack"), toml::Value::String("sack".into()));
         assert_eq!(parse_override_value("1e-5"), toml::Value::Float(1e-5));
         assert_eq!(parse_override_value("\"x\""), toml::Value::String("x".into()));
+    }
+
+    /// Every problem, as the user reads it: "path: rule, got VALUE".
+    #[track_caller]
+    fn shown(text: &str) -> Vec<String> {
+        problems(text, &[]).iter().map(|p| p.to_string()).collect()
+    }
+
+    #[test]
+    fn a_type_error_hides_no_other_problem() {
+        let text = GOOD.replace("window_scale = 6", "window_scale = \"6\"\n        initial_cwnd = \"x\"").replace("rate = \"45Mbps\"", "rate = \"45Mbs\"").replace("duration = \"10s\"", "duration = \"10s\"\n        speed = 3");
+        assert_eq!(
+            shown(&text),
+            [
+                "run.speed: unknown key",
+                // In the order of the keys in the table, which is alphabetical.
+                "tcp.initial_cwnd: must be an integer, got \"x\"",
+                "tcp.window_scale: must be an integer, got \"6\"",
+                "links.bottleneck.rate: unknown rate unit \"Mbs\" (use bps, kbps, Mbps or Gbps), got \"45Mbs\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn type_errors_use_dotted_paths_and_list_entries_keep_their_index() {
+        let text = format!("{GOOD}\n[topology]\npairs = 2\n[[loss]]\nflow = \"x\"\noffset = 0\n[[loss]]\nflow = 7\noffset = 0\n[[loss]]\nflow = 1\nsegment = 2\nbogus = 1\n");
+        assert_eq!(
+            shown(&text),
+            ["loss.2.bogus: unknown key", "loss.0.flow: must be an integer, got \"x\"", "loss.1.flow: must be between 0 and 1, got 7"]
+        );
+    }
+
+    #[test]
+    fn unknown_keys_inside_optional_tables_have_plain_paths() {
+        // serde_ignored writes the Option around links.access as "?": "links.access.?.colour".
+        assert_eq!(shown(&format!("colour = 1\n{GOOD}")), ["colour: unknown key"]);
+        assert_eq!(problems(GOOD, &[("links.access.colour", "\"red\"")])[0].path, "links.access.colour");
+    }
+
+    #[test]
+    fn values_that_could_not_be_read_cause_no_further_problems() {
+        // pairs unread: loss.0.flow = 1 is not judged against the default of one pair.
+        let text = format!("{GOOD}\n[topology]\npairs = \"2\"\n[[loss]]\nflow = 1\nsegment = 0\n");
+        assert_eq!(shown(&text), ["topology.pairs: must be an integer, got \"2\""]);
+        // A whole section of the wrong type: no "links.access: is required".
+        assert_eq!(problems("links = 5\n", &[]).iter().map(|p| p.to_string()).collect::<Vec<_>>(), ["links: must be a table, got 5"]);
+        // The kind of switch unread: its buffer is not judged as a drop-tail one.
+        assert_eq!(shown(&GOOD.replace("buffer = \"1bdp\"", "buffer = \"2300cells\"\n        kind = 1")), ["switch.kind: must be a string, got 1"]);
+        // A list of integers with a string in it.
+        assert_eq!(problems(GOOD, &[("trace.flows", "[0, \"a\"]")])[0].to_string(), "trace.flows.1: must be an integer, got \"a\"");
     }
 }

@@ -2,7 +2,9 @@
 //! fields are kept as written ("45Mbps", 9180, 1e-5) until validation converts them.
 //!
 //! Unknown keys are collected (not fatal at this stage) so that every one can be reported
-//! with its path, together with every invalid value.
+//! with its path, together with every invalid value. Each top-level field of [`RawScenario`]
+//! is read on its own (`scenario::raw_from_tree`), so a value of the wrong type in one section
+//! hides nothing in the others.
 
 use serde::{Deserialize, Serialize};
 
@@ -65,7 +67,8 @@ pub struct RawLink {
     pub payload_rate: Option<Val>,
     pub delay: Option<Val>,
     pub ber: Option<Val>,
-    /// Drop-tail queue at the sending end of this link (bytes, packets or "bdp" multiple).
+    /// Drop-tail queue at the sending end of this link (bytes, packets or "bdp" multiple), with
+    /// the rules of `switch.buffer`. Not for ATM switches, whose `switch.buffer` governs.
     pub queue: Option<Val>,
 }
 

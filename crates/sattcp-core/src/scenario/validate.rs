@@ -85,6 +85,66 @@ pub struct Scenario {
     pub trace: TraceSpec,
 }
 
+/// Longest `run.duration` accepted: a run of centuries could never finish.
+pub const MAX_DURATION: SimTime = SimTime::from_secs(1_000_000);
+
+/// Most hops in a path topology: every router keeps a route to every node, so the engine's
+/// memory grows with the square of the hop count.
+pub const MAX_HOPS: usize = 1000;
+
+impl Topology {
+    /// The bottleneck link: the dumbbell's router-to-router link, or a path's slowest hop
+    /// (`None` for a path without hops, which validation rejects).
+    pub fn bottleneck(&self) -> Option<&LinkSpec> {
+        match self {
+            Topology::Dumbbell { bottleneck, .. } => Some(bottleneck),
+            Topology::Path { hops } => hops.iter().min_by_key(|h| h.rate),
+        }
+    }
+
+    /// The bottleneck's line rate (1 bps when there is none, so that nothing divides by 0).
+    pub fn bottleneck_rate(&self) -> Rate {
+        self.bottleneck().map_or(Rate(1), |l| l.rate)
+    }
+
+    /// Round-trip propagation delay used for "bdp" sizes. For the dumbbell this is twice the
+    /// bottleneck's delay: the seeds neglect the 5 us access links (seed 000 §4.2.1: "RTTs
+    /// due to propagation delay are 10ms, 200ms and 550ms"), which gives their ssthresh of
+    /// 3,093,750 bytes at GEO exactly. For a path it is twice the sum of the hops' delays.
+    pub fn rtt_prop(&self) -> SimTime {
+        match self {
+            Topology::Dumbbell { bottleneck, .. } => bottleneck.delay.times(2),
+            Topology::Path { hops } => hops.iter().fold(SimTime::ZERO, |a, h| a + h.delay).times(2),
+        }
+    }
+
+    /// Bandwidth-delay product in bytes: the bottleneck's line `rate` x [`Self::rtt_prop`]
+    /// (saturating). This one serves the default ssthresh, "bdp" byte counts and drop-tail
+    /// buffers. ATM switch buffers given as a bdp multiple are converted in cells instead, by
+    /// `atm::bdp_cells` at the bottleneck's `payload_rate` (the cell rate after SONET framing,
+    /// Table 3 of seed 000); both rates are the same unless `payload_rate` is given.
+    pub fn bdp_bytes(&self) -> u64 {
+        self.bottleneck_rate().bytes_in(self.rtt_prop())
+    }
+
+    /// The names the engine gives its links, in the engine's order (the names `trace.links`
+    /// and the per-link results use). Dumbbell with N pairs: "bottleneck", "bottleneck-rev",
+    /// then for each pair i "src{i}->r1", "r1->src{i}", "r2->dst{i}", "dst{i}->r2". Path with
+    /// H hops: "hop{i}", "hop{i}-rev" for each hop i.
+    pub fn link_names(&self) -> Vec<String> {
+        match self {
+            Topology::Dumbbell { pairs, .. } => {
+                let mut names = vec!["bottleneck".to_string(), "bottleneck-rev".to_string()];
+                for i in 0..*pairs {
+                    names.extend([format!("src{i}->r1"), format!("r1->src{i}"), format!("r2->dst{i}"), format!("dst{i}->r2")]);
+                }
+                names
+            }
+            Topology::Path { hops } => (0..hops.len()).flat_map(|i| [format!("hop{i}"), format!("hop{i}-rev")]).collect(),
+        }
+    }
+}
+
 impl Scenario {
     /// Number of TCP connections (flows).
     pub fn flows(&self) -> u32 {
@@ -94,43 +154,78 @@ impl Scenario {
         }
     }
 
-    /// The bottleneck's rate (slowest hop).
+    /// The bottleneck's line rate: see [`Topology::bottleneck_rate`].
     pub fn bottleneck_rate(&self) -> Rate {
-        match &self.topology {
-            Topology::Dumbbell { bottleneck, .. } => bottleneck.rate,
-            Topology::Path { hops } => hops.iter().map(|h| h.rate).min().unwrap_or(Rate(1)),
-        }
+        self.topology.bottleneck_rate()
     }
 
-    /// Round-trip propagation delay used for "bdp" sizes. For the dumbbell this is twice the
-    /// bottleneck's delay: the seeds neglect the 5 us access links (seed 000 §4.2.1: "RTTs
-    /// due to propagation delay are 10ms, 200ms and 550ms"), which gives their ssthresh of
-    /// 3,093,750 bytes at GEO exactly. For a path it is twice the sum of the hops' delays.
+    /// See [`Topology::rtt_prop`].
     pub fn rtt_prop(&self) -> SimTime {
-        rtt_prop(&self.topology)
+        self.topology.rtt_prop()
     }
 
-    /// Bandwidth-delay product in bytes (bottleneck rate x round-trip propagation delay).
+    /// See [`Topology::bdp_bytes`] (line rate, not the ATM cell rate).
     pub fn bdp_bytes(&self) -> u64 {
-        self.bottleneck_rate().bytes_in(self.rtt_prop())
-    }
-}
-
-fn rtt_prop(t: &Topology) -> SimTime {
-    match t {
-        Topology::Dumbbell { bottleneck, .. } => bottleneck.delay.times(2),
-        Topology::Path { hops } => hops.iter().fold(SimTime::ZERO, |a, h| a + h.delay).times(2),
+        self.topology.bdp_bytes()
     }
 }
 
 /// Collects problems while converting.
 struct Ctx {
     problems: Vec<Problem>,
+    /// Paths whose value could not be read (a type error, already reported): validation sees
+    /// their defaults, so problems at or under them would be consequences, not findings.
+    unread: Vec<String>,
+}
+
+/// `path` is `at` or lies under it ("tcp.mss" under "tcp").
+fn at_or_under(path: &str, at: &str) -> bool {
+    path == at || (path.starts_with(at) && path[at.len()..].starts_with('.'))
+}
+
+/// Splits a message in the "rule, got VALUE" form that some checks outside this module
+/// return ("must be in (0, 1], got 1.5") into its rule and value.
+fn split_got(msg: &str) -> (String, String) {
+    match msg.rsplit_once(", got ") {
+        Some((rule, got)) => (rule.to_string(), got.to_string()),
+        None => (msg.to_string(), String::new()),
+    }
 }
 
 impl Ctx {
     fn err(&mut self, path: &str, rule: impl Into<String>, got: impl Into<String>) {
+        if self.unread.iter().any(|u| at_or_under(path, u)) {
+            return;
+        }
         self.problems.push(Problem { path: path.into(), rule: rule.into(), got: got.into() });
+    }
+
+    /// Whether anything at, under or above `path` is invalid or unread: checks that combine
+    /// it with other values would only repeat that problem (or invent one from a default).
+    fn bad(&self, path: &str) -> bool {
+        let related = |p: &str| at_or_under(p, path) || at_or_under(path, p);
+        self.problems.iter().any(|p| related(&p.path)) || self.unread.iter().any(|u| related(u))
+    }
+
+    /// The rules of a drop-tail queue, shared by `switch.buffer` and every `links.*.queue`:
+    /// sizes in bytes, packets or a bdp multiple (cells are for ATM ports), holding at least
+    /// one packet of MSS + 40 bytes. A size in bytes is not judged against an invalid MSS, nor
+    /// a bdp multiple against an invalid link: that would only repeat their problem.
+    fn droptail_queue(&mut self, path: &str, size: Size, got: &str, mss: u32, bdp: u64) {
+        let packet = (mss + IP_HEADER + TCP_HEADER) as u64;
+        let mss_ok = !self.bad("tcp.mss");
+        let too_small = match size {
+            Size::Bytes(b) => b < packet && mss_ok,
+            Size::Packets(p) => p < 1,
+            Size::Bdp(k) => ((k * bdp as f64) as u64) < packet && mss_ok && !self.bad("links"),
+            Size::Cells(_) => {
+                self.err(path, "cells are for ATM switches; give bytes, packets or a bdp multiple", got);
+                false
+            }
+        };
+        if too_small {
+            self.err(path, format!("must hold at least one packet ({packet} bytes at MSS {mss})"), got);
+        }
     }
 
     fn duration(&mut self, path: &str, v: Option<&Val>, default: SimTime) -> SimTime {
@@ -207,7 +302,12 @@ impl Ctx {
         match self.size(path, v)? {
             Size::Bytes(b) => Some(b),
             Size::Bdp(k) => match bdp {
-                Some(bdp) => Some((k * bdp as f64).round() as u64),
+                // `as u64` would saturate silently at u64::MAX (2^64 as f64 is the first miss).
+                Some(bdp) if (k * bdp as f64).round() < 18_446_744_073_709_551_616.0 => Some((k * bdp as f64).round() as u64),
+                Some(_) => {
+                    self.err(path, "too large (at most 2^64 - 1 bytes)", got);
+                    None
+                }
                 None => {
                     self.err(path, "must be in bytes here", got);
                     None
@@ -232,13 +332,10 @@ impl Ctx {
     }
 
     fn link(&mut self, path: &str, l: Option<&RawLink>) -> LinkSpec {
-        let empty = RawLink::default();
-        let l = match l {
-            Some(l) => l,
-            None => {
-                self.err(path, "is required (a table with rate and delay)", "");
-                &empty
-            }
+        let Some(l) = l else {
+            // Its rate is not reported missing as well: one problem, one line.
+            self.err(path, "is required (a table with rate and delay)", "");
+            return LinkSpec { rate: Rate(1), payload_rate: Rate(1), delay: SimTime::ZERO, ber: 0.0, queue: None };
         };
         let rate = self.rate(&format!("{path}.rate"), l.rate.as_ref());
         let payload_rate = match &l.payload_rate {
@@ -260,12 +357,28 @@ impl Ctx {
 
 /// Checks every rule; on success every field is in engine units.
 pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenario, ScenarioError> {
-    let mut c = Ctx { problems: Vec::new() };
+    validate_read(raw, seed_override, &[])
+}
+
+/// [`validate`] of a scenario some of whose values could not be read: `unread` are the dotted
+/// paths of those values (type errors, reported by the caller), which `raw` holds at their
+/// defaults. No problem is reported at or under them, nor from checks that combine them with
+/// other values, so that every problem returned is one the user wrote.
+pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[String]) -> Result<Scenario, ScenarioError> {
+    let mut c = Ctx { problems: Vec::new(), unread: unread.to_vec() };
+    // Links cannot be judged against a topology whose kind is unknown.
+    if c.bad("topology.kind") {
+        c.unread.push("links".into());
+    }
 
     let duration = c.duration("run.duration", raw.run.duration.as_ref(), SimTime::from_secs(100));
     if let Some(given) = &raw.run.duration {
-        if duration == SimTime::ZERO && !c.problems.iter().any(|p| p.path == "run.duration") {
-            c.err("run.duration", "must be > 0", given.to_string());
+        if !c.bad("run.duration") {
+            if duration == SimTime::ZERO {
+                c.err("run.duration", "must be > 0", given.to_string());
+            } else if duration > MAX_DURATION {
+                c.err("run.duration", format!("must be at most {MAX_DURATION} (11.6 days of simulated time)"), given.to_string());
+            }
         }
     }
     let seed = match (seed_override, raw.run.seed) {
@@ -292,6 +405,10 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
                 c.err("topology.pairs", "a path topology carries one flow", raw.topology.pairs.unwrap().to_string());
             }
             let hops = match &raw.links.path {
+                Some(h) if h.len() > MAX_HOPS => {
+                    c.err("links.path", format!("must have at most {MAX_HOPS} hops (the engine's routing tables grow with the square of the hop count)"), format!("{} hops", h.len()));
+                    vec![]
+                }
                 Some(h) if !h.is_empty() => h.iter().enumerate().map(|(i, l)| c.link(&format!("links.path.{i}"), Some(l))).collect(),
                 _ => {
                     c.err("links.path", "is required for a path topology (a list of hops with rate and delay)", "");
@@ -305,13 +422,7 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
             Topology::Path { hops: vec![] }
         }
     };
-    let bdp = {
-        let rate = match &topology {
-            Topology::Dumbbell { bottleneck, .. } => bottleneck.rate,
-            Topology::Path { hops } => hops.iter().map(|h| h.rate).min().unwrap_or(Rate(1)),
-        };
-        rate.bytes_in(rtt_prop(&topology))
-    };
+    let bdp = topology.bdp_bytes();
 
     // TCP.
     let t = &raw.tcp;
@@ -358,7 +469,7 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
         v => c.bytes("tcp.ssthresh", v.as_ref(), Some(bdp)).unwrap_or(65_535),
     };
     // Checks against a rate or MSS already reported invalid would only repeat that problem.
-    if tcp.initial_ssthresh == 0 && !c.problems.iter().any(|p| p.path.starts_with("links.") || p.path == "tcp.mss") {
+    if tcp.initial_ssthresh == 0 && !c.bad("links") && !c.bad("tcp.mss") {
         c.err("tcp.ssthresh", "must be > 0", "0");
     }
     tcp.initial_cwnd = c.int("tcp.initial_cwnd", t.initial_cwnd, 1, 1, 1000) as u32;
@@ -367,7 +478,7 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
         Some(Val::Str(s)) if s == "unlimited" => None,
         v => c.bytes("tcp.send_buffer", v.as_ref(), Some(bdp)),
     };
-    if tcp.snd_buf.is_some_and(|b| b < tcp.mss as u64) {
+    if tcp.snd_buf.is_some_and(|b| b < tcp.mss as u64) && !c.bad("tcp.mss") {
         c.err("tcp.send_buffer", "must hold at least one segment (MSS)", tcp.snd_buf.unwrap().to_string());
     }
     tcp.delayed_ack = t.delayed_ack.unwrap_or(false);
@@ -387,14 +498,32 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
     tcp.fin = t.fin.unwrap_or(false);
 
     // Switch (the port feeding the bottleneck).
-    let inputs_ok = !c.problems.iter().any(|p| p.path.starts_with("links.") || p.path == "tcp.mss");
+    let inputs_ok = !c.bad("links") && !c.bad("tcp.mss");
+    // An unreadable switch.kind leaves its default, against which every switch rule would
+    // judge the wrong kind of switch.
+    if c.bad("switch.kind") {
+        c.unread.push("switch".into());
+    }
     let skind = raw.switch.kind.as_deref().unwrap_or("droptail");
     let buffer = c.size("switch.buffer", raw.switch.buffer.as_ref()).unwrap_or(Size::Bdp(1.0));
+    // The default (1 bdp) is checked too: on a short path it may not hold one packet.
+    let buffer_ok = !c.bad("switch.buffer");
     let buffer_got = raw.switch.buffer.as_ref().map(|v| v.to_string()).unwrap_or_default();
-    let rtt = rtt_prop(&topology);
-    let bottleneck_rate = match &topology {
-        Topology::Dumbbell { bottleneck, .. } => bottleneck.payload_rate,
-        Topology::Path { hops } => hops.iter().map(|h| h.rate).min().unwrap_or(Rate(1)),
+    // The queues links.*.queue set, with the value as written.
+    let link_queues: Vec<(String, Size, String)> = {
+        let raw_links: Vec<(String, Option<&RawLink>)> = match &topology {
+            Topology::Dumbbell { .. } => vec![("links.access".into(), raw.links.access.as_ref()), ("links.bottleneck".into(), raw.links.bottleneck.as_ref())],
+            Topology::Path { hops } => (0..hops.len()).map(|i| (format!("links.path.{i}"), raw.links.path.as_ref().and_then(|p| p.get(i)))).collect(),
+        };
+        let specs: Vec<&LinkSpec> = match &topology {
+            Topology::Dumbbell { access, bottleneck, .. } => vec![access, bottleneck],
+            Topology::Path { hops } => hops.iter().collect(),
+        };
+        raw_links
+            .into_iter()
+            .zip(specs)
+            .filter_map(|((path, l), spec)| Some((format!("{path}.queue"), spec.queue?, l?.queue.as_ref()?.to_string())))
+            .collect()
     };
     let mut buffer_cells_n = 0;
     let kind = match skind {
@@ -404,18 +533,13 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
                     c.err(key, "applies to ATM switches (switch.kind = \"atm\")", "");
                 }
             }
-            let packet = (tcp.mss + IP_HEADER + TCP_HEADER) as u64;
-            let too_small = match buffer {
-                Size::Bytes(b) => b < packet,
-                Size::Packets(p) => p < 1,
-                Size::Bdp(k) => ((k * bdp as f64) as u64) < packet,
-                Size::Cells(_) => {
-                    c.err("switch.buffer", "cells are for ATM switches; give bytes, packets or a bdp multiple", buffer_got.clone());
-                    false
+            if buffer_ok {
+                c.droptail_queue("switch.buffer", buffer, &buffer_got, tcp.mss, bdp);
+            }
+            if !c.bad("switch.kind") {
+                for (path, size, got) in &link_queues {
+                    c.droptail_queue(path, *size, got, tcp.mss, bdp);
                 }
-            };
-            if too_small && inputs_ok {
-                c.err("switch.buffer", format!("must hold at least one packet ({packet} bytes at MSS {})", tcp.mss), buffer_got.clone());
             }
             SwitchKind::DropTail
         }
@@ -431,14 +555,29 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
                 Err(e) => {
                     // validate() names the parameter first ("R: must be in (0, 1], got 1.5").
                     match e.split_once(": ") {
-                        Some(("R", rule)) => c.err("switch.R", rule, ""),
-                        Some(("Z", rule)) => c.err("switch.Z", rule, ""),
+                        Some(("R", msg)) => {
+                            let (rule, got) = split_got(msg);
+                            c.err("switch.R", rule, got)
+                        }
+                        Some(("Z", msg)) => {
+                            let (rule, got) = split_got(msg);
+                            c.err("switch.Z", rule, got)
+                        }
                         _ => c.err("switch.policy", e, format!("{name:?}")),
                     }
                     DropPolicy::TailDrop
                 }
             };
-            buffer_cells_n = buffer_cells(buffer, rtt, bottleneck_rate, tcp.mss as u64);
+            for (path, _, got) in &link_queues {
+                match path.as_str() {
+                    "links.bottleneck.queue" => c.err(path, "does not apply to ATM switches: switch.buffer governs the ATM ports", got),
+                    "links.access.queue" => c.err(path, "does not apply to ATM switches: the ATM model has no queues on the access links", got),
+                    _ => {} // a path topology, already rejected for ATM
+                }
+            }
+            // Cells at the cell rate (payload_rate), as Table 3 of seed 000; see Topology::bdp_bytes.
+            let cell_rate = topology.bottleneck().map_or(Rate(1), |l| l.payload_rate);
+            buffer_cells_n = buffer_cells(buffer, topology.rtt_prop(), cell_rate, tcp.mss as u64);
             let frame = cells_for_tcp_payload(tcp.mss as u64);
             if buffer_cells_n < frame && inputs_ok {
                 c.err("switch.buffer", format!("must hold at least one frame ({frame} cells at MSS {})", tcp.mss), buffer_got.clone());
@@ -499,7 +638,9 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
                 }
             }
             if let Err(e) = p.validate() {
-                c.err(&format!("app.{}", e.path), e.rule, "");
+                // Some of its rules end in ", got VALUE": the value goes to `got`.
+                let (rule, got) = split_got(&e.rule);
+                c.err(&format!("app.{}", e.path), rule, got);
             }
             AppSpec::Www { params: Box::new(p) }
         }
@@ -517,18 +658,43 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
         Topology::Dumbbell { pairs, .. } => *pairs as i64,
         Topology::Path { .. } => 1,
     };
+    // Offsets are checked against the MSS and the transfer size only when both could be read
+    // and the application is one whose segments start at multiples of the MSS.
+    let transfer_bytes = match &app {
+        AppSpec::Transfer { bytes, .. } => Some(*bytes),
+        _ => None,
+    };
+    let loss_checks_ok = matches!(app, AppSpec::Bulk { .. } | AppSpec::Transfer { .. }) && !c.bad("tcp.mss") && !c.bad("app.kind") && !c.bad("app.bytes");
+    let flows_known = !c.bad("topology");
     let mut losses = Vec::new();
     for (i, l) in raw.loss.iter().enumerate() {
         let p = format!("loss.{i}");
-        let flow = c.int(&format!("{p}.flow"), l.flow, 0, 0, nflows - 1) as u32;
+        let flow = if flows_known { c.int(&format!("{p}.flow"), l.flow, 0, 0, nflows - 1) as u32 } else { 0 };
         let transmission = c.int(&format!("{p}.transmission"), l.transmission, 0, 0, 1000) as u16;
         let offset = match (&l.offset, l.segment) {
             (Some(_), Some(_)) => {
                 c.err(&p, "give offset or segment, not both", "");
                 0
             }
-            (Some(v), None) => c.bytes(&format!("{p}.offset"), Some(v), None).unwrap_or(0),
-            (None, Some(k)) if k >= 0 => k as u64 * tcp.mss as u64,
+            (Some(v), None) => {
+                let path = format!("{p}.offset");
+                let offset = c.bytes(&path, Some(v), None).unwrap_or(0);
+                // Bulk and transfer senders start their data segments at multiples of the MSS,
+                // so any other offset would never match a segment and the loss never happen.
+                if !offset.is_multiple_of(tcp.mss as u64) && loss_checks_ok {
+                    c.err(&path, format!("must be a multiple of tcp.mss ({}): data segments start at multiples of the MSS (or give segment instead)", tcp.mss), v.to_string());
+                } else if transfer_bytes.is_some_and(|b| offset >= b) && loss_checks_ok {
+                    c.err(&path, format!("must be less than app.bytes ({}): the transfer has no data there", transfer_bytes.unwrap()), v.to_string());
+                }
+                offset
+            }
+            (None, Some(k)) if k >= 0 => {
+                let offset = (k as u64).saturating_mul(tcp.mss as u64);
+                if let Some(b) = transfer_bytes.filter(|&b| offset >= b && loss_checks_ok) {
+                    c.err(&format!("{p}.segment"), format!("must be less than {}: the transfer of app.bytes ({b}) has that many segments of tcp.mss ({})", b.div_ceil(tcp.mss as u64), tcp.mss), k.to_string());
+                }
+                offset
+            }
             (None, Some(k)) => {
                 c.err(&format!("{p}.segment"), "must be >= 0", k.to_string());
                 0
@@ -543,15 +709,27 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
 
     let mut trace = TraceSpec::default();
     for (i, &f) in raw.trace.flows.iter().flatten().enumerate() {
-        if f < 0 || f >= nflows {
+        if (f < 0 || f >= nflows) && flows_known {
             c.err(&format!("trace.flows.{i}"), format!("must name a flow between 0 and {}", nflows - 1), f.to_string());
         } else {
             trace.flows.push(f as u32);
         }
     }
     trace.links = raw.trace.links.clone().unwrap_or_default();
+    // Names are checked only against a topology that could be read whole (a path that failed
+    // validation has no hops, hence no names).
+    let names = if trace.links.is_empty() || c.bad("topology") { vec![] } else { topology.link_names() };
+    if !names.is_empty() {
+        for (i, name) in trace.links.iter().enumerate() {
+            if !names.contains(name) {
+                let few: Vec<&str> = names.iter().take(6).map(|n| n.as_str()).collect();
+                let more = if names.len() > few.len() { format!(", ... ({} links)", names.len()) } else { String::new() };
+                c.err(&format!("trace.links.{i}"), format!("must name a link of the topology: {}{more}", few.join(", ")), format!("{name:?}"));
+            }
+        }
+    }
 
-    if !c.problems.is_empty() {
+    if !c.problems.is_empty() || !c.unread.is_empty() {
         return Err(ScenarioError { problems: c.problems });
     }
     Ok(Scenario {
@@ -565,4 +743,172 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
         losses,
         trace,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{load, parse_override_value};
+
+    /// Two pairs over the GEO bottleneck, MSS 1024 (packets of 1064 bytes, 23 cells).
+    const GEO2: &str = r#"
+        [run]
+        duration = "10s"
+        [topology]
+        pairs = 2
+        [links.access]
+        rate = "155.52Mbps"
+        delay = "5us"
+        [links.bottleneck]
+        rate = "45Mbps"
+        delay = "275ms"
+        [tcp]
+        mss = 1024
+    "#;
+
+    /// Two hops, the second the slower: 10 Mbps then 2 Mbps, 30 ms one way.
+    const PATH2: &str = r#"
+        [topology]
+        kind = "path"
+        [tcp]
+        mss = 1024
+        [[links.path]]
+        rate = "10Mbps"
+        delay = "10ms"
+        [[links.path]]
+        rate = "2Mbps"
+        delay = "20ms"
+    "#;
+
+    #[track_caller]
+    fn scenario(text: &str, overrides: &[(&str, &str)]) -> Scenario {
+        let ov: Vec<_> = overrides.iter().map(|(k, v)| (k.to_string(), parse_override_value(v))).collect();
+        match load(text, &ov, None) {
+            Ok((s, _)) => s,
+            Err(e) => panic!("expected a valid scenario, got {e}"),
+        }
+    }
+
+    /// Every problem, as the user reads it: "path: rule, got VALUE".
+    #[track_caller]
+    fn problems(text: &str, overrides: &[(&str, &str)]) -> Vec<String> {
+        let ov: Vec<_> = overrides.iter().map(|(k, v)| (k.to_string(), parse_override_value(v))).collect();
+        match load(text, &ov, None) {
+            Ok(_) => panic!("expected a ScenarioError"),
+            Err(e) => e.problems.iter().map(|p| p.to_string()).collect(),
+        }
+    }
+
+    #[track_caller]
+    fn assert_only(text: &str, overrides: &[(&str, &str)], want: &str) {
+        assert_eq!(problems(text, overrides), [want]);
+    }
+
+    #[test]
+    fn run_duration_is_bounded() {
+        assert_eq!(scenario(GEO2, &[("run.duration", "1000000s")]).duration, MAX_DURATION);
+        assert_only(GEO2, &[("run.duration", "1000001s")], "run.duration: must be at most 1000000s (11.6 days of simulated time), got \"1000001s\"");
+        assert_only(GEO2, &[("run.duration", "1e12s")], "run.duration: too large (at most 18446744073s, u64 nanoseconds), got \"1e12s\"");
+        assert_only(GEO2, &[("run.duration", "0s")], "run.duration: must be > 0, got \"0s\"");
+    }
+
+    #[test]
+    fn each_problem_states_its_value_once() {
+        assert_only(GEO2, &[("links.bottleneck.rate", "45Mbs")], "links.bottleneck.rate: unknown rate unit \"Mbs\" (use bps, kbps, Mbps or Gbps), got \"45Mbs\"");
+        assert_only(GEO2, &[("links.bottleneck.rate", "1e400Mbps")], "links.bottleneck.rate: too large (at most 18446744073Gbps, u64 bits per second), got \"1e400Mbps\"");
+        assert_only(GEO2, &[("links.access.rate", "0Mbps")], "links.access.rate: must be > 0, got \"0Mbps\"");
+        let atm = [("switch.kind", "atm"), ("switch.policy", "sd")];
+        assert_only(GEO2, &[atm[0], atm[1], ("switch.R", "1.5")], "switch.R: must be in (0, 1], got 1.5");
+        assert_only(GEO2, &[atm[0], atm[1], ("switch.Z", "0.0")], "switch.Z: must be in (0, 1], got 0");
+        assert_only(GEO2, &[("tcp.ssthresh", "1e300bdp")], "tcp.ssthresh: too large (at most 2^64 - 1 bytes), got \"1e300bdp\"");
+    }
+
+    #[test]
+    fn a_missing_link_is_one_problem() {
+        assert_eq!(problems("[topology]\npairs = 1\n", &[]), ["links.access: is required (a table with rate and delay)", "links.bottleneck: is required (a table with rate and delay)"]);
+    }
+
+    #[test]
+    fn link_queues_follow_the_switch_buffer_rules() {
+        assert_only(GEO2, &[("links.bottleneck.queue", "100B")], "links.bottleneck.queue: must hold at least one packet (1064 bytes at MSS 1024), got \"100B\"");
+        assert_only(GEO2, &[("links.access.queue", "0pkt")], "links.access.queue: must hold at least one packet (1064 bytes at MSS 1024), got \"0pkt\"");
+        assert_only(GEO2, &[("links.access.queue", "10cells")], "links.access.queue: cells are for ATM switches; give bytes, packets or a bdp multiple, got \"10cells\"");
+        assert_only(GEO2, &[("switch.buffer", "1000B")], "switch.buffer: must hold at least one packet (1064 bytes at MSS 1024), got \"1000B\"");
+        scenario(GEO2, &[("links.bottleneck.queue", "1064B"), ("links.access.queue", "1pkt")]);
+        // A packet count is judged even beside an invalid rate; a bdp multiple is not.
+        let bad_rate = ("links.bottleneck.rate", "45Mbs");
+        assert_eq!(problems(GEO2, &[bad_rate, ("links.access.queue", "0pkt")]).len(), 2);
+        assert_eq!(problems(GEO2, &[bad_rate, ("links.access.queue", "1e-9bdp")]).len(), 1);
+        // Each hop of a path: 1e-6 bdp of the 2 Mbps x 60 ms path is 0.015 bytes.
+        let tiny_hop = PATH2.replace("delay = \"20ms\"", "delay = \"20ms\"\n        queue = \"1e-6bdp\"");
+        assert_only(&tiny_hop, &[], "links.path.1.queue: must hold at least one packet (1064 bytes at MSS 1024), got \"1e-6bdp\"");
+    }
+
+    #[test]
+    fn atm_ports_have_no_link_queues() {
+        let atm = ("switch.kind", "atm");
+        assert_only(GEO2, &[atm, ("links.bottleneck.queue", "100pkt")], "links.bottleneck.queue: does not apply to ATM switches: switch.buffer governs the ATM ports, got \"100pkt\"");
+        assert_only(GEO2, &[atm, ("links.access.queue", "100pkt")], "links.access.queue: does not apply to ATM switches: the ATM model has no queues on the access links, got \"100pkt\"");
+    }
+
+    #[test]
+    fn huge_atm_buffer_is_too_large_not_wrapped() {
+        // 5614226457215950848 x 23 cells wraps to 8192 in u64 arithmetic.
+        let atm = ("switch.kind", "atm");
+        assert_only(GEO2, &[atm, ("switch.buffer", "5614226457215950848pkt")], "switch.buffer: must be at most 2^32 - 1 cells, got \"5614226457215950848pkt\"");
+    }
+
+    #[test]
+    fn link_names_are_the_engines() {
+        let names = scenario(GEO2, &[]).topology.link_names();
+        let want = ["bottleneck", "bottleneck-rev", "src0->r1", "r1->src0", "r2->dst0", "dst0->r2", "src1->r1", "r1->src1", "r2->dst1", "dst1->r2"];
+        assert_eq!(names, want);
+        assert_eq!(scenario(PATH2, &[]).topology.link_names(), ["hop0", "hop0-rev", "hop1", "hop1-rev"]);
+    }
+
+    #[test]
+    fn trace_links_must_name_links() {
+        assert_eq!(scenario(GEO2, &[("trace.links", r#"["bottleneck", "dst1->r2"]"#)]).trace.links, ["bottleneck", "dst1->r2"]);
+        assert_only(
+            GEO2,
+            &[("trace.links", r#"["bottleneck", "nope"]"#)],
+            "trace.links.1: must name a link of the topology: bottleneck, bottleneck-rev, src0->r1, r1->src0, r2->dst0, dst0->r2, ... (10 links), got \"nope\"",
+        );
+        assert_only(PATH2, &[("trace.links", r#"["hop2"]"#)], "trace.links.0: must name a link of the topology: hop0, hop0-rev, hop1, hop1-rev, got \"hop2\"");
+    }
+
+    #[test]
+    fn scripted_losses_must_hit_a_segment() {
+        let loss = |body: &str| format!("{GEO2}\n        [[loss]]\n        {body}\n");
+        assert_eq!(scenario(&loss("offset = 2048"), &[]).losses[0].offset, 2048);
+        assert_only(&loss("offset = 1000"), &[], "loss.0.offset: must be a multiple of tcp.mss (1024): data segments start at multiples of the MSS (or give segment instead), got 1000");
+        // A transfer of 10 segments: offsets 0..=9216, segments 0..=9.
+        let transfer = [("app.kind", "transfer"), ("app.bytes", "10240")];
+        assert_eq!(scenario(&loss("offset = 9216"), &transfer).losses[0].offset, 9216);
+        assert_only(&loss("offset = 10240"), &transfer, "loss.0.offset: must be less than app.bytes (10240): the transfer has no data there, got 10240");
+        assert_only(&loss("segment = 10"), &transfer, "loss.0.segment: must be less than 10: the transfer of app.bytes (10240) has that many segments of tcp.mss (1024), got 10");
+    }
+
+    #[test]
+    fn path_hops_are_capped() {
+        let hop = "\n        [[links.path]]\n        rate = \"10Mbps\"\n        delay = \"1ms\"";
+        let many = format!("[topology]\n        kind = \"path\"{}", hop.repeat(MAX_HOPS + 1));
+        assert_only(&many, &[], "links.path: must have at most 1000 hops (the engine's routing tables grow with the square of the hop count), got 1001 hops");
+        let most = format!("[topology]\n        kind = \"path\"{}", hop.repeat(MAX_HOPS));
+        assert_eq!(scenario(&most, &[]).topology.link_names().len(), 2 * MAX_HOPS);
+    }
+
+    #[test]
+    fn bdp_in_bytes_uses_the_line_rate_and_atm_cells_the_cell_rate() {
+        // OC-3 bottleneck: 155.52 Mbps on the line, 149.76 Mbps of cells.
+        let oc3 = [("links.bottleneck.rate", "155.52Mbps"), ("links.bottleneck.payload_rate", "149.76Mbps"), ("switch.kind", "atm"), ("switch.buffer", "1bdp")];
+        let s = scenario(GEO2, &oc3);
+        let rtt = SimTime::from_millis(550);
+        assert_eq!(s.rtt_prop(), rtt);
+        assert_eq!(s.bdp_bytes(), Rate(155_520_000).bytes_in(rtt));
+        assert_eq!(s.tcp.initial_ssthresh, 10_692_000);
+        assert_eq!(s.switch.buffer_cells, crate::atm::bdp_cells(rtt, Rate(149_760_000)));
+        // A path's bottleneck is its slowest hop: 2 Mbps x 60 ms = 15,000 bytes.
+        assert_eq!(scenario(PATH2, &[]).bdp_bytes(), 15_000);
+    }
 }

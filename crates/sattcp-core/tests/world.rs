@@ -282,3 +282,19 @@ fn multi_hop_path_is_limited_by_its_slowest_hop() {
     assert!(hop("hop1").utilization > 0.9, "the 10 Mbps hop is busy");
     assert!(r.traces.contains_key("link/hop1/queue_packets"));
 }
+
+/// The names validation accepts for traces are the names the world gives its links.
+#[test]
+fn world_link_names_are_the_topologys() {
+    for (text, sets) in [
+        (include_str!("../../../scenarios/geo-dumbbell-droptail.toml"), vec![("topology.pairs", "3"), ("run.duration", "\"1s\"")]),
+        (include_str!("../../../scenarios/kota-geo.toml"), vec![("topology.pairs", "3"), ("run.duration", "\"1s\"")]),
+        (include_str!("../../../scenarios/geo-three-losses.toml"), vec![("run.duration", "\"1s\"")]),
+    ] {
+        let sc = scenario(text, &sets);
+        let mut sim = Simulation::new(&sc);
+        sim.run();
+        let names: Vec<String> = sim.finish().links.into_iter().map(|l| l.link).collect();
+        assert_eq!(names, sc.topology.link_names());
+    }
+}

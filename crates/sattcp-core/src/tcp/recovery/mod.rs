@@ -89,6 +89,17 @@ impl Cx<'_> {
         let floor = |b: u64| (b / mss).max(super::cc::reno::MIN_SSTHRESH_SEGMENTS) * mss;
         Reduction { ssthresh: floor(r.ssthresh), cwnd: floor(r.cwnd) }
     }
+    /// Reno-style window inflation on a duplicate ACK (RFC 2581 (3.2) steps 3-4): the extra
+    /// window is the threshold's worth of segments on the third duplicate ACK (ns-2 sets
+    /// `dupwnd_ = NUMDUPACKS` even when the fast retransmit is suppressed), then one segment
+    /// per further duplicate ACK.
+    pub fn inflate(&self, dupwnd: &mut u64) {
+        if self.dupacks == self.dup_thresh {
+            *dupwnd = self.dup_thresh as u64 * self.mss();
+        } else if self.dupacks > self.dup_thresh {
+            *dupwnd += self.mss();
+        }
+    }
     /// Enters fast retransmit as ns-2's Reno, NewReno and SACK agents do (RFC 2581 (3.2)
     /// steps 1-3, ns-2 `closecwnd(1)`): applies [`reduce_ns2`](Self::reduce_ns2) to the window,
     /// retransmits the first unacknowledged segment and restarts the timer. Returns the

@@ -55,14 +55,10 @@ impl NewrenoNs2 {
         if cx.may_fast_retransmit() {
             cx.fast_retransmit_ns2(out);
         }
-        if cx.dupacks == cx.dup_thresh {
-            self.dupwnd = cx.dup_thresh as u64 * cx.mss();
-        } else if cx.dupacks > cx.dup_thresh {
-            self.dupwnd += cx.mss();
-            // Hoe's flywheel: ns-2 `if (newreno_changes_ > 0 && (dupacks_ % 2) == 1)`.
-            if cx.dupacks % DUPACKS_PER_NEW_SEGMENT == 1 {
-                out.force_new = 1;
-            }
+        cx.inflate(&mut self.dupwnd);
+        // Hoe's flywheel: ns-2 `if (newreno_changes_ > 0 && (dupacks_ % 2) == 1)`.
+        if cx.dupacks > cx.dup_thresh && cx.dupacks % DUPACKS_PER_NEW_SEGMENT == 1 {
+            out.force_new = 1;
         }
     }
 

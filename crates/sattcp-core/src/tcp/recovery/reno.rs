@@ -35,13 +35,7 @@ impl Reno {
             // RFC 2581 (3.2) steps 1-3 (ns-2 `closecwnd(1)`).
             cx.fast_retransmit_ns2(out);
         }
-        if cx.dupacks == cx.dup_thresh {
-            // ns-2 sets dupwnd_ = NUMDUPACKS even when the fast retransmit is suppressed.
-            self.dupwnd = cx.dup_thresh as u64 * cx.mss();
-        } else if cx.dupacks > cx.dup_thresh {
-            // RFC 2581 (3.2) step 4: cwnd += SMSS per additional duplicate ACK.
-            self.dupwnd += cx.mss();
-        }
+        cx.inflate(&mut self.dupwnd);
     }
 
     pub fn on_timeout(&mut self, cx: &mut Cx) -> u64 {

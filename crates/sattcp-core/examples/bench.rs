@@ -34,7 +34,8 @@ fn main() {
         }
     }
     // (label, file, overrides)
-    let mut cases: Vec<(String, String, Vec<(String, toml::Value)>)> = files.iter().map(|f| (short(f), f.clone(), sets.clone())).collect();
+    type Case = (String, String, Vec<(String, toml::Value)>);
+    let mut cases: Vec<Case> = files.iter().map(|f| (short(f), f.clone(), sets.clone())).collect();
     if cases.is_empty() {
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/");
         let ov = |kv: &[(&str, &str)]| kv.iter().map(|(k, v)| (k.to_string(), parse_override_value(v))).collect::<Vec<_>>();

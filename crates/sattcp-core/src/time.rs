@@ -188,7 +188,7 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
         "" => return Err("a rate needs a unit (bps, kbps, Mbps, Gbps)".into()),
         u => return Err(format!("unknown rate unit {u:?} (use bps, kbps, Mbps or Gbps)")),
     };
-    if !(n > 0.0) {
+    if n.is_nan() || n <= 0.0 {
         return Err("must be > 0".into());
     }
     match scaled_u64(n, scale) {

@@ -8,7 +8,10 @@ use sattcp_core::scenario::{load, parse_override_value};
 use sattcp_core::Simulation;
 use std::fmt::Write;
 
-const CASES: &[(&str, &str, &[(&str, &str)])] = &[
+/// (label, scenario text, overrides)
+type Case = (&'static str, &'static str, &'static [(&'static str, &'static str)]);
+
+const CASES: &[Case] = &[
     ("geo-bulk reno", include_str!("../../../scenarios/geo-bulk.toml"), &[("run.duration", "\"30s\"")]),
     ("geo-dumbbell vanilla", include_str!("../../../scenarios/geo-dumbbell-droptail.toml"), &[("tcp.flavor", "vanilla"), ("run.duration", "\"30s\"")]),
     ("geo-dumbbell sack", include_str!("../../../scenarios/geo-dumbbell-droptail.toml"), &[("tcp.flavor", "sack"), ("run.duration", "\"30s\"")]),

@@ -35,6 +35,7 @@ rust-test:
 	cargo test -p sattcp-core -q
 
 py-test: build
+	$(VENV)/bin/ruff check python tests scripts
 	$(VENV)/bin/pytest -q
 
 # The report test renders HTML in headless Chromium: install Debian's package when it is
@@ -49,8 +50,8 @@ bench: build
 	rm -rf out/bench-reproduce && time $(VENV)/bin/sattcp reproduce kota-www --out out/bench-reproduce >/dev/null
 
 lint: build
-	$(VENV)/bin/ruff check python tests
-	cargo clippy -p sattcp-core -q
+	$(VENV)/bin/ruff check python tests scripts
+	cargo clippy -q -p sattcp-core --all-targets -- -D warnings
 
 clean:
 	rm -rf $(VENV) target

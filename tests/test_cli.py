@@ -111,3 +111,27 @@ def test_warnings_go_to_stderr(tmp_path):
     p = run_cli("run", str(f), "--set", "run.duration=2s")
     assert p.returncode == 0
     assert "warning: scripted loss never happened: flow 0 did not send data offset 45900000" in p.stderr
+
+
+def test_readme_documents_every_json_key():
+    """The README's table of JSON keys names every key a result has (and no key it lacks)."""
+    import re
+
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("### The JSON result"):readme.index("## Speed")]
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `([a-z_\[\]]+)`[^|]*\| (.*) \|$", table, re.M)}
+    doc = json.loads(run_cli("run", "scenarios/kota-geo.toml", "--set", "run.duration=2s", "--set", "topology.pairs=2", "--json").stdout)
+
+    def documented(row: str) -> set[str]:
+        return set(re.findall(r"`([a-z_]+)`", rows[row]))
+
+    # Top-level keys: the backticked names in each row's first cell (`flows[]` -> flows).
+    first_cells = re.findall(r"^\| ([^|]+) \|", table, re.M)
+    top = {name.removesuffix("[]") for cell in first_cells for name in re.findall(r"`([a-z_\[\]]+)`", cell)}
+    assert set(doc) <= top, f"undocumented top-level keys: {set(doc) - top}"
+    assert set(doc["summary"]) <= documented("summary"), set(doc["summary"]) - documented("summary")
+    assert set(doc["flows"][0]) <= documented("flows[]"), set(doc["flows"][0]) - documented("flows[]")
+    link_keys = set().union(*(set(link) for link in doc["links"]))
+    assert link_keys <= documented("links[]"), link_keys - documented("links[]")

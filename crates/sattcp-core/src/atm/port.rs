@@ -157,7 +157,8 @@ pub struct PortStats {
     pub frames_started: u64,
     /// Frames dropped whole on their first cell (EPD, SD, FBA, or no room for the first cell).
     pub frames_dropped_whole: u64,
-    /// Frames cut short by PPD after some of their cells were accepted.
+    /// Frames that lost cells after their first cell's decision: cut short by PPD after some of
+    /// their cells were accepted, or (tail drop) frames that lost any cell.
     pub frames_truncated: u64,
     /// Highest occupancy seen, in cells.
     pub peak_occupancy: u32,
@@ -316,7 +317,17 @@ impl AtmPort {
                 self.stats.frames_started += 1;
             }
             let v = if room { Verdict::Accepted } else { Verdict::Dropped(DropReason::BufferFull) };
-            (v, FrameState::Accepting)
+            // Tail drop ignores frames, but a frame that loses a cell is lost all the same:
+            // count it once (DiscardTail marks it; the decisions above never read it).
+            let next = if state == FrameState::DiscardTail || !v.is_accepted() {
+                if state != FrameState::DiscardTail {
+                    self.stats.frames_truncated += 1;
+                }
+                FrameState::DiscardTail
+            } else {
+                FrameState::Accepting
+            };
+            (v, next)
         } else {
             match state {
                 FrameState::Start => {
@@ -361,7 +372,7 @@ impl AtmPort {
             s.counters.cells_dropped += 1;
             match (state, next) {
                 (FrameState::Start, FrameState::DiscardWhole(_)) => s.counters.frames_dropped_whole += 1,
-                (FrameState::Accepting, FrameState::DiscardTail) => s.counters.frames_truncated += 1,
+                (FrameState::Start | FrameState::Accepting, FrameState::DiscardTail) => s.counters.frames_truncated += 1,
                 _ => {}
             }
         }
@@ -492,6 +503,9 @@ mod tests {
         assert_eq!(frame(&mut p, 1, 3, 2), "Af");
         assert_eq!(p.occupancy(), 5);
         assert_eq!(p.stats().dropped_for(DropReason::BufferFull), 4);
+        // Two frames lost cells (each counted once, however many cells it lost).
+        assert_eq!(p.stats().frames_truncated, 2);
+        assert_eq!(p.vc_counters(1).frames_truncated, 2);
         assert_conserved(&p);
     }
 

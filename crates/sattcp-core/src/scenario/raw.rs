@@ -120,6 +120,8 @@ pub struct RawTcp {
     pub sack: Option<bool>,
     pub dupack_threshold: Option<i64>,
     pub fin: Option<bool>,
+    /// Slow-start restart after an idle RTO (ns-2's default, true).
+    pub slow_start_restart: Option<bool>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

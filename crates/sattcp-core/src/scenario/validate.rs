@@ -496,6 +496,7 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
     }
     tcp.dupack_threshold = c.int("tcp.dupack_threshold", t.dupack_threshold, 3, 1, 1000) as u32;
     tcp.fin = t.fin.unwrap_or(false);
+    tcp.slow_start_restart = t.slow_start_restart.unwrap_or(tcp.slow_start_restart);
 
     // Switch (the port feeding the bottleneck).
     let inputs_ok = !c.bad("links") && !c.bad("tcp.mss");

@@ -108,6 +108,10 @@ pub struct TcpConfig {
     pub dupack_threshold: u32,
     /// Close with a FIN when a finite transfer has been sent.
     pub fin: bool,
+    /// Slow-start restart after idle (ns-2 `slow_start_restart_`, on by default in ns-2): the
+    /// retransmission timer keeps running after the last ACK, and if it expires with nothing
+    /// outstanding, cwnd returns to the initial window (ssthresh kept, no backoff).
+    pub slow_start_restart: bool,
 }
 
 impl TcpConfig {
@@ -148,6 +152,7 @@ impl Default for TcpConfig {
             cc: CcKind::RenoAimd,
             dupack_threshold: 3,
             fin: false,
+            slow_start_restart: true,
         }
     }
 }

@@ -33,6 +33,8 @@ pub struct SenderStats {
     pub acks_received: u64,
     pub dupacks_received: u64,
     pub partial_acks: u64,
+    /// Slow-start restarts after an idle period (not counted in `timeouts`).
+    pub idle_restarts: u64,
 }
 
 /// The retransmission timer (smoltcp style: the deadline lives in the variant).
@@ -283,10 +285,16 @@ impl TcpSender {
             TimerAction::Default if new_ack => self.rearm_or_stop(now),
             TimerAction::Default => {}
         }
-        if self.snd_una >= self.snd_max {
+        if self.snd_una >= self.snd_max && !self.idle_timer() {
             self.timer = Timer::Idle;
         }
         self.send(now, out);
+    }
+
+    /// True when the timer keeps running with nothing outstanding, to detect an idle period
+    /// (ns-2 `newtimer()` re-arms on the ACK of the last packet; slow_start_restart_).
+    fn idle_timer(&self) -> bool {
+        self.cfg.slow_start_restart && self.phase == Phase::Established && !self.closing
     }
 
     /// The engine's call at or after [`poll_at`](Self::poll_at).
@@ -296,6 +304,19 @@ impl TcpSender {
             return;
         }
         self.timer = Timer::Idle;
+        if self.phase == Phase::Established && self.snd_una >= self.snd_max {
+            // Nothing outstanding for an RTO (ns-2 `timeout()` with restart_bugfix_): with
+            // slow_start_restart_, cwnd = wnd_init_ (`closecwnd(3)`), ssthresh kept, no backoff;
+            // recover_ = maxseq_ as after any timeout. The timer then stays idle: a further
+            // expiry would change nothing.
+            if self.cfg.slow_start_restart {
+                self.win.cwnd = self.cfg.initial_cwnd as u64 * self.win.mss;
+                self.recover = self.snd_max;
+                self.after_timeout = true;
+                self.stats.idle_restarts += 1;
+            }
+            return;
+        }
         self.stats.timeouts += 1;
         self.rtt.on_timeout();
         if self.phase == Phase::SynSent {
@@ -469,7 +490,7 @@ impl TcpSender {
     }
 
     fn rearm_or_stop(&mut self, now: SimTime) {
-        if self.snd_una < self.snd_max {
+        if self.snd_una < self.snd_max || self.idle_timer() {
             self.arm(now);
         } else {
             self.timer = Timer::Idle;
@@ -572,6 +593,19 @@ mod tests {
         Segment { seq: 1, ack: n, flags: flags::ACK, window: 65535, ..Default::default() }
     }
 
+    /// Acknowledges everything sent, one round trip (100 ms) at a time, until all is acked;
+    /// returns the time of the last ACK.
+    #[track_caller]
+    fn ack_everything(s: &mut TcpSender, mut t: SimTime) -> SimTime {
+        let mut out = Vec::new();
+        while !s.all_acked() {
+            t += SimTime::from_millis(100);
+            s.on_segment(t, &ack(s.snd_max()), &mut out);
+            assert!(t < SimTime::from_secs(60), "never fully acknowledged");
+        }
+        t
+    }
+
     /// A sender after the handshake (SYN-ACK at 100 ms) with `bytes` offered; returns it and
     /// the data segments it sent.
     fn established(cfg: TcpConfig, bytes: u64) -> (TcpSender, Vec<Segment>) {
@@ -639,6 +673,36 @@ mod tests {
         out.clear();
         s.on_segment(rto + SimTime::from_millis(100), &ack(1001), &mut out);
         assert_eq!(seqs(&out), vec![(1001, 1000, 1), (2001, 1000, 1)], "going back N in slow start");
+    }
+
+    #[test]
+    fn slow_start_restarts_after_an_idle_rto() {
+        // ns-2 slow_start_restart_: 10 segments acked, then nothing to send for an RTO.
+        let (mut s, _) = established(TcpConfig { initial_cwnd: 2, ..cfg() }, 10 * MSS);
+        let t = ack_everything(&mut s, SimTime::from_millis(100));
+        let mut out = Vec::new();
+        let cwnd_before = s.cwnd();
+        let (ssthresh, deadline) = (s.ssthresh(), s.poll_at().expect("the timer keeps running when idle"));
+        assert_eq!(deadline, t + s.rto());
+        s.on_timer(deadline, &mut out);
+        assert!(out.is_empty(), "nothing to retransmit");
+        assert_eq!((s.cwnd(), s.ssthresh()), (2 * MSS, ssthresh), "cwnd back to the initial window (was {cwnd_before}), ssthresh kept");
+        assert_eq!((s.stats().idle_restarts, s.stats().timeouts), (1, 0));
+        assert_eq!(s.poll_at(), None, "idle: nothing more to time");
+        // The next file starts in slow start from the initial window.
+        s.app_send(deadline + SimTime::from_secs(5), 10 * MSS, &mut out);
+        assert_eq!(out.len(), 2);
+    }
+
+    #[test]
+    fn without_slow_start_restart_an_idle_connection_keeps_its_window() {
+        let (mut s, _) = established(TcpConfig { slow_start_restart: false, ..cfg() }, 10 * MSS);
+        ack_everything(&mut s, SimTime::from_millis(100));
+        let mut out = Vec::new();
+        assert_eq!(s.poll_at(), None, "the timer stops when nothing is outstanding");
+        let cwnd = s.cwnd();
+        s.app_send(SimTime::from_secs(10), 20 * MSS, &mut out);
+        assert_eq!(out.len() as u64, cwnd / MSS, "a whole window at once after idle");
     }
 
     #[test]

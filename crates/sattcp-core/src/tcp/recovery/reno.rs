@@ -39,10 +39,10 @@ impl Reno {
     }
 
     pub fn on_timeout(&mut self, cx: &mut Cx) -> u64 {
-        // ns-2 Reno's timeout halves window() with the inflation still in it.
-        let w = cx.ns2_window(self.dupwnd);
+        // ns-2 `RenoTcpAgent::timeout()` clears dupwnd_ before TcpAgent::timeout() halves
+        // window(): the inflation is not counted.
         self.dupwnd = 0;
-        w
+        cx.ns2_window(0)
     }
 
     pub fn gate(&self, _state: CongState, _dupacks: u32) -> Gate {

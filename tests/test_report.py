@@ -106,14 +106,22 @@ def test_report_renders_in_headless_chromium(tmp_path):
     assert "Table 12: allocation of variation" in dom
 
 
-def test_cli_reproduce_quick_with_a_fake_simulator(tmp_path, monkeypatch, capsys):
-    from sattcp.cli_study import main
-
+@pytest.fixture
+def kota_standins(tmp_path, monkeypatch):
+    """A working folder with stand-ins for the three kota scenarios (the fake runner ignores
+    their content)."""
     scen = tmp_path / "scenarios"
     scen.mkdir()
     for link in ("wan", "meo", "geo"):
         (scen / f"kota-{link}.toml").write_text("# stand-in\n")
     monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_cli_reproduce_quick_with_a_fake_simulator(kota_standins, capsys):
+    from sattcp.cli_study import main
+
+    tmp_path = kota_standins
     rc = main(["reproduce", "kota-www", "--quick", "--runner", "test_sweep:fake_runner", "-j", "2",
                "--no-progress", "--out", str(tmp_path / "out")])
     out = capsys.readouterr().out
@@ -124,15 +132,11 @@ def test_cli_reproduce_quick_with_a_fake_simulator(tmp_path, monkeypatch, capsys
     assert "Quick variant: 20 s of simulated time" in html
 
 
-def test_cli_reproduce_with_replications(tmp_path, monkeypatch, capsys):
+def test_cli_reproduce_with_replications(kota_standins, capsys):
     from sattcp.cli_study import main
     from sattcp.store import Store
 
-    scen = tmp_path / "scenarios"
-    scen.mkdir()
-    for link in ("wan", "meo", "geo"):
-        (scen / f"kota-{link}.toml").write_text("# stand-in\n")
-    monkeypatch.chdir(tmp_path)
+    tmp_path = kota_standins
     rc = main(["reproduce", "kota-www", "--quick", "--replications", "2", "--runner", "test_sweep:fake_runner",
                "-j", "2", "--no-progress", "--out", str(tmp_path / "out")])
     out = capsys.readouterr().out

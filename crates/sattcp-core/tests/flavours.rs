@@ -1,16 +1,9 @@
 //! The flavours' signatures through the whole engine (issue 3): scripted losses given in the
 //! scenario, and the seeds' ordering of efficiencies on a GEO dumbbell.
 
-use sattcp_core::scenario::{load, parse_override_value};
-use sattcp_core::Simulation;
+mod common;
 
-fn run(text: &str, sets: &[(&str, &str)]) -> sattcp_core::metrics::result::RunResult {
-    let ov: Vec<_> = sets.iter().map(|(k, v)| (k.to_string(), parse_override_value(v))).collect();
-    let (sc, _) = load(text, &ov, None).unwrap_or_else(|e| panic!("{e}"));
-    let mut sim = Simulation::new(&sc);
-    sim.run();
-    sim.finish()
-}
+use common::run;
 
 /// GEO path, window well above the BDP, three segments of one window dropped on their first
 /// transmission (segments 200, 203 and 206, during the second round of congestion avoidance).

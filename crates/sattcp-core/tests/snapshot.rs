@@ -4,8 +4,8 @@
 //! `SATTCP_UPDATE_SNAPSHOTS=1 cargo test -p sattcp-core --test snapshot` and commit the diff
 //! with the change that caused it.
 
-use sattcp_core::scenario::{load, parse_override_value};
-use sattcp_core::Simulation;
+mod common;
+
 use std::fmt::Write;
 
 /// (label, scenario text, overrides)
@@ -23,11 +23,7 @@ const CASES: &[Case] = &[
 fn table() -> String {
     let mut t = String::from("case | events | digest | goodput Mbps | efficiency | timeouts | fast retransmits | queue drops\n");
     for (name, text, sets) in CASES {
-        let ov: Vec<_> = sets.iter().map(|(k, v)| (k.to_string(), parse_override_value(v))).collect();
-        let (sc, _) = load(text, &ov, None).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let mut sim = Simulation::new(&sc);
-        sim.run();
-        let r = sim.finish();
+        let r = common::run(text, sets);
         let s = &r.summary;
         writeln!(t, "{name} | {} | {} | {:.3} | {:.4} | {} | {} | {}", r.events, r.digest, s.total_throughput_bps / 1e6, s.efficiency, s.timeouts, s.fast_retransmits, s.drops_queue_full).unwrap();
     }

@@ -1,12 +1,9 @@
 //! End-to-end behaviour of the engine with TCP (issue 2's "tests that must exist").
 
-use sattcp_core::scenario::{load, parse_override_value};
-use sattcp_core::{SimTime, Simulation};
+mod common;
 
-fn scenario(text: &str, sets: &[(&str, &str)]) -> sattcp_core::Scenario {
-    let ov: Vec<_> = sets.iter().map(|(k, v)| (k.to_string(), parse_override_value(v))).collect();
-    load(text, &ov, None).unwrap_or_else(|e| panic!("{e}")).0
-}
+use common::scenario;
+use sattcp_core::{SimTime, Simulation};
 
 const GEO_BULK: &str = include_str!("../../../scenarios/geo-bulk.toml");
 

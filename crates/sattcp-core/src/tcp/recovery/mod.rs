@@ -161,6 +161,17 @@ pub enum Gate {
     Closed,
 }
 
+impl Gate {
+    /// The SACK recoveries' gate: PIPE decides during fast recovery, the window otherwise.
+    pub fn pipe_in_recovery(state: CongState) -> Gate {
+        if state == CongState::Recovery {
+            Gate::Pipe
+        } else {
+            Gate::Window { extra: 0 }
+        }
+    }
+}
+
 /// One segment chosen by a pipe-gated recovery.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Pick {

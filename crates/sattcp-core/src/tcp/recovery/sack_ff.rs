@@ -77,11 +77,7 @@ impl SackFallFloyd {
     }
 
     pub fn gate(&self, state: CongState, _dupacks: u32) -> Gate {
-        if state == CongState::Recovery {
-            Gate::Pipe
-        } else {
-            Gate::Window { extra: 0 }
-        }
+        Gate::pipe_in_recovery(state)
     }
 
     /// seed 001 §2.2.1: send only while PIPE < CWND; holes first, then new data.

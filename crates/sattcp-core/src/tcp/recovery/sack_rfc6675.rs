@@ -73,11 +73,7 @@ impl SackRfc6675 {
     }
 
     pub fn gate(&self, state: CongState, _dupacks: u32) -> Gate {
-        if state == CongState::Recovery {
-            Gate::Pipe
-        } else {
-            Gate::Window { extra: 0 }
-        }
+        Gate::pipe_in_recovery(state)
     }
 
     /// RFC 6675 §5 (C): while cwnd - pipe >= 1 SMSS, NextSeg().

@@ -10,6 +10,7 @@ pub mod fabric;
 pub mod metrics;
 pub mod net;
 pub mod orbit;
+pub mod pep;
 pub mod scenario;
 pub mod tcp;
 pub mod time;

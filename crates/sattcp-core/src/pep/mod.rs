@@ -20,6 +20,7 @@
 //! `[k * mss, (k + 1) * mss)`, and only the stream's last segment may be shorter.
 
 pub mod ack_pacer;
+pub mod gateway;
 pub mod loss;
 pub mod sat_receiver;
 pub mod sat_sender;

@@ -251,7 +251,7 @@ fn config(flavour: &str, limited_transmit: bool) -> TcpConfig {
     cfg
 }
 
-/// Compares one test; returns the first divergence as text, or None.
+/// Compares one tcpVariants test; returns the first divergence as text, or None.
 fn compare(test: &str) -> Option<String> {
     compare_with(test, |_| {})
 }
@@ -266,7 +266,13 @@ fn compare_with(test: &str, tweak: impl Fn(&mut TcpConfig)) -> Option<String> {
     };
     let mut cfg = config(flavour, sa);
     tweak(&mut cfg);
-    let ours = simulate(&cfg, drops(scenario));
+    compare_run(test, &cfg, drops(scenario))
+}
+
+/// Runs `cfg` with the losses `drops` and compares with the reference file `reference`.
+fn compare_run(reference_name: &str, cfg: &TcpConfig, drops: &[u64]) -> Option<String> {
+    let test = reference_name;
+    let ours = simulate(cfg, drops);
     let theirs = reference(test);
     let n = ours.len().max(theirs.len());
     if std::env::var("SATTCP_NS2_DUMP").is_ok_and(|t| t == test) {
@@ -314,7 +320,8 @@ fn tcp_variants_with_limited_transmit_match_ns2_packet_for_packet() {
 
 /// Each switch of the profile is needed: turning any one back to our default makes some of
 /// the 48 tests differ from ns-2 (so the comparison above can fail, and no switch is idle).
-/// Not exercised by these tests: `rfc2988_rto` (no second timeout within a test's 6 s),
+/// Not exercised by these tests: `rfc2988_rto` (no second timeout within a test's 6 s; the
+/// newreno suite's test below needs it),
 /// `drop_tail_ns2` (no queue overflows), `tick_phase` (every RTO is at the 1 s floor).
 #[test]
 fn every_switch_of_the_profile_is_needed() {
@@ -354,4 +361,60 @@ fn every_switch_of_the_profile_is_needed() {
         }
     }
     assert!(idle.is_empty(), "switches that change no test: {idle:?}");
+}
+
+/// Tests of ns-2.35's test-suite-newreno.tcl (same topology and defaults as tcpVariants, but
+/// ns-2's default `singledup_ 1`): many losses in one window, timeouts with backoff, `bugFix_`
+/// on and off, and RFC 2582's `newreno_changes1_`, `partial_window_deflation_`,
+/// `exit_recovery_fix_`, each set as the suite's test sets it.
+#[test]
+fn newreno_suite_matches_ns2_packet_for_packet() {
+    use sattcp_core::tcp::ns2::BugFix;
+    const MANY: &[u64] = &[14, 15, 16, 17, 18, 19, 20, 21, 25];
+    const MANY2: &[u64] = &[24, 25, 26, 28, 31, 35, 40, 45, 46, 47, 48];
+    const RTO_LOSS: &[u64] = &[15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 37];
+    type Tweak = fn(&mut TcpConfig);
+    let no_bugfix: Tweak = |c| c.ns2.bug_fix = BugFix::Off;
+    let tests: [(&str, &str, &[u64], Tweak); 8] = [
+        ("reno1", "reno", MANY, no_bugfix),
+        ("reno2", "reno", MANY2, no_bugfix),
+        ("reno2_bugfix", "reno", MANY2, |_| {}),
+        ("newreno1_A", "newreno", MANY, |c| {
+            c.ns2.bug_fix = BugFix::Off;
+            c.ns2.newreno_changes1 = true;
+        }),
+        ("newreno1_B0", "newreno", MANY, |c| {
+            c.ns2.bug_fix = BugFix::Off;
+            c.ns2.partial_window_deflation = true;
+            c.ns2.exit_recovery_fix = true;
+        }),
+        ("newreno2_B", "newreno", MANY2, |c| {
+            c.ns2.bug_fix = BugFix::Off;
+            c.ns2.newreno_changes1 = true;
+            c.ns2.partial_window_deflation = true;
+            c.ns2.exit_recovery_fix = true;
+        }),
+        // `$self rfc2582`: newreno_changes1_ 1, partial_window_deflation_ 1.
+        ("newreno_rto_loss", "newreno", RTO_LOSS, |c| {
+            c.ns2.newreno_changes1 = true;
+            c.ns2.partial_window_deflation = true;
+        }),
+        ("newreno6", "newreno", &[14, 26, 28, 33], no_bugfix),
+    ];
+    let mut bad = Vec::new();
+    // With `rfc2988_rto` off (our backed-off RTO floored at min_rto) some of them differ.
+    let mut without_rfc2988 = 0;
+    for (name, flavour, drops, tweak) in tests {
+        // ns-2.35's default singledup_ 1 (the suite does not change it for these tests).
+        let mut cfg = config(flavour, true);
+        tweak(&mut cfg);
+        if let Some(d) = compare_run(&format!("newreno-{name}"), &cfg, drops) {
+            bad.push(d);
+        }
+        cfg.ns2.rfc2988_rto = false;
+        without_rfc2988 += compare_run(&format!("newreno-{name}"), &cfg, drops).is_some() as u32;
+    }
+    eprintln!("rfc2988_rto: {without_rfc2988} of {} tests differ without it", tests.len());
+    assert!(without_rfc2988 > 0, "rfc2988_rto changes no test: a timeout backed off below min_rto is not exercised");
+    assert!(bad.is_empty(), "{} of {} tests differ from ns-2.35:\n{}", bad.len(), tests.len(), bad.join("\n"));
 }

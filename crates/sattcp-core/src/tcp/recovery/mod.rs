@@ -122,6 +122,12 @@ impl Cx<'_> {
         let r = self.reduce(basis);
         let mss = self.mss();
         let floor = |b: u64| (b / mss).max(super::cc::reno::MIN_SSTHRESH_SEGMENTS) * mss;
+        if self.ns2.window_arith {
+            // ns-2 `slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_HALF)`: `cwnd_ = halfwin` with no
+            // floor (only `ssthresh_` is raised to 2): a window of 3 leaves cwnd = 1. (ns-2
+            // would even reach 0 from a window of 1; we keep one segment.)
+            return Reduction { ssthresh: floor(r.ssthresh), cwnd: (basis / 2 / mss).max(1) * mss };
+        }
         Reduction { ssthresh: floor(r.ssthresh), cwnd: floor(r.cwnd) }
     }
     /// Reno-style window inflation on a duplicate ACK (RFC 2581 (3.2) steps 3-4): the extra

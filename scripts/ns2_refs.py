@@ -21,7 +21,6 @@ Usage: scripts/ns2_refs.py [--out DIR] [--check-only]
 
 import argparse
 import gzip
-import os
 import shutil
 import subprocess
 import sys
@@ -42,7 +41,9 @@ TESTS = [("tcpVariants", f"{s}_{f}") for s in SCENARIOS for f in FLAVOURS] + [
 # test-suite-newreno.tcl (same topology): many losses in one window, timeouts with backoff,
 # bugFix_ on and off, RFC 2582's newreno_changes1_ / partial_window_deflation_ /
 # exit_recovery_fix_.
-TESTS += [("newreno", t) for t in ["reno1", "reno2", "reno2_bugfix", "newreno1_A", "newreno1_B0", "newreno2_B", "newreno_rto_loss", "newreno6"]]
+TESTS += [
+    ("newreno", t) for t in ["reno1", "reno2", "reno2_bugfix", "newreno1_A", "newreno1_B0", "newreno2_B", "newreno_rto_loss", "newreno6"]
+]
 
 # raw2xg's plot of a sequence number: -s 0.01 -m 90 (test-suite-tcpVariants.tcl `finish`).
 WRAP = 90

@@ -21,7 +21,9 @@ impl std::fmt::Display for Val {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Val::Int(i) => write!(f, "{i}"),
-            Val::Float(x) => write!(f, "{x}"),
+            // Debug keeps the point of a whole float ("1024.0"), so that a float where an
+            // integer belongs shows as one.
+            Val::Float(x) => write!(f, "{x:?}"),
             Val::Str(s) => write!(f, "{s:?}"),
         }
     }
@@ -159,6 +161,9 @@ pub struct RawLoss {
     /// Data segments dropped (`segment` k = the k-th MSS-sized segment), as an alternative to
     /// `offset`.
     pub segment: Option<i64>,
+    /// Where the packet is dropped: "sender" (default: as the sending host puts it on the wire)
+    /// or a link's name (where the packet would enter that link's queue; counted on that link).
+    pub at: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

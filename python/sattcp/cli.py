@@ -127,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
         cli_study = None
     if cli_study is not None:
         cli_study.register(sub)
+    from . import emulate
+
+    emulate.register(sub)
     return p
 
 

@@ -72,6 +72,12 @@ pub const KEYS: &[Key] = &[
     key!("links.<link>.delay", "duration", DURATION_UNITS, Dflt::Value("\"0s\""), ">= 0", "", "One-way propagation delay."),
     key!("links.<link>.ber", "number", "", Dflt::Value("0.0"), "[0, 1)", "", "Bit error rate; a packet with a bit error is dropped at the receiving end."),
     key!("links.<link>.queue", "size", "B, KB, ..., pkt, bdp", Dflt::None, "holds at least one packet (MSS + 40 bytes)", "drop-tail switches", "Drop-tail queue at the sending end of the link; absent: `switch.buffer` on the bottleneck, unlimited elsewhere."),
+    // links.<link>.schedule: moving links (docs/leo.md)
+    key!("links.<link>.schedule[].at", "duration", DURATION_UNITS, Dflt::Required, "the first entry at 0s, then increasing", "a moving link (drop-tail IP links)", "From this instant on, the entry's delay (rate, BER) is in force; the link's own `delay` is then not given."),
+    key!("links.<link>.schedule[].delay", "duration", DURATION_UNITS, Dflt::None, ">= 0; required unless `up = false`", "a moving link", "One-way delay of packets whose transmission ends in this interval (packets in flight keep theirs, so a drop can reorder)."),
+    key!("links.<link>.schedule[].rate", "rate", RATE_UNITS, Dflt::None, "> 0", "a moving link", "Line rate from this entry on (absent: unchanged), for packets offered from then."),
+    key!("links.<link>.schedule[].ber", "number", "", Dflt::None, "[0, 1]", "a moving link", "Bit error rate from this entry on (absent: unchanged)."),
+    key!("links.<link>.schedule[].up", "boolean", "", Dflt::None, "true, false", "a moving link", "false: no path in this interval; packets whose transmission ends then are dropped (`no_route`). Absent: true."),
     // [switch]
     key!("switch.kind", "string", "", Dflt::Value("\"droptail\""), "`droptail`, `atm`", "", "IP routers with FIFO drop-tail queues, or cell-level ATM switches with a UBR+ drop policy (seed 000 §3)."),
     key!("switch.buffer", "size", "B, KB, ..., pkt, cells (ATM), bdp", Dflt::Value("\"1bdp\""), "holds one packet (drop-tail) or one frame of cells (ATM); at most 2^32 - 1 cells", "", "Buffer of the port feeding the bottleneck, each direction; `bdp` = bottleneck rate x round-trip propagation delay."),
@@ -132,6 +138,32 @@ pub const KEYS: &[Key] = &[
     key!("loss[].segment", "integer", "segments", Dflt::None, ">= 0", "", "Index of the MSS-sized segment to drop (offset = segment x MSS); give `offset` or `segment`."),
     key!("loss[].transmission", "integer", "", Dflt::Value("0"), "0 to 1000", "", "Which transmission of that segment is dropped (0 = the first)."),
     key!("loss[].at", "string", "", Dflt::Value("\"sender\""), "`sender` or a link's name (drop-tail IP links only)", "", "Where the packet is dropped: as the sending host puts it on the wire, or where it would enter that link's queue (counted on that link as a scripted drop)."),
+    // [constellation] (docs/leo.md)
+    key!("constellation.hop", "integer", "", Dflt::Computed("0 when links.path has one hop"), "0 to hops - 1", "topology.kind = \"path\"", "The links.path hop (both directions) whose delay follows the constellation; its own `delay` is not given."),
+    key!("constellation.shell.altitude_km", "number", "km", Dflt::Required, "100 to 100000", "a Walker shell (give `shell` or `tle`)", "Altitude of the circular orbits above the 6371 km sphere."),
+    key!("constellation.shell.inclination_deg", "number", "degrees", Dflt::Required, "0 to 180", "a Walker shell", "Inclination of the orbital planes."),
+    key!("constellation.shell.planes", "integer", "", Dflt::Required, "1 to 10000", "a Walker shell", "Orbital planes, ascending nodes spread over 360 degrees (Walker delta)."),
+    key!("constellation.shell.per_plane", "integer", "", Dflt::Required, "1 to 10000", "a Walker shell", "Satellites per plane, evenly spaced."),
+    key!("constellation.shell.phasing", "integer", "", Dflt::Computed("1 (0 with one plane)"), "0 to planes - 1", "a Walker shell", "Walker's F: plane p is advanced by p x F x 360 / (planes x per_plane) degrees."),
+    key!("constellation.tle", "string", "", Dflt::None, "TLE lines (two per satellite, an optional name line before)", "a TLE set (give `shell` or `tle`)", "Satellites propagated with SGP4; bent-pipe routing only."),
+    key!("constellation.satellites", "list of strings", "", Dflt::None, "names in `tle`", "a TLE set", "The satellites of `tle` to use (absent: all)."),
+    key!("constellation.start", "string", "", Dflt::None, "UTC, e.g. \"2024-01-01T00:00:00Z\"", "a TLE set", "The instant of simulated time 0 (absent: the latest epoch in `tle`)."),
+    key!("constellation.from.name", "string", "", Dflt::Computed("\"from\""), "", "", "Name of the source ground station (traces, messages)."),
+    key!("constellation.from.lat", "number", "degrees", Dflt::Required, "-90 to 90", "", "Latitude of the source ground station (spherical Earth)."),
+    key!("constellation.from.lon", "number", "degrees", Dflt::Required, "-180 to 180", "", "Longitude of the source ground station, east positive."),
+    key!("constellation.from.alt_km", "number", "km", Dflt::Value("0.0"), "0 to 100", "", "Height of the source ground station above the sphere."),
+    key!("constellation.to.name", "string", "", Dflt::Computed("\"to\""), "", "", "Name of the destination ground station."),
+    key!("constellation.to.lat", "number", "degrees", Dflt::Required, "-90 to 90", "", "Latitude of the destination ground station."),
+    key!("constellation.to.lon", "number", "degrees", Dflt::Required, "-180 to 180", "", "Longitude of the destination ground station."),
+    key!("constellation.to.alt_km", "number", "km", Dflt::Value("0.0"), "0 to 100", "", "Height of the destination ground station."),
+    key!("constellation.relays[].name", "string", "", Dflt::Computed("\"relay{i}\""), "", "", "Name of a ground relay."),
+    key!("constellation.relays[].lat", "number", "degrees", Dflt::Required, "-90 to 90", "", "Latitude of a ground relay (bent-pipe hops may go down to it and up again, Handley 2019)."),
+    key!("constellation.relays[].lon", "number", "degrees", Dflt::Required, "-180 to 180", "", "Longitude of a ground relay."),
+    key!("constellation.relays[].alt_km", "number", "km", Dflt::Value("0.0"), "0 to 100", "", "Height of a ground relay."),
+    key!("constellation.min_elevation_deg", "number", "degrees", Dflt::Value("25.0"), "[0, 90)", "", "A ground station uses satellites at or above this elevation (Starlink shell 1: 25)."),
+    key!("constellation.step", "duration", DURATION_UNITS, Dflt::Value("\"15s\""), "> 0; at most 200000 steps per run", "", "Reconfiguration interval: the route and its delay are recomputed at each multiple and held in between (Starlink: 15 s)."),
+    key!("constellation.routing", "string", "", Dflt::Computed("`isl` for a shell, `bentpipe` for a TLE set"), "`isl`, `bentpipe`", "", "Inter-satellite links of the +Grid, or every satellite hop straight down to a ground station (the destination or a relay)."),
+    key!("constellation.offset", "duration", DURATION_UNITS, Dflt::Value("\"0s\""), ">= 0", "", "Constellation time at simulated time 0 (shells start at their epoch; TLE sets at `start`)."),
     // [trace]
     key!("trace.flows", "list of integers", "", Dflt::Value("[]"), "flow indices", "", "Flows whose cwnd, ssthresh and srtt are recorded on change."),
     key!("trace.links", "list of strings", "", Dflt::Value("[]"), "link names: bottleneck, bottleneck-rev, src{i}->r1, ... (path: hop{i}, hop{i}-rev)", "", "Links whose queue length is recorded on change."),
@@ -358,6 +390,7 @@ mod tests {
             format!("{base}[app]\nkind = \"www\"\n"),
             format!("{base}[app]\nkind = \"transfer\"\nbytes = 1000\n[[loss]]\nsegment = 0\n"),
             "[topology]\nkind = \"path\"\n[[links.path]]\nrate = \"1Mbps\"\ndelay = \"10ms\"\n".to_string(),
+            "[run]\nduration = \"10s\"\n[topology]\nkind = \"path\"\n[[links.path]]\nrate = \"1Mbps\"\n[constellation]\nshell = { altitude_km = 550, inclination_deg = 53, planes = 72, per_plane = 22 }\nfrom = { lat = 48.86, lon = 2.35 }\nto = { lat = 55.76, lon = 37.62 }\nrelays = [{ lat = 52.52, lon = 13.40 }]\n".to_string(),
         ];
         let mut checked = BTreeSet::new();
         for text in &minimal {

@@ -16,6 +16,7 @@ use crate::net::atm_hop::FrameFate;
 use crate::net::hop::{Hop, HopId, LinkId, Next, Via};
 use crate::net::link::{Admit, DropReason, Link};
 use crate::net::packet::{Dir, FlowId, NodeId, Packet, Segment};
+use crate::net::schedule::{self, MovingStats, RttProbe};
 use crate::net::tap::{PacketEvent, PacketTap, Tap, TapDrop};
 use crate::net::topology::{self, Node};
 use crate::scenario::{LossSpec, Scenario};
@@ -127,6 +128,8 @@ pub struct World {
     out: Vec<Segment>,
     traces: BTreeMap<String, Trace>,
     tap: Tap,
+    /// Traced flows' RTT samples (`flow/F/rtt`, net::schedule::RttProbe).
+    rtt_probes: BTreeMap<FlowId, RttProbe>,
 }
 
 /// One run's simulation: `step`, `run_until`, `run`, then `finish` for the result.
@@ -257,6 +260,8 @@ impl Simulation {
                 Some((id as LinkId, l.clone()))
             })
             .collect();
+        // Moving links' delays and routes are known in advance: their traces are written now.
+        let traces = schedule::static_traces(&hops, &links, sc);
         let mut w = World {
             now: SimTime::ZERO,
             duration: sc.duration,
@@ -272,8 +277,9 @@ impl Simulation {
             losses: sc.losses.iter().filter(|l| l.at.is_none()).cloned().collect(),
             link_losses,
             out: Vec::with_capacity(64),
-            traces: BTreeMap::new(),
+            traces,
             tap: Tap::default(),
+            rtt_probes: sc.trace.flows.iter().map(|&f| (f, RttProbe::default())).collect(),
         };
         let mut apps: Vec<AppEntry> = installed.into_iter().map(|app| AppEntry { interest: app.interest(), app, slot: TimerSlot::default() }).collect();
         for (i, e) in apps.iter_mut().enumerate() {
@@ -311,6 +317,14 @@ impl Simulation {
     /// The receiving TCP of `flow` (its delivered bytes, statistics).
     pub fn receiver(&self, flow: FlowId) -> &TcpReceiver {
         &self.w.flows[flow as usize].receiver
+    }
+    /// A moving hop's counters (reordered packets, drops for want of a path); None for
+    /// other hops.
+    pub fn moving_stats(&self, hop: HopId) -> Option<&MovingStats> {
+        match &self.w.hops[hop as usize] {
+            Hop::Moving(m) => Some(&m.flight.stats),
+            _ => None,
+        }
     }
     /// The sending TCP of `flow` (its window, statistics).
     pub fn sender(&self, flow: FlowId) -> &TcpSender {
@@ -405,7 +419,8 @@ impl Simulation {
                 }
             }
             Ev::HopArrive { hop } => {
-                let (pkt, node, next) = w.hops[hop as usize].arrive(w.now, &w.links);
+                // None: a moving link's stale event (net::schedule).
+                let Some((pkt, node, next)) = w.hops[hop as usize].arrive(w.now, &w.links) else { return };
                 if let Some(t) = next {
                     w.queue.push(t, Ev::HopArrive { hop });
                 }
@@ -516,6 +531,11 @@ impl World {
                 return;
             }
         }
+        if dir == Dir::Data && seg.len > 0 && !self.rtt_probes.is_empty() {
+            if let Some(p) = self.rtt_probes.get_mut(&flow) {
+                p.on_send(self.now, seg.seq, seg.seq + seg.len as u64, seg.tx_count);
+            }
+        }
         self.next_uid += 1;
         self.tap.event(self.now, PacketEvent::Sent, &pkt);
         let id = self.packets.insert(pkt);
@@ -550,6 +570,7 @@ impl World {
                     DropReason::QueueFull => TapDrop::QueueFull,
                     DropReason::Corrupted => TapDrop::Corrupted,
                     DropReason::Scripted => TapDrop::Scripted,
+                    DropReason::NoRoute => TapDrop::NoRoute,
                 };
                 self.tap.event(now, PacketEvent::Dropped { hop: Some(via.hop), reason }, &self.packets.slots[id as usize]);
                 self.packets.release(id);
@@ -603,6 +624,12 @@ impl World {
             }
             Dir::Ack => {
                 fl.sender.on_segment(now, &seg, &mut self.out);
+                if let Some(rtt) = self.rtt_probes.get_mut(&flow).filter(|_| seg.has_ack()).and_then(|p| p.on_ack(now, seg.ack)) {
+                    // Every sample (not only changes): equal consecutive samples are data.
+                    let tr = self.traces.entry(format!("flow/{flow}/rtt")).or_default();
+                    tr.t.push(now.as_secs_f64());
+                    tr.v.push(rtt.as_secs_f64());
+                }
                 self.after_sender(flow);
             }
         }

@@ -169,7 +169,8 @@ impl MovingFlight {
     /// The link's arrival event fired at `now`: the packet that arrives now (None for a stale
     /// event), and the next arrival event to schedule. Packets due at the same instant come
     /// one event each, in sending order.
-    #[inline]
+    #[cold]
+    #[inline(never)]
     pub fn arrive(&mut self, now: SimTime) -> Option<(u32, Option<SimTime>)> {
         if !self.slot.fire(now) {
             return None;
@@ -196,6 +197,9 @@ impl MovingHop {
     /// Offers packet `pkt` of `bytes` to `link` at `now`: the rate and BER in force now, the
     /// delay in force when its transmission ends. Returns the link's decision (a packet with
     /// no path is `Dropped(NoRoute)`) and the arrival event to schedule, if any.
+    // Out of line and cold: fixed links' `Hop::offer` stays small enough to inline.
+    #[cold]
+    #[inline(never)]
     pub fn offer(&mut self, now: SimTime, pkt: u32, bytes: u32, link: &mut Link) -> (Admit, Option<SimTime>) {
         if let Some((rate, ber)) = self.flight.params_at(now) {
             if let Some(r) = rate {

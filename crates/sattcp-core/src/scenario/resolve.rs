@@ -69,6 +69,8 @@ pub fn flavor_name(recovery: RecoveryKind, cc: CcKind) -> String {
         CcKind::RenoAimd => base.to_string(),
         CcKind::Cubic => format!("{base}/cubic"),
         CcKind::Hybla => format!("{base}/hybla"),
+        CcKind::Bbr => format!("{base}/bbr"),
+        CcKind::Westwood => format!("{base}/westwood"),
     }
 }
 

@@ -449,7 +449,7 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
             tcp.recovery = rec;
             tcp.cc = cc;
         }
-        None => c.err("tcp.flavor", "must be one of vanilla, tahoe, reno, newreno, sack, newreno_rfc6582, sack_rfc6675, optionally with /cubic or /hybla (\"sack/cubic\")", format!("{flavor_name:?}")),
+        None => c.err("tcp.flavor", "must be one of vanilla, tahoe, reno, newreno, sack, newreno_rfc6582, sack_rfc6675, optionally with /cubic, /hybla, /bbr or /westwood (\"sack/cubic\")", format!("{flavor_name:?}")),
     }
     if let Some(r) = &t.recovery {
         match serde_json::from_value::<RecoveryKind>(serde_json::Value::String(r.clone())) {
@@ -460,7 +460,7 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
     if let Some(cc) = &t.cc {
         match serde_json::from_value::<CcKind>(serde_json::Value::String(cc.clone())) {
             Ok(k) => tcp.cc = k,
-            Err(_) => c.err("tcp.cc", "must name a congestion control (reno_aimd, cubic, hybla)", format!("{cc:?}")),
+            Err(_) => c.err("tcp.cc", "must name a congestion control (reno_aimd, cubic, hybla, bbr, westwood)", format!("{cc:?}")),
         }
     }
     tcp.sack = t.sack.unwrap_or(matches!(tcp.recovery, RecoveryKind::SackFallFloyd | RecoveryKind::SackRfc6675));

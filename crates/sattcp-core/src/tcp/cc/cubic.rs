@@ -105,4 +105,34 @@ mod tests {
         let segs = w.cwnd as f64 / MSS as f64;
         assert!((97.0..=103.0).contains(&segs), "back near W_max = 100 after K: {segs}");
     }
+
+    /// RFC 9438 §4.2: after a loss at W_max = 100 segments the window follows
+    /// W(t) = C (t - K)^3 + W_max, K = cbrt(W_max (1 - beta) / C), within one segment, on both
+    /// sides of the plateau (concave then convex), with ACKs spread evenly over each 100 ms RTT.
+    #[test]
+    fn the_window_follows_the_cubic_curve_within_a_segment() {
+        let mut c = Cubic::default();
+        let mut w = Window { cwnd: 100 * MSS, ssthresh: 100 * MSS, mss: MSS };
+        let r = c.on_dupack_loss(&w, w.cwnd);
+        (w.cwnd, w.ssthresh) = (r.cwnd, r.ssthresh);
+        let k = libm::cbrt(100.0 * (1.0 - BETA) / C);
+        let rtt = SimTime::from_millis(100);
+        let t0 = SimTime::from_secs(10);
+        let mut now = t0;
+        let mut worst: f64 = 0.0;
+        while now < t0 + SimTime::from_secs_f64(2.0 * k) {
+            let n = w.cwnd / MSS;
+            for j in 0..n {
+                let at = now + SimTime(rtt.as_nanos() * j / n);
+                w.cwnd = c.on_ack(&w, &AckSample { now: at, acked: MSS, srtt: Some(rtt) });
+            }
+            now += rtt;
+            let t = (now - t0).as_secs_f64();
+            let curve = C * (t - k).powi(3) + 100.0;
+            let segs = w.cwnd as f64 / MSS as f64;
+            worst = worst.max((segs - curve).abs());
+            assert!((segs - curve).abs() <= 1.0, "t = {t:.1} s: cwnd {segs:.2} segments, W(t) = {curve:.2}");
+        }
+        assert!(worst > 0.0);
+    }
 }

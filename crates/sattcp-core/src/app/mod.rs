@@ -27,6 +27,7 @@ pub mod www;
 use crate::engine::rng::RngFactory;
 use crate::net::packet::{FlowId, NodeId};
 use crate::scenario::{AppSpec, Scenario};
+use crate::tcp::TcpConfig;
 pub use crate::world::AppCx;
 
 /// Index of an application in the world, dense from 0 in the order of [`Setup::app`].
@@ -92,6 +93,8 @@ pub struct FlowDecl {
     pub src: NodeId,
     pub dst: NodeId,
     pub app: AppId,
+    /// Its TCP configuration (both endpoints).
+    pub tcp: TcpConfig,
 }
 
 /// Where applications are created: declare flows between hosts, then install the application
@@ -114,7 +117,18 @@ impl<'a> Setup<'a> {
     /// A new TCP flow from `src` to `dst` (owned by the next application installed unless
     /// given to another with [`Setup::app`]).
     pub fn flow(&mut self, role: Role, src: NodeId, dst: NodeId) -> FlowId {
-        self.flows.push(FlowDecl { role, src, dst, app: u32::MAX });
+        self.flow_with(role, src, dst, self.scenario.tcp.clone())
+    }
+
+    /// A new flow for host pair `pair` (the scenario's flow number of that pair), with the TCP
+    /// configuration the scenario gives that pair (`[[tcp.groups]]` or `[tcp]`).
+    pub fn flow_of(&mut self, pair: u32, role: Role, src: NodeId, dst: NodeId) -> FlowId {
+        self.flow_with(role, src, dst, self.scenario.tcp_for(pair).clone())
+    }
+
+    /// A new flow with the TCP configuration `tcp`.
+    pub fn flow_with(&mut self, role: Role, src: NodeId, dst: NodeId, tcp: TcpConfig) -> FlowId {
+        self.flows.push(FlowDecl { role, src, dst, app: u32::MAX, tcp });
         (self.flows.len() - 1) as FlowId
     }
 

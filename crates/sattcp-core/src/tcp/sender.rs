@@ -450,6 +450,9 @@ impl TcpSender {
             if ctl.pacing_rate.is_some() {
                 self.pacer.set_rate(ctl.pacing_rate);
             }
+            if let Some(t) = ctl.ssthresh {
+                self.win.ssthresh = t;
+            }
         }
         if let Some(seq) = o.retransmit {
             if self.sb.get(seq).is_some() {

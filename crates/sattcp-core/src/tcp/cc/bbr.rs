@@ -208,7 +208,7 @@ impl Bbr {
         }
         let cwnd = self.set_cwnd(w, ev, init);
         self.prev_state = ev.state;
-        Control { cwnd: Some(cwnd), pacing_rate: self.pacing_rate }
+        Control { cwnd: Some(cwnd), pacing_rate: self.pacing_rate, ssthresh: None }
     }
 
     /// Linux `bbr_set_cwnd()` with `bbr_set_cwnd_to_recover_or_restore()`.

@@ -1,9 +1,11 @@
 //! CUBIC (RFC 9438): the window grows as a cubic function of the time since the last
 //! congestion event, centred on the window where that event happened, with a Reno-friendly
-//! floor. Slow start is standard (no HyStart). Maths in f64 through `libm` (STYLE.md), so
+//! floor. Slow start is standard, or with HyStart++ (RFC 9406, `hystart.rs`) when built by
+//! [`Cubic::with_hystart`]. Maths in f64 through `libm` (STYLE.md), so
 //! results are the same on every machine.
 
-use super::{AckSample, Reduction, Window};
+use super::hystart::HyStartPP;
+use super::{AckSample, Control, RateEvent, Reduction, Window};
 use crate::time::SimTime;
 
 /// RFC 9438 §4.6: beta_cubic = 0.7.
@@ -23,13 +25,34 @@ pub struct Cubic {
     k: f64,
     /// W_est in segments (RFC 9438 §4.3).
     w_est: f64,
+    /// HyStart++ in the initial slow start, if enabled.
+    hystart: Option<Box<HyStartPP>>,
 }
 
 impl Cubic {
+    pub fn with_hystart() -> Self {
+        Cubic { hystart: Some(Default::default()), ..Default::default() }
+    }
+    pub fn uses_rate_samples(&self) -> bool {
+        self.hystart.is_some()
+    }
+
+    /// HyStart++ watches every ACK's RTT sample in slow start; at the end of CSS it sets
+    /// ssthresh = cwnd (RFC 9406 §4.2).
+    pub fn on_rate_sample(&mut self, w: &Window, ev: &RateEvent) -> Control {
+        if let Some(h) = &mut self.hystart {
+            if w.cwnd < w.ssthresh && h.on_rate_sample(ev) {
+                return Control { ssthresh: Some(w.cwnd), ..Default::default() };
+            }
+        }
+        Control::default()
+    }
+
     pub fn on_ack(&mut self, w: &Window, s: &AckSample) -> u64 {
         let mss = w.mss as f64;
         if w.cwnd < w.ssthresh {
-            return w.cwnd + w.mss; // RFC 9438 §4.10 / RFC 5681 slow start
+            // RFC 9438 §4.10 / RFC 5681 slow start (RFC 9406 CSS: a quarter of it).
+            return w.cwnd + self.hystart.as_ref().map_or(w.mss, |h| h.increment(w.mss));
         }
         let cwnd = w.cwnd as f64 / mss;
         let epoch = *self.epoch.get_or_insert_with(|| {
@@ -58,6 +81,9 @@ impl Cubic {
     }
 
     fn congestion(&mut self, w: &Window) -> u64 {
+        if let Some(h) = &mut self.hystart {
+            h.on_congestion();
+        }
         let cwnd = w.cwnd as f64 / w.mss as f64;
         // RFC 9438 §4.7 fast convergence.
         self.w_max = if cwnd < self.w_last_max { cwnd * (1.0 + BETA) / 2.0 } else { cwnd };

@@ -22,6 +22,7 @@
 pub mod bbr;
 pub mod cubic;
 pub mod hybla;
+pub mod hystart;
 pub mod reno;
 pub mod westwood;
 
@@ -63,6 +64,8 @@ pub struct Control {
     pub cwnd: Option<u64>,
     /// The new pacing rate in bytes per second (tcp/pacing.rs).
     pub pacing_rate: Option<u64>,
+    /// The new ssthresh in bytes (HyStart++ ending slow start).
+    pub ssthresh: Option<u64>,
 }
 
 /// The sender's congestion window and slow-start threshold, in bytes. Only the sender and,
@@ -96,6 +99,7 @@ impl Cc {
         match kind {
             CcKind::RenoAimd => Cc::RenoAimd(Default::default()),
             CcKind::Cubic => Cc::Cubic(Default::default()),
+            CcKind::CubicHystart => Cc::Cubic(cubic::Cubic::with_hystart()),
             CcKind::Hybla => Cc::Hybla(hybla::Hybla),
             CcKind::Bbr => Cc::Bbr(Default::default()),
             CcKind::Westwood => Cc::Westwood(Default::default()),
@@ -127,7 +131,8 @@ impl Cc {
     /// then, or when `TcpConfig::rate_samples` asks).
     pub fn uses_rate_samples(&self) -> bool {
         match self {
-            Cc::RenoAimd(_) | Cc::Cubic(_) | Cc::Hybla(_) => false,
+            Cc::RenoAimd(_) | Cc::Hybla(_) => false,
+            Cc::Cubic(c) => c.uses_rate_samples(),
             Cc::Bbr(_) | Cc::Westwood(_) => true,
         }
     }
@@ -137,7 +142,8 @@ impl Cc {
     #[inline]
     pub fn on_rate_sample(&mut self, w: &Window, ev: &RateEvent) -> Control {
         match self {
-            Cc::RenoAimd(_) | Cc::Cubic(_) | Cc::Hybla(_) => Control::default(),
+            Cc::RenoAimd(_) | Cc::Hybla(_) => Control::default(),
+            Cc::Cubic(c) => c.on_rate_sample(w, ev),
             Cc::Bbr(c) => c.on_rate_sample(w, ev),
             Cc::Westwood(c) => {
                 c.on_rate_sample(ev);

@@ -163,6 +163,7 @@ pub fn build(sc: &Scenario, rngs: &RngFactory) -> Network {
                         let spec = AtmHopSpec {
                             capacity: sc.switch.buffer_cells as u32,
                             policy,
+                            partial_discard: sc.switch.partial_packet_discard,
                             out_rate: bn.payload_rate,
                             out_delay: bn.delay,
                             out_ber: bn.ber,

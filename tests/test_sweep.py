@@ -144,7 +144,7 @@ def test_sweep_runs_everything_then_nothing(tmp_path):
         assert len(runs) == 24 and set(runs["status"]) == {"ok"}
         assert runs["custom_metric"].notna().all()
         assert len(st.flows("simple")) == 48
-    assert missing(load_study(study), store) == []
+    assert missing(load_study(study), store, runner=fake_runner) == []
 
 
 def test_failures_are_recorded_and_do_not_stop_the_sweep(tmp_path, capsys):

@@ -767,15 +767,24 @@ class StoreWriter:
     that other processes can open it (read-only) between commits. Runs that cannot be written
     yet because a reader holds the file wait in memory and go with the next commit."""
 
-    def __init__(self, path: str | Path, notice: Any = None) -> None:
+    def __init__(self, path: str | Path, notice: Any = None, interval_s: float = 1.0) -> None:
         self.path = Path(path)
         self.pending: list[tuple[tuple[str, str], dict[str, Any]]] = []
         self.notice = notice or (lambda msg: None)
         self.written = 0
+        self.interval_s = interval_s
+        self.last = -math.inf
 
     def add(self, study: str, run_key: str, **record: Any) -> None:
+        """Queues a finished run; it is committed at once unless the last commit was less than
+        ``interval_s`` ago (then with the next :meth:`flush_due`, which the sweep calls at
+        least every second), so that quick runs share one opening of the file."""
         self.pending.append(((study, run_key), record))
-        self.flush(wait_s=0.0)
+        self.flush_due()
+
+    def flush_due(self) -> None:
+        if self.pending and time.monotonic() - self.last >= self.interval_s:
+            self.flush(wait_s=0.0)
 
     def flush(self, wait_s: float = 0.0) -> bool:
         """Writes every pending run; returns False if the file stayed locked ``wait_s`` s."""
@@ -791,6 +800,7 @@ class StoreWriter:
                         st.record_run(study, key, **rec)
                         self.pending.pop(0)
                         self.written += 1
+                self.last = time.monotonic()
                 return True
             except StoreLocked as e:
                 now = time.monotonic()
@@ -817,3 +827,25 @@ def _deferred_signals() -> Any:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def bench_writer(runs: int = 50, flows: int = 200) -> str:
+    """Cost per run of committing through :class:`StoreWriter` (open, commit, close) and on a
+    file kept open, as quoted in docs/analysis.md:
+    ``python -c "from sattcp.store import bench_writer; print(bench_writer())"``."""
+    import tempfile
+
+    fl = pd.DataFrame({"flow": range(flows), "throughput_bps": 1.0})
+    with tempfile.TemporaryDirectory() as d:
+        w = StoreWriter(Path(d) / "w.duckdb", interval_s=0.0)
+        t = time.perf_counter()
+        for i in range(runs):
+            w.add("st", f"k{i}", factors={}, status="ok", flows=fl)
+        per_open = (time.perf_counter() - t) / runs
+        with Store(Path(d) / "p.duckdb") as st:
+            t = time.perf_counter()
+            for i in range(runs):
+                st.record_run("st", f"k{i}", factors={}, status="ok", flows=fl)
+            per_commit = (time.perf_counter() - t) / runs
+    return (f"per run ({flows} flows): open/commit/close {per_open * 1e3:.0f} ms, "
+            f"commit on an open file {per_commit * 1e3:.0f} ms")

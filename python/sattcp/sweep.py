@@ -899,8 +899,7 @@ def _pool_pass(queue: list[RunSpec], jobs: int, writer: StoreWriter, runner: Run
                 _record(writer, spec, rec)
                 _tally(prog, rec)
                 prog.update()
-            if writer.pending:  # a reader held the file: try again now
-                writer.flush()
+            writer.flush_due()  # runs queued by a recent commit, or while a reader held the file
             if (died or broken) and not inflight:
                 break
     except BaseException:
@@ -956,6 +955,7 @@ def _run_dask(todo: list[RunSpec], writer: StoreWriter, cluster: Any, runner: Ru
             fut.release()
             _record(writer, spec, rec)
             _tally(prog, rec)
+            writer.flush_due()
             if pending:
                 submit()
             prog.running = len(by_key)

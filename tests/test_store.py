@@ -144,7 +144,7 @@ def test_www_study_and_transfer_study_in_one_store_with_links_and_traces(tmp_pat
     with Store(tmp_path / "r.duckdb") as s:
         for study, r in (("www", www), ("transfer", transfer)):
             s.record_run(study, "k", factors={}, status="ok", summary=r.summary, flows=r.flows,
-                         links=r.links, traces=r.traces, config=r.scenario)
+                         links=r.links, traces=r.traces, config=r.config)
         fl = s.flows("transfer")
         assert fl["completed_at_s"].tolist() == transfer.flows["completed_at_s"].tolist()
         links = s.links("www")
@@ -154,7 +154,7 @@ def test_www_study_and_transfer_study_in_one_store_with_links_and_traces(tmp_pat
         cwnd = transfer.traces["flow/0/cwnd"]
         got = tr[tr["trace"] == "flow/0/cwnd"]
         assert got["t"].tolist() == cwnd["t"].tolist() and got["value"].tolist() == cwnd["value"].tolist()
-        assert json.loads(s.runs("transfer")["config"].iloc[0]) == transfer.scenario
+        assert json.loads(s.runs("transfer")["config"].iloc[0]) == transfer.config
 
 
 # -- old, foreign, damaged, newer and locked files ---------------------------------------------

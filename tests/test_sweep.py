@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from sattcp.store import Store, StoreError
+from sattcp.store import Store, StoreError, build_id
 from sattcp.sweep import StudyError, load_study, missing, run_sweep
 
 TESTS = Path(__file__).resolve().parent
@@ -532,6 +532,7 @@ def test_malformed_study_files_say_where_and_what(tmp_path, capsys, body, path, 
 
 def test_editing_the_scenario_or_changing_build_runs_again_and_old_runs_are_not_analysed(
         tmp_path, monkeypatch, capsys):
+    import sattcp
     from sattcp.cli_study import main
 
     study = real_study(tmp_path, TINY)
@@ -541,11 +542,12 @@ def test_editing_the_scenario_or_changing_build_runs_again_and_old_runs_are_not_
     assert run_sweep(study, store, jobs=1, progress=False).skipped == 2
     with Store(store, read_only=True) as st:
         first = st.runs("tiny").set_index("tcp.flavor")
-    # The run's record alone says what ran: the scenario, the overrides, the seed, the build.
+    # The run's record alone says what ran (every key, defaults included) and repeats it.
     cfg = json.loads(first.loc["sack", "config"])
-    assert cfg["overrides"] == {"run.duration": "1s", "tcp.flavor": "sack"}
-    assert cfg["scenario"]["links"]["bottleneck"]["rate"] == "45Mbps"
-    assert first.loc["sack", "build"].startswith("0.") and first.loc["sack", "seed"] == 1
+    assert cfg["tcp"]["flavor"] == "sack" and cfg["run"] == {"duration": "1s", "seed": 1}
+    assert cfg["links"]["bottleneck"]["rate"] == "45Mbps" and cfg["tcp"]["min_rto"] == "200ms"
+    assert sattcp.run(cfg).summary["digest"] == first.loc["sack", "digest"]
+    assert first.loc["sack", "build"] == build_id() and first.loc["sack", "seed"] == 1
 
     base = tmp_path / "base.toml"
     base.write_text(base.read_text().replace('rate = "45Mbps"', 'rate = "10Mbps"'))

@@ -249,7 +249,7 @@ class Study:
                     key = hashlib.sha256(_canon(ident).encode()).hexdigest()[:16]
                     specs.append(RunSpec(self.name, block.name, key, labels, seed,
                                          str(block.scenario), overrides, base_digest, text,
-                                         config, digest, build))
+                                         _with_seed(config, seed), digest, build))
         if summary_keys is not None:
             known = summary_keys | set(API_SUMMARY)
             for i, r in enumerate(self.responses):
@@ -298,22 +298,38 @@ def _too_many(study: Study) -> dict[str, Any]:
 
 
 def _core_config(text: str, overrides: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The configuration a run would load, checked by the simulator: (config, problems)."""
+    """The resolved configuration a run would load (every key with its effective value,
+    defaults included, as ``sattcp.resolve`` gives it; ``run.seed`` is set per run), checked by
+    the simulator and by sattcp's resource guards: (config, problems)."""
+    import warnings
+
     from sattcp import _core
     from sattcp.api import _override_pairs
     from sattcp.errors import ScenarioError
 
     try:
         pairs = _override_pairs(overrides, raw=False)
-        resolve = getattr(_core, "resolve_scenario", None)
-        if resolve is not None:
-            return json.loads(resolve(text, pairs)), []
-        _core.validate(text, pairs)
+        resolve = getattr(_core, "resolve", None)
+        if resolve is None:  # an older native module: the scenario as data plus the overrides
+            _core.validate(text, pairs)
+            return {"scenario": _canonical_toml(text), "overrides": dict(overrides)}, []
+        config = json.loads(resolve(text, pairs, None, "json"))
+        guard = getattr(importlib.import_module("sattcp.api"), "check_resources", None)
+        if guard is not None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # long runs warn when they run
+                guard(config)
     except ScenarioError as e:
         return {}, list(e.problems)
-    # Until the core returns the resolved scenario (defaults included): the scenario as data
-    # plus the overrides, which determine it for a given build.
-    return {"scenario": _canonical_toml(text), "overrides": dict(overrides)}, []
+    return config, []
+
+
+def _with_seed(config: Mapping[str, Any], seed: int) -> Mapping[str, Any]:
+    """``config`` with ``run.seed`` = ``seed`` (a resolved configuration has a ``run`` table)."""
+    run = config.get("run")
+    if isinstance(run, Mapping) and "seed" in run:
+        return {**config, "run": {**run, "seed": seed}}
+    return config
 
 
 def _summary_keys(text: str, overrides: Mapping[str, Any]) -> set[str] | None:

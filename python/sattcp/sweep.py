@@ -33,8 +33,8 @@ Paths are resolved relative to the study file, then its parent folders, then the
 Before anything runs, every run is checked: the study file's types, seeds and size, and (with
 sattcp's own simulator) each distinct scenario the runs would load, with the simulator's own
 validation. Each run has a stable ``run_key``: a hash of its block, factor labels, seed, its
-resolved configuration (base scenario content + overrides) and the sattcp build
-(:func:`sattcp.store.build_id`). A sweep runs only the keys that the store does not hold yet, so
+resolved configuration (``sattcp.resolve``: every key with its effective value, defaults
+included) and the sattcp build (:func:`sattcp.store.build_id`). A sweep runs only the keys that the store does not hold yet, so
 editing the base scenario or rebuilding sattcp runs the study again.
 """
 

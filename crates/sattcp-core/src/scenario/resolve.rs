@@ -68,7 +68,10 @@ pub fn flavor_name(recovery: RecoveryKind, cc: CcKind) -> String {
     match cc {
         CcKind::RenoAimd => base.to_string(),
         CcKind::Cubic => format!("{base}/cubic"),
+        CcKind::CubicHystart => format!("{base}/cubic_hystart"),
         CcKind::Hybla => format!("{base}/hybla"),
+        CcKind::Bbr => format!("{base}/bbr"),
+        CcKind::Westwood => format!("{base}/westwood"),
     }
 }
 
@@ -172,6 +175,7 @@ pub fn fill_defaults(raw: &RawScenario, sc: &Scenario) -> RawScenario {
             let (rv, zv) = rz.map_or((crate::atm::SEED_R, crate::atm::SEED_Z), |(rv, zv)| (rv, zv.unwrap_or(crate::atm::SEED_Z)));
             fill(&mut r.switch.r, rv);
             fill(&mut r.switch.z, zv);
+            fill(&mut r.switch.partial_packet_discard, sc.switch.partial_packet_discard);
         }
     }
     // The default buffer, as validation reads it (one bandwidth-delay product).

@@ -56,10 +56,16 @@ pub struct RawRun {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RawTopology {
-    /// "dumbbell" (default) or "path".
+    /// "dumbbell" (default), "path" or "graph".
     pub kind: Option<String>,
     /// Source/sink pairs of the dumbbell.
     pub pairs: Option<i64>,
+    /// Graph: the node names.
+    pub nodes: Option<Vec<String>>,
+    /// Graph: the flows as "source->destination" node names; flow i is the i-th.
+    pub flows: Option<Vec<String>>,
+    /// Graph: the link whose C the metrics use ("a->b"; default the slowest link).
+    pub bottleneck: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -76,6 +82,9 @@ pub struct RawLink {
     pub queue: Option<Val>,
     /// A moving link: delay (and optionally rate, ber) from these instants on (docs/leo.md).
     pub schedule: Option<Vec<RawScheduleEntry>>,
+    /// Graph links only: the nodes it joins (both directions: "from->to" and "to->from").
+    pub from: Option<String>,
+    pub to: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -87,6 +96,8 @@ pub struct RawLinks {
     pub bottleneck: Option<RawLink>,
     /// Path topology: the hops from sender to receiver, in order.
     pub path: Option<Vec<RawLink>>,
+    /// Graph topology: duplex links between named nodes.
+    pub graph: Option<Vec<RawLink>>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -101,6 +112,8 @@ pub struct RawSwitch {
     pub r: Option<f64>,
     #[serde(rename = "Z")]
     pub z: Option<f64>,
+    /// ATM: drop the rest of a frame that lost a cell (default true).
+    pub partial_packet_discard: Option<bool>,
 }
 
 /// Declares [`RawTcp`] (the `[tcp]` table) and [`RawTcpGroup`] (one `[[tcp.groups]]` entry: the
@@ -168,6 +181,9 @@ raw_tcp! {
     pub ssthresh: Option<Val>,
     pub initial_cwnd: Option<i64>,
     pub send_buffer: Option<Val>,
+    /// Receive buffer: its free space is the advertised window ("unlimited": the fixed
+    /// `window` field and an application that reads at once).
+    pub receive_buffer: Option<Val>,
     pub delayed_ack: Option<bool>,
     pub delack_timeout: Option<Val>,
     pub sws_avoidance: Option<bool>,

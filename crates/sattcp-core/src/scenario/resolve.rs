@@ -68,7 +68,10 @@ pub fn flavor_name(recovery: RecoveryKind, cc: CcKind) -> String {
     match cc {
         CcKind::RenoAimd => base.to_string(),
         CcKind::Cubic => format!("{base}/cubic"),
+        CcKind::CubicHystart => format!("{base}/cubic_hystart"),
         CcKind::Hybla => format!("{base}/hybla"),
+        CcKind::Bbr => format!("{base}/bbr"),
+        CcKind::Westwood => format!("{base}/westwood"),
     }
 }
 
@@ -89,6 +92,7 @@ fn fill_tcp(tcp: &mut RawTcp, t: &TcpConfig) {
     fill(&mut tcp.ssthresh, int(t.initial_ssthresh));
     fill(&mut tcp.initial_cwnd, t.initial_cwnd as i64);
     fill(&mut tcp.send_buffer, t.snd_buf.map_or_else(|| Val::Str("unlimited".into()), int));
+    fill(&mut tcp.receive_buffer, t.rcv_buf.map_or_else(|| Val::Str("unlimited".into()), int));
     fill(&mut tcp.delayed_ack, t.delayed_ack);
     fill(&mut tcp.delack_timeout, dur(t.delack_timeout));
     fill(&mut tcp.sws_avoidance, t.sws_avoidance);
@@ -156,6 +160,14 @@ pub fn fill_defaults(raw: &RawScenario, sc: &Scenario) -> RawScenario {
                 fill_link(raw_hop, hop);
             }
         }
+        Topology::Graph(g) => {
+            fill(&mut r.topology.kind, "graph".into());
+            let names = sc.topology.link_names();
+            fill(&mut r.topology.bottleneck, names[2 * g.bottleneck].clone());
+            for (raw_link, (_, _, spec)) in r.links.graph.iter_mut().flatten().zip(&g.links) {
+                fill_link(raw_link, spec);
+            }
+        }
     }
 
     match sc.switch.kind {
@@ -174,6 +186,7 @@ pub fn fill_defaults(raw: &RawScenario, sc: &Scenario) -> RawScenario {
             let (rv, zv) = rz.map_or((crate::atm::SEED_R, crate::atm::SEED_Z), |(rv, zv)| (rv, zv.unwrap_or(crate::atm::SEED_Z)));
             fill(&mut r.switch.r, rv);
             fill(&mut r.switch.z, zv);
+            fill(&mut r.switch.partial_packet_discard, sc.switch.partial_packet_discard);
         }
     }
     // The default buffer, as validation reads it (one bandwidth-delay product).

@@ -12,6 +12,7 @@ pub mod net;
 pub mod scenario;
 pub mod tcp;
 pub mod time;
+pub mod trace;
 pub mod world;
 
 pub use scenario::{Scenario, ScenarioError};

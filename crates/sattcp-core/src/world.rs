@@ -14,6 +14,7 @@ use crate::scenario::validate::SwitchKind;
 use crate::scenario::{AppSpec, LinkSpec, LossSpec, Scenario, Topology};
 use crate::tcp::{TcpReceiver, TcpSender};
 use crate::time::{SimTime, Size};
+use crate::trace::{DropReason as Why, EventKind, FlowEnds, LinkInfo, PacketLog, NO_LINK as UNTRACED_LINK};
 use std::collections::BTreeMap;
 
 type LinkId = u32;
@@ -186,6 +187,11 @@ pub struct Simulation {
     atm_port_of: Vec<Option<(u32, u32)>>,
     /// Per host, the link from its switch to it (ATM: where delivered frames are counted).
     atm_into_host: Vec<LinkId>,
+    /// Packet events (`trace.packets`); `None`: not traced, one branch per event.
+    plog: Option<Box<PacketLog>>,
+    /// Points each time-series trace may hold (`trace.max_points` shared by the variables).
+    trace_cap: usize,
+    max_points: u64,
 }
 
 fn ordinal(n: u64) -> String {
@@ -356,11 +362,18 @@ impl Simulation {
             }
         }
         let is_port = |name: &str| is_atm && (name == "bottleneck" || name == "bottleneck-rev");
+        let traced_vars = (3 * sc.trace.flows.len() + sc.trace.links.len()).max(1) as u64;
+        let trace_cap = (sc.trace.max_points / traced_vars).min(usize::MAX as u64) as usize;
         for l in links.iter_mut() {
             if sc.trace.links.contains(&l.name) && !is_port(&l.name) {
-                l.trace = Some(Trace::default());
+                l.trace = Some(Trace::with_cap(trace_cap));
             }
         }
+        let plog = sc.trace.packets.as_ref().map(|filter| {
+            let ends = flows.iter().map(|f| FlowEnds { src: f.src, dst: f.dst, mss: sc.tcp.mss.min(u16::MAX as u32) as u16 }).collect();
+            let infos = links.iter().map(|l| LinkInfo { name: l.name.clone(), from: l.from, to: l.to, rate_bps: l.rate.as_bps() }).collect();
+            Box::new(PacketLog::new(ends, infos, filter, sc.trace.max_packet_events))
+        });
         let traced_ports = [sc.trace.links.iter().any(|n| n == "bottleneck") && is_atm, sc.trace.links.iter().any(|n| n == "bottleneck-rev") && is_atm];
         let mss = sc.tcp.mss as f64;
         let mut atm_port_of = Vec::new();
@@ -408,6 +421,9 @@ impl Simulation {
             atm,
             atm_port_of,
             atm_into_host,
+            plog,
+            trace_cap,
+            max_points: sc.trace.max_points,
         }
     }
 
@@ -491,6 +507,9 @@ impl Simulation {
                     self.queue.push(next, Ev::LinkArrive { link });
                 }
                 let node = self.links[link as usize].to;
+                if self.plog.is_some() && self.packets.slots[pkt as usize].corrupted {
+                    self.trace_drop(pkt, link, Why::Corrupted);
+                }
                 self.arrive(pkt, node);
             }
             Ev::SenderTimer { flow } => {
@@ -530,7 +549,7 @@ impl Simulation {
             Ev::SwitchWake { dir } => {
                 let now = self.now;
                 let fabric = self.atm.as_mut().expect("switch wake without ATM");
-                let (queue, packets, links, into_host) = (&mut self.queue, &mut self.packets, &mut self.links, &self.atm_into_host);
+                let (queue, packets, links, into_host, plog) = (&mut self.queue, &mut self.packets, &mut self.links, &self.atm_into_host, &mut self.plog);
                 let egress_cell = fabric.access_cell;
                 let next = fabric.wake(dir as usize, now, |fate| match fate {
                     FrameFate::Delivered { pkt, at } => {
@@ -545,7 +564,13 @@ impl Simulation {
                         st.busy_ns += egress_cell.0 * cells;
                         queue.push(at, Ev::Arrive { pkt, node: dst });
                     }
-                    FrameFate::Lost { pkt } => packets.release(pkt),
+                    FrameFate::Lost { pkt } => {
+                        if let Some(log) = plog.as_deref_mut() {
+                            let p = &packets.slots[pkt as usize];
+                            log.record(now, now, EventKind::Dropped, Why::AtmFrame, dir, links[dir as usize].from, p.uid, p.flow, p.dir, &p.seg);
+                        }
+                        packets.release(pkt)
+                    }
                 });
                 if let Some(t) = next {
                     self.queue.push(t, Ev::SwitchWake { dir });
@@ -553,7 +578,7 @@ impl Simulation {
                 if self.traced_ports[dir as usize] {
                     let name = if dir == 0 { "bottleneck" } else { "bottleneck-rev" };
                     let cells = fabric_occupancy(self.atm.as_ref(), dir);
-                    self.traces.entry(format!("link/{name}/queue_cells")).or_default().record(now.as_secs_f64(), cells);
+                    self.traces.entry(format!("link/{name}/queue_cells")).or_insert_with(|| Trace::with_cap(self.trace_cap)).record(now.as_secs_f64(), cells);
                 }
             }
             Ev::WwwWake { pair } => {
@@ -604,12 +629,13 @@ impl Simulation {
             self.queue.push(t, Ev::SenderTimer { flow });
         }
         if fl.traced {
+            let cap = self.trace_cap;
             let t = now.as_secs_f64();
             let (cwnd, ssthresh, srtt) = (fl.sender.cwnd() as f64, fl.sender.ssthresh() as f64, fl.sender.srtt());
-            self.traces.entry(format!("flow/{flow}/cwnd")).or_default().record(t, cwnd);
-            self.traces.entry(format!("flow/{flow}/ssthresh")).or_default().record(t, ssthresh);
+            self.traces.entry(format!("flow/{flow}/cwnd")).or_insert_with(|| Trace::with_cap(cap)).record(t, cwnd);
+            self.traces.entry(format!("flow/{flow}/ssthresh")).or_insert_with(|| Trace::with_cap(cap)).record(t, ssthresh);
             if let Some(srtt) = srtt {
-                self.traces.entry(format!("flow/{flow}/srtt")).or_default().record(t, srtt.as_secs_f64());
+                self.traces.entry(format!("flow/{flow}/srtt")).or_insert_with(|| Trace::with_cap(cap)).record(t, srtt.as_secs_f64());
             }
         }
     }
@@ -652,12 +678,20 @@ impl Simulation {
             if let Some(i) = self.losses.iter().position(|l| l.flow == flow && l.offset == offset && l.transmission == seg.tx_count) {
                 self.losses.swap_remove(i);
                 self.links[link as usize].stats.drops_scripted += 1;
+                if let Some(log) = self.plog.as_deref_mut() {
+                    log.record(self.now, self.now, EventKind::Sent, Why::None, UNTRACED_LINK, src, self.next_uid, flow, dir, &seg);
+                    log.record(self.now, self.now, EventKind::Dropped, Why::Scripted, UNTRACED_LINK, src, self.next_uid, flow, dir, &seg);
+                }
+                self.next_uid += 1;
                 return;
             }
         }
         let uid = self.next_uid;
         self.next_uid += 1;
         let pkt = Packet { uid, flow, dir, src, dst, bytes: seg.ip_bytes(), seg, corrupted: false };
+        if let Some(log) = self.plog.as_deref_mut() {
+            log.record(self.now, self.now, EventKind::Sent, Why::None, UNTRACED_LINK, src, uid, flow, dir, &seg);
+        }
         let id = self.packets.insert(pkt);
         if let Some(&Some((d, vc))) = self.atm_port_of.get(src as usize) {
             self.send_cells(id, link, d, vc);
@@ -676,12 +710,30 @@ impl Simulation {
             Admit::Sent { arrival, corrupted } => {
                 self.packets.slots[id as usize].corrupted = corrupted;
                 let first_bit_at = arrival - l.rate.tx_time(wire);
+                if let Some(log) = self.plog.as_deref_mut() {
+                    let (p, from) = (&self.packets.slots[id as usize], l.from);
+                    log.record(now, now, EventKind::Queued, Why::None, link, from, p.uid, p.flow, p.dir, &p.seg);
+                    log.record(now, first_bit_at - l.delay, EventKind::Dequeued, Why::None, link, from, p.uid, p.flow, p.dir, &p.seg);
+                }
                 let fabric = self.atm.as_mut().expect("ATM fabric");
                 if let Some(t) = fabric.offer(dir as usize, vc, first_bit_at, id, cells as u32) {
                     self.queue.push(t.max(now), Ev::SwitchWake { dir });
                 }
             }
-            Admit::Dropped(_) => self.packets.release(id),
+            Admit::Dropped(_) => {
+                self.trace_drop(id, link, Why::QueueFull);
+                self.packets.release(id)
+            }
+        }
+    }
+
+    /// Records the drop of packet `id` on `link`, if packets are traced.
+    #[cold]
+    fn trace_drop(&mut self, id: u32, link: LinkId, why: Why) {
+        if let Some(log) = self.plog.as_deref_mut() {
+            let (p, now) = (&self.packets.slots[id as usize], self.now);
+            let node = self.links.get(link as usize).map_or(p.dst, |l| if why == Why::Corrupted { l.to } else { l.from });
+            log.record(now, now, EventKind::Dropped, why, link, node, p.uid, p.flow, p.dir, &p.seg);
         }
     }
 
@@ -694,6 +746,11 @@ impl Simulation {
         match l.enqueue(now, bytes) {
             Admit::Sent { arrival, corrupted } => {
                 self.packets.slots[id as usize].corrupted = corrupted;
+                if let Some(log) = self.plog.as_deref_mut() {
+                    let p = &self.packets.slots[id as usize];
+                    log.record(now, now, EventKind::Queued, Why::None, link, l.from, p.uid, p.flow, p.dir, &p.seg);
+                    log.record(now, arrival - l.delay - l.rate.tx_time(bytes as u64), EventKind::Dequeued, Why::None, link, l.from, p.uid, p.flow, p.dir, &p.seg);
+                }
                 let q = &mut self.in_flight[link as usize];
                 if q.is_empty() {
                     self.queue.push(arrival, Ev::LinkArrive { link });
@@ -701,7 +758,10 @@ impl Simulation {
                 debug_assert!(q.back().is_none_or(|&(t, _)| t < arrival), "a link delivers in order");
                 q.push_back((arrival, id));
             }
-            Admit::Dropped(_) => self.packets.release(id),
+            Admit::Dropped(_) => {
+                self.trace_drop(id, link, Why::QueueFull);
+                self.packets.release(id)
+            }
         }
     }
 
@@ -719,6 +779,9 @@ impl Simulation {
             return;
         }
         let (flow, dir, seg) = (p.flow, p.dir, p.seg);
+        if let Some(log) = self.plog.as_deref_mut() {
+            log.record(self.now, self.now, EventKind::Received, Why::None, UNTRACED_LINK, node, p.uid, flow, dir, &seg);
+        }
         self.packets.release(id);
         let now = self.now;
         let fl = &mut self.flows[flow as usize];
@@ -743,6 +806,12 @@ impl Simulation {
             if let Some(tr) = l.trace.take() {
                 self.traces.insert(format!("link/{}/queue_packets", l.name), tr);
             }
+        }
+        let mut packets = self.plog.take().map(|b| *b);
+        let mut warnings: Vec<String> = crate::metrics::result::traces_warning(self.traces.iter(), self.max_points).into_iter().collect();
+        if let Some(log) = &mut packets {
+            log.finish(end);
+            warnings.extend(log.warning());
         }
         let flows: Vec<FlowResult> = self
             .flows
@@ -885,7 +954,9 @@ impl Simulation {
                 .losses
                 .iter()
                 .map(|l| format!("scripted loss never happened: flow {} did not send data offset {} a {} time (transmission {})", l.flow, l.offset, ordinal(l.transmission as u64 + 1), l.transmission))
+                .chain(warnings)
                 .collect(),
+            packets,
         }
     }
 }

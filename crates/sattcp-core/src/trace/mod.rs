@@ -12,6 +12,7 @@
 //! predictable branch per packet event.
 
 pub mod pcapng;
+pub mod spec;
 
 use crate::net::packet::{Dir, FlowId, NodeId, SackBlock, Segment, MAX_SACK_BLOCKS};
 use crate::time::SimTime;
@@ -60,29 +61,29 @@ pub enum DropReason {
     Corrupted,
     /// A scripted loss (`[[loss]]`) at its source.
     Scripted,
-    /// An ATM switch port dropped every cell of its frame (buffer full, EPD, SD, FBA).
-    AtmPort,
-    /// Its AAL5 frame lost some cells at the port (PPD, buffer full) or carried a corrupted
-    /// cell, and reassembly discarded it.
-    AtmReassembly,
+    /// Its AAL5 frame lost cells at an ATM switch port (buffer full, PPD, EPD, SD, FBA: the
+    /// cell-level reasons are in the link's `drops_by_reason`) or carried a corrupted cell, so
+    /// it was never reassembled.
+    AtmFrame,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 6] = [DropReason::None, DropReason::QueueFull, DropReason::Corrupted, DropReason::Scripted, DropReason::AtmPort, DropReason::AtmReassembly];
+    pub const ALL: [DropReason; 5] = [DropReason::None, DropReason::QueueFull, DropReason::Corrupted, DropReason::Scripted, DropReason::AtmFrame];
     pub fn name(self) -> &'static str {
         match self {
             DropReason::None => "",
             DropReason::QueueFull => "queue_full",
             DropReason::Corrupted => "corrupted",
             DropReason::Scripted => "scripted",
-            DropReason::AtmPort => "atm_port",
-            DropReason::AtmReassembly => "atm_reassembly",
+            DropReason::AtmFrame => "atm_frame",
         }
     }
 }
 
 /// `PacketEvent::wscale` when the segment carries no window-scale option.
 pub const NO_WSCALE: u8 = u8::MAX;
+/// `PacketEvent::link` of events at a host (sent, received, a scripted drop at the sender).
+pub const NO_LINK: u32 = u32::MAX;
 /// `PacketEvent::sack_at` when the segment carries no SACK block.
 pub const NO_SACK: u32 = u32::MAX;
 
@@ -95,8 +96,11 @@ pub struct PacketEvent {
     pub seq: u64,
     pub ack: u64,
     pub flow: FlowId,
-    /// Index of the link (in the world's order, as in `RunResult.links`).
+    /// Index of the link (in the world's order, as in `RunResult.links`), or [`NO_LINK`].
     pub link: u32,
+    /// The node where it happened: the sending host, the link's near end (queued, dequeued,
+    /// dropped there), its far end (corrupted packets are discarded there), the receiving host.
+    pub node: NodeId,
     /// Payload bytes.
     pub len: u32,
     /// Index of the first of `n_sack` blocks in the log's SACK table, or [`NO_SACK`].
@@ -179,7 +183,8 @@ impl PacketLog {
     /// queued) to a packet of `flow` going `dir` on `link`.
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    pub fn record(&mut self, now: SimTime, at: SimTime, kind: EventKind, reason: DropReason, link: u32, uid: u64, flow: FlowId, dir: Dir, seg: &Segment) {
+    pub fn record(&mut self, now: SimTime, at: SimTime, kind: EventKind, reason: DropReason, link: u32, node: NodeId, uid: u64, flow: FlowId, dir: Dir, seg: &Segment) {
+        // A links selection keeps only the events on those links (not those at hosts).
         if (!self.flow_on.is_empty() && !self.flow_on.get(flow as usize).copied().unwrap_or(false)) || (!self.link_on.is_empty() && !self.link_on.get(link as usize).copied().unwrap_or(false)) {
             return;
         }
@@ -205,6 +210,7 @@ impl PacketLog {
             ack: seg.ack,
             flow,
             link,
+            node,
             len: seg.len,
             sack_at,
             window: seg.window,
@@ -276,8 +282,8 @@ impl PacketLog {
 
     /// The events as columns, little-endian bytes with a numpy dtype each, for a zero-copy
     /// transfer to Python (one buffer per column, no object per row). Columns: t_ns, event
-    /// (code into [`EventKind::ALL`]), reason (code into [`DropReason::ALL`]), link (index),
-    /// flow, dir (0 data, 1 ack), src, dst (nodes of the packet), uid, seq, ack, len (payload),
+    /// (code into [`EventKind::ALL`]), reason (code into [`DropReason::ALL`]), link (index, -1
+    /// at hosts), node, flow, dir (0 data, 1 ack), src, dst (nodes of the packet), uid, seq, ack, len (payload),
     /// bytes (IP datagram), flags (bits of `net::packet::flags`), window, wscale (-1 if
     /// absent), sack_permitted, tx_count, n_sack, and sack{1,2,3}_{start,end} (0 where absent).
     pub fn columns(&self) -> Vec<(&'static str, &'static str, Vec<u8>)> {
@@ -300,7 +306,8 @@ impl PacketLog {
             ("t_ns", "<u8", col(ev, |e| e.t.0, u64::to_le_bytes)),
             ("event", "u1", col(ev, |e| e.kind as u8, |v| [v])),
             ("reason", "u1", col(ev, |e| e.reason as u8, |v| [v])),
-            ("link", "<u4", col(ev, |e| e.link, u32::to_le_bytes)),
+            ("link", "<i4", col(ev, |e| if e.link == NO_LINK { -1 } else { e.link as i32 }, i32::to_le_bytes)),
+            ("node", "<u4", col(ev, |e| e.node, u32::to_le_bytes)),
             ("flow", "<u4", col(ev, |e| e.flow, u32::to_le_bytes)),
             ("dir", "u1", col(ev, |e| (e.dir == Dir::Ack) as u8, |v| [v])),
             ("src", "<u4", col(ev, |e| ends(e).0, u32::to_le_bytes)),
@@ -356,12 +363,12 @@ mod tests {
     fn a_packet_crossing_one_link_then_sorted_by_time() {
         let mut l = log(PacketFilter::default(), 100);
         let s = data(1);
-        l.record(ms(0), ms(0), EventKind::Sent, DropReason::None, 0, 7, 0, Dir::Data, &s);
-        l.record(ms(0), ms(0), EventKind::Queued, DropReason::None, 0, 7, 0, Dir::Data, &s);
+        l.record(ms(0), ms(0), EventKind::Sent, DropReason::None, 0, 0, 7, 0, Dir::Data, &s);
+        l.record(ms(0), ms(0), EventKind::Queued, DropReason::None, 0, 0, 7, 0, Dir::Data, &s);
         // The dequeue is known at once but happens at 5 ms; another packet is sent at 1 ms.
-        l.record(ms(0), ms(5), EventKind::Dequeued, DropReason::None, 0, 7, 0, Dir::Data, &s);
-        l.record(ms(1), ms(1), EventKind::Sent, DropReason::None, 0, 8, 1, Dir::Data, &data(1001));
-        l.record(ms(9), ms(9), EventKind::Received, DropReason::None, 0, 7, 0, Dir::Data, &s);
+        l.record(ms(0), ms(5), EventKind::Dequeued, DropReason::None, 0, 0, 7, 0, Dir::Data, &s);
+        l.record(ms(1), ms(1), EventKind::Sent, DropReason::None, 0, 0, 8, 1, Dir::Data, &data(1001));
+        l.record(ms(9), ms(9), EventKind::Received, DropReason::None, 0, 0, 7, 0, Dir::Data, &s);
         l.finish(ms(100));
         let kinds: Vec<(u64, EventKind)> = l.events().iter().map(|e| (e.uid, e.kind)).collect();
         assert_eq!(kinds, [(7, EventKind::Sent), (7, EventKind::Queued), (8, EventKind::Sent), (7, EventKind::Dequeued), (7, EventKind::Received)]);
@@ -373,7 +380,7 @@ mod tests {
         let mut l = log(PacketFilter { flows: Some(vec![1]), links: Some(vec!["bottleneck".into()]) }, 100);
         for flow in 0..2 {
             for link in 0..3 {
-                l.record(ms(1), ms(1), EventKind::Queued, DropReason::None, link, 0, flow, Dir::Data, &data(1));
+                l.record(ms(1), ms(1), EventKind::Queued, DropReason::None, link, 0, 0, flow, Dir::Data, &data(1));
             }
         }
         l.finish(ms(2));
@@ -386,8 +393,8 @@ mod tests {
         let mut ack = Segment { ack: 1001, flags: flags::ACK, n_sack: 2, ..Default::default() };
         ack.sack[0] = SackBlock { start: 3001, end: 4001 };
         ack.sack[1] = SackBlock { start: 5001, end: 6001 };
-        l.record(ms(1), ms(1), EventKind::Sent, DropReason::None, 2, 1, 0, Dir::Ack, &data(1));
-        l.record(ms(1), ms(1), EventKind::Sent, DropReason::None, 2, 2, 0, Dir::Ack, &ack);
+        l.record(ms(1), ms(1), EventKind::Sent, DropReason::None, 2, 0, 1, 0, Dir::Ack, &data(1));
+        l.record(ms(1), ms(1), EventKind::Sent, DropReason::None, 2, 0, 2, 0, Dir::Ack, &ack);
         l.finish(ms(2));
         let e = l.events();
         assert!(l.sack_blocks(&e[0]).is_empty());
@@ -406,13 +413,13 @@ mod tests {
         let mut l = log(PacketFilter::default(), 4);
         // Each packet: queued at i ms, dequeued at i + 10 ms (recorded ahead).
         for i in 0..4 {
-            l.record(ms(i), ms(i), EventKind::Queued, DropReason::None, 1, i, 0, Dir::Data, &data(1 + 1000 * i));
-            l.record(ms(i), ms(i + 10), EventKind::Dequeued, DropReason::None, 1, i, 0, Dir::Data, &data(1 + 1000 * i));
+            l.record(ms(i), ms(i), EventKind::Queued, DropReason::None, 1, 0, i, 0, Dir::Data, &data(1 + 1000 * i));
+            l.record(ms(i), ms(i + 10), EventKind::Dequeued, DropReason::None, 1, 0, i, 0, Dir::Data, &data(1 + 1000 * i));
         }
         // Full after the second packet (4 events): stopped at 2 ms, 4 events missed.
         assert_eq!(l.stopped_at(), Some(ms(2)));
         assert_eq!(l.missed(), 4);
-        assert_eq!(l.memory_bytes() / 64, l.events().len().max(4));
+        assert_eq!(l.memory_bytes(), 4 * 64);
         l.finish(ms(100));
         // The dequeues at 10 and 11 ms were recorded but come after the stop: cut, so that the
         // log is every event before 2 ms and nothing after.
@@ -424,9 +431,9 @@ mod tests {
     #[test]
     fn events_after_the_end_are_cut() {
         let mut l = log(PacketFilter::default(), 10);
-        l.record(ms(9), ms(9), EventKind::Queued, DropReason::None, 1, 0, 0, Dir::Data, &data(1));
-        l.record(ms(9), ms(12), EventKind::Dequeued, DropReason::None, 1, 0, 0, Dir::Data, &data(1));
-        l.record(ms(10), ms(10), EventKind::Sent, DropReason::None, 0, 1, 0, Dir::Data, &data(1001));
+        l.record(ms(9), ms(9), EventKind::Queued, DropReason::None, 1, 0, 0, 0, Dir::Data, &data(1));
+        l.record(ms(9), ms(12), EventKind::Dequeued, DropReason::None, 1, 0, 0, 0, Dir::Data, &data(1));
+        l.record(ms(10), ms(10), EventKind::Sent, DropReason::None, 0, 0, 1, 0, Dir::Data, &data(1001));
         l.finish(ms(10));
         assert_eq!(l.events().iter().map(|e| e.t).collect::<Vec<_>>(), [ms(9), ms(10)]);
     }

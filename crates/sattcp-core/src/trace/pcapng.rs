@@ -6,7 +6,7 @@
 //!   transmission starts (`dequeued` events), flagged outbound. A packet corrupted by a bit
 //!   error on that link is flagged with the EPB link-layer "CRC error" bit and a comment.
 //! - One more interface, `drops`, last: every drop (`dropped` events), at its instant, with the
-//!   comment `"<link>: <reason>"` (queue_full, corrupted, scripted, atm_port, atm_reassembly).
+//!   comment `"<link>: <reason>"` (queue_full, corrupted, scripted, atm_frame).
 //!   Keeping drops off the links' interfaces leaves each link's capture what a tap on its wire
 //!   would see, which is what tcptrace's analysis assumes.
 //! - Real IPv4/TCP headers: node n has address 10.0.0.0 + n + 1 ([`node_addr`]); a flow's data
@@ -217,7 +217,7 @@ mod tests {
 
     fn headers(seg: &Segment, dir: Dir) -> (Vec<u8>, u32) {
         let mut l = log();
-        l.record(SimTime::ZERO, SimTime::ZERO, EventKind::Dequeued, DropReason::None, 0, 0x1_0005, 0, dir, seg);
+        l.record(SimTime::ZERO, SimTime::ZERO, EventKind::Dequeued, DropReason::None, 0, 0, 0x1_0005, 0, dir, seg);
         let e = l.events()[0];
         let mut out = Vec::new();
         let len = write_headers(&e, l.sack_blocks(&e), &l, &mut out);
@@ -290,11 +290,11 @@ mod tests {
         let mut l = log();
         let d = Segment { seq: 1, ack: 1, len: 1460, flags: flags::ACK, window: 100, ..Default::default() };
         let t = SimTime::from_micros;
-        l.record(t(0), t(1), EventKind::Dequeued, DropReason::None, 0, 1, 0, Dir::Data, &d);
-        l.record(t(2), t(2), EventKind::Dropped, DropReason::QueueFull, 0, 2, 0, Dir::Data, &d);
-        l.record(t(3), t(3), EventKind::Dequeued, DropReason::None, 0, 3, 0, Dir::Data, &d);
-        l.record(t(9), t(9), EventKind::Dropped, DropReason::Corrupted, 0, 3, 0, Dir::Data, &d);
-        l.record(t(9), t(9), EventKind::Received, DropReason::None, 0, 1, 0, Dir::Data, &d);
+        l.record(t(0), t(1), EventKind::Dequeued, DropReason::None, 0, 0, 1, 0, Dir::Data, &d);
+        l.record(t(2), t(2), EventKind::Dropped, DropReason::QueueFull, 0, 0, 2, 0, Dir::Data, &d);
+        l.record(t(3), t(3), EventKind::Dequeued, DropReason::None, 0, 0, 3, 0, Dir::Data, &d);
+        l.record(t(9), t(9), EventKind::Dropped, DropReason::Corrupted, 0, 0, 3, 0, Dir::Data, &d);
+        l.record(t(9), t(9), EventKind::Received, DropReason::None, 0, 0, 1, 0, Dir::Data, &d);
         l.finish(t(10));
         let mut buf = Vec::new();
         assert_eq!(write(&l, &mut buf).unwrap(), Written { wire: 2, drops: 2 });

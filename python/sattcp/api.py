@@ -8,6 +8,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,8 @@ class RunResult:
     wall_time_s: float
     flows: pd.DataFrame = field(init=False)
     links: pd.DataFrame = field(init=False)
+    #: The finished core simulation holding the packet trace (sattcp.traces).
+    _packets: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.flows = pd.DataFrame(self.data["flows"])
@@ -97,6 +100,25 @@ class RunResult:
     def traces(self) -> dict[str, pd.DataFrame]:
         """Each recorded variable as a DataFrame with columns t (s) and value."""
         return {k: pd.DataFrame({"t": v["t"], "value": v["v"]}) for k, v in self.data["traces"].items()}
+
+    @cached_property
+    def packets(self) -> pd.DataFrame:
+        """Every recorded packet event, one row each (``[trace] packets``; docs/traces.md)."""
+        from .traces import packet_table
+
+        return packet_table(self._packets)
+
+    def write_pcap(self, path: str | Path) -> tuple[int, int]:
+        """Writes the packet trace as pcapng (docs/traces.md): (packets on links, drops)."""
+        from .traces import write_pcap
+
+        return write_pcap(self._packets, path)
+
+    def save_packets(self, path: str | Path) -> Path:
+        """Writes the packet table as Parquet, the scenario in the file's metadata."""
+        from .traces import save_packets
+
+        return save_packets(self.packets, path, {b"sattcp.scenario": json.dumps(self.scenario).encode()})
 
     def to_dict(self) -> dict[str, Any]:
         d = dict(self.data)
@@ -190,7 +212,7 @@ def run(
             report.close()
     data = json.loads(sim.finish())
     wall = time.perf_counter() - t0
-    return RunResult(data=data, scenario=json.loads(sim.scenario_json), wall_time_s=wall)
+    return RunResult(data=data, scenario=json.loads(sim.scenario_json), wall_time_s=wall, _packets=sim)
 
 
 class _ProgressBar:

@@ -6,7 +6,7 @@
 //!   transmission starts (`dequeued` events), flagged outbound. A packet corrupted by a bit
 //!   error on that link is flagged with the EPB link-layer "CRC error" bit and a comment.
 //! - One more interface, `drops`, last: every drop (`dropped` events), at its instant, with the
-//!   comment `"<link>: <reason>"` (queue_full, corrupted, scripted, atm_frame).
+//!   comment `"<link>: <reason>"` (`"node <n>: scripted"` at a sending host; queue_full, corrupted, scripted, atm_frame).
 //!   Keeping drops off the links' interfaces leaves each link's capture what a tap on its wire
 //!   would see, which is what tcptrace's analysis assumes.
 //! - Real IPv4/TCP headers: node n has address 10.0.0.0 + n + 1 ([`node_addr`]); a flow's data
@@ -172,8 +172,9 @@ pub fn write(log: &PacketLog, out: impl Write) -> Result<Written, pcap_file::Pca
             }
             EventKind::Dropped => {
                 n.drops += 1;
-                let link = log.links.get(e.link as usize).map_or("?", |l| l.name.as_str());
-                (drops_if, vec![EnhancedPacketOption::Comment(Cow::Owned(format!("{link}: {}", e.reason.name())))])
+                // Where: the link, or for a drop at a host (scripted) the node.
+                let place = log.links.get(e.link as usize).map_or_else(|| format!("node {}", e.node), |l| l.name.clone());
+                (drops_if, vec![EnhancedPacketOption::Comment(Cow::Owned(format!("{place}: {}", e.reason.name())))])
             }
             _ => continue,
         };

@@ -172,3 +172,145 @@ def test_atm_traces_port_occupancy_and_access_queues():
     assert len(cells) > 10 and cells.value.max() > 0
     assert cells.value.max() <= r.links.set_index("link").loc["bottleneck", "peak_queue_cells"]
     assert "link/src0->r1/queue_packets" in tr
+
+
+# -- the resolved scenario, scenarios as dicts, input guards (issue 10) ---------------------------
+
+
+def test_every_result_carries_the_resolved_scenario_and_it_reproduces_the_run(tmp_path):
+    import tomllib
+
+    r = sattcp.run(GEO, seed=4, overrides=short(**{"links.bottleneck.ber": 1e-7}))
+    cfg = r.to_dict()["config"]
+    assert cfg == r.config == sattcp.resolve(GEO, seed=4, overrides=short(**{"links.bottleneck.ber": 1e-7}))
+    # Every key with its effective value: defaults the file does not write are there.
+    assert cfg["run"]["seed"] == 4 and cfg["run"]["duration"] == "5s"
+    assert cfg["tcp"]["min_rto"] == "200ms" and cfg["tcp"]["recovery"] == "reno" and cfg["tcp"]["initial_cwnd"] == 1
+    assert cfg["links"]["access"]["ber"] == 0.0 and cfg["app"]["kind"] == "bulk"
+    # The record alone repeats the run: as TOML text, as a dict, and from the TOML form.
+    toml_text = sattcp.resolve(GEO, seed=4, overrides=short(**{"links.bottleneck.ber": 1e-7}), format="toml")
+    assert tomllib.loads(toml_text) == cfg
+    assert sattcp.run(toml_text).summary["digest"] == r.summary["digest"]
+    assert sattcp.run(cfg).summary["digest"] == r.summary["digest"]
+
+
+def test_a_scenario_given_as_a_dict_runs():
+    import tomllib
+
+    d = tomllib.loads(GEO.read_text())
+    d["run"]["duration"] = "5s"
+    assert sattcp.run(d).summary["digest"] == sattcp.run(GEO, overrides=short()).summary["digest"]
+    d["tcp"]["colour"] = "red"
+    with pytest.raises(ScenarioError, match="tcp.colour: unknown key"):
+        sattcp.run(d)
+    with pytest.raises(ScenarioError, match="None has no TOML value"):
+        sattcp.run({"tcp": {"mss": None}})
+
+
+@pytest.mark.parametrize("path", ["scenarios/nope.tml", "no/such/dir/scenario", "missing.toml"])
+def test_a_path_that_does_not_exist_is_a_missing_file(path):
+    with pytest.raises(ScenarioError, match="scenario file not found") as e:
+        sattcp.run(path)
+    assert "TOML syntax" not in str(e.value) and e.value.problems[0]["got"] == path
+
+
+def test_a_float_where_an_integer_belongs_says_so():
+    for key, value in (("tcp.mss", 1024.0), ("topology.pairs", 2.0), ("tcp.window_scale", 6.0)):
+        with pytest.raises(ScenarioError) as e:
+            sattcp.run(GEO, overrides={key: value})
+        p = e.value.problems[0]
+        assert p["path"] == key and "integer" in p["rule"] and p["got"] == repr(value), p
+
+
+def test_null_columns_are_floats_with_nan():
+    # A bulk flow never completes; a transfer does.
+    bulk = sattcp.run(GEO, overrides=short())
+    assert bulk.flows.completed_at_s.dtype == "float64" and bulk.flows.completed_at_s.isna().all()
+    done = sattcp.run(GEO, overrides=short(**{"app.kind": "transfer", "app.bytes": 100_000}))
+    assert done.flows.completed_at_s.dtype == "float64" and 0 < done.flows.completed_at_s.iloc[0] < 5
+
+
+def test_short_repr_and_html_repr():
+    r = sattcp.run(GEO, seed=2, overrides=short())
+    text = repr(r)
+    assert text.startswith("<RunResult 'geo-bulk' seed 2: 5 s simulated, 1 flow, efficiency ") and r.summary["digest"] in text
+    assert len(text) < 200 and "\n" not in text
+    html = r._repr_html_()
+    assert html.startswith("<div class='sattcp-result'><table>") and "<th style='text-align:left'>efficiency</th>" in html
+    assert r.summary["digest"] in html and html.count("<tr>") == 13
+
+
+def test_tables_are_built_only_when_asked():
+    r = sattcp.run(GEO, overrides=short())
+    assert "flows" not in r.__dict__ and "links" not in r.__dict__
+    assert r.flows is r.flows, "built once"
+
+
+def test_a_huge_scenario_file_is_refused_with_its_size(tmp_path):
+    big = tmp_path / "big.toml"
+    big.write_text(GEO.read_text() + "#" * (1 << 20) + "\n")
+    with pytest.raises(ScenarioError, match=r"scenario file is 1,04\d,\d{3} bytes, more than the 1,048,576"):
+        sattcp.run(big)
+
+
+def test_an_enormous_run_or_trace_is_refused_before_it_starts():
+    import time
+
+    t0 = time.perf_counter()
+    with pytest.raises(ScenarioError) as e:
+        sattcp.run(GEO, overrides={"run.duration": "1000000s", "links.bottleneck.rate": "45Gbps"})
+    p = e.value.problems[0]
+    assert p["path"] == "run.duration" and "engine events" in p["rule"] and "force" in p["rule"], p
+    with pytest.raises(ScenarioError) as e:
+        sattcp.run(GEO, overrides={"run.duration": "1000s", "links.bottleneck.rate": "45Gbps", "trace.flows": [0]})
+    p = e.value.problems[0]
+    assert p["path"] == "trace" and "GiB" in p["rule"], p
+    # Refused at once, not after running (a generous bound: it does no simulation at all).
+    assert time.perf_counter() - t0 < 60
+
+
+def test_a_long_run_warns_with_its_estimate():
+    from sattcp.api import SattcpWarning, check_resources
+
+    cfg = sattcp.resolve(GEO, overrides={"run.duration": "1000000s"})
+    with pytest.warns(SattcpWarning, match=r"a long run: about \d(\.\d+)?e\+\d+ engine events"):
+        est = check_resources(cfg)
+    assert est["packets"] == pytest.approx(45e6 * 1e6 / (8 * 9220))
+
+
+def test_parquet_keeps_flows_links_and_traces(tmp_path):
+    import pyarrow.parquet as pq
+
+    r = sattcp.run(GEO, overrides=short(**{"trace.flows": [0]}))
+    r.save(tmp_path / "r.parquet")
+    flows = pd.read_parquet(tmp_path / "r.parquet")
+    links = pd.read_parquet(tmp_path / "r.links.parquet")
+    traces = pd.read_parquet(tmp_path / "r.traces.parquet")
+    assert list(flows.flow) == [0] and set(links.link) == set(r.links.link)
+    assert "drops_by_reason" not in links.columns, "nested values become columns"
+    assert set(traces.variable) == set(r.traces) and len(traces) == sum(len(t) for t in r.traces.values())
+    meta = pq.read_schema(tmp_path / "r.links.parquet").metadata
+    assert json.loads(meta[b"sattcp.config"]) == r.config
+    # Without traces, no traces file.
+    sattcp.run(GEO, overrides=short()).save(tmp_path / "s.parquet")
+    assert (tmp_path / "s.links.parquet").exists() and not (tmp_path / "s.traces.parquet").exists()
+
+
+def test_docs_scenario_md_is_generated_from_the_schema():
+    """docs/scenario.md is what scripts/gen_scenario_doc.py writes from the core's schema (the
+    core's tests check that the schema lists every key the scenario accepts)."""
+    import importlib.util
+    import json as _json
+
+    from conftest import ROOT
+    from sattcp import _core
+
+    spec = importlib.util.spec_from_file_location("gen_scenario_doc", ROOT / "scripts" / "gen_scenario_doc.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    want = gen.render(_json.loads(_core.schema()))
+    have = (ROOT / "docs" / "scenario.md").read_text(encoding="utf-8")
+    assert have == want, "docs/scenario.md is out of date: run `.venv/bin/python scripts/gen_scenario_doc.py` and commit the file"
+    keys = [k["key"] for k in _json.loads(_core.schema())["keys"]]
+    for k in ("tcp.mss", "switch.buffer", "links.<link>.rate", "loss[].segment"):
+        assert k in keys and f"| `{k}` |" in have

@@ -135,3 +135,44 @@ def test_readme_documents_every_json_key():
     assert set(doc["flows"][0]) <= documented("flows[]"), set(doc["flows"][0]) - documented("flows[]")
     link_keys = set().union(*(set(link) for link in doc["links"]))
     assert link_keys <= documented("links[]"), link_keys - documented("links[]")
+
+
+def test_print_config_prints_the_resolved_scenario_which_repeats_the_run(tmp_path):
+    import tomllib
+
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=3s", "--seed", "5", "--print-config")
+    assert p.returncode == 0, p.stderr
+    cfg = tomllib.loads(p.stdout)
+    assert cfg["run"] == {"duration": "3s", "seed": 5} and cfg["tcp"]["max_rto"] == "64s"
+    f = tmp_path / "resolved.toml"
+    f.write_text(p.stdout)
+    again = json.loads(run_cli("run", str(f), "--json").stdout)
+    first = json.loads(run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=3s", "--seed", "5", "--json").stdout)
+    assert again["digest"] == first["digest"] and again["config"] == first["config"] == cfg
+
+
+def test_json_into_a_closed_pipe_is_quiet_and_succeeds():
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    # `sattcp run ... --json | head -c 100`: the reader leaves before the document is written.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sattcp.cli", "run", "scenarios/kota-geo.toml", "--set", "run.duration=2s", "--json"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    head = proc.stdout.read(100)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=600) == 0, err
+    assert head.startswith(b"{") and err == "", err
+
+
+def test_out_parquet_writes_every_table(tmp_path):
+    out = tmp_path / "r.parquet"
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=2s", "--set", "trace.links=[\"bottleneck\"]", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    for name in ("r.parquet", "r.links.parquet", "r.traces.parquet"):
+        assert (tmp_path / name).exists() and f"wrote {tmp_path / name}" in p.stderr

@@ -1,59 +1,99 @@
-"""Running scenarios from Python: ``sattcp.run(path_or_toml, seed=..., overrides=...)``."""
+"""Running scenarios from Python: ``sattcp.run(path_or_toml_or_dict, seed=..., overrides=...)``.
+
+pandas, numpy and pyarrow are imported only when a table is asked for (``RunResult.flows``,
+``links``, ``traces``, ``save(".parquet")``): ``import sattcp`` and ``sattcp run`` stay fast
+(issue 15; ``bench/startup.py`` measures them).
+"""
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from .errors import SattcpError, ScenarioError, SimulationInterrupted
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 Progress = Callable[[float, float], None]
 
+#: Largest scenario file read (bytes). Real scenarios are a few kB; a file this large is a
+#: mistake (a results file or a trace given as the scenario).
+MAX_SCENARIO_BYTES = 1 << 20
 
-def _toml_literal(value: Any) -> str:
-    """A Python value as the TOML literal the core parses (strings stay strings)."""
+
+class SattcpWarning(UserWarning):
+    """Something the user should know before a run goes ahead (a very long run, say)."""
+
+
+def _toml_literal(value: Any, path: str = "", what: str = "values") -> str:
+    """A Python value as the TOML literal the core parses (strings stay strings; dicts become
+    inline tables)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise ScenarioError([{"path": "", "rule": "override values must be finite", "got": repr(value)}])
+            raise ScenarioError([{"path": path, "rule": f"{what} must be finite", "got": repr(value)}])
         return repr(value)
     if isinstance(value, str):
         return json.dumps(value)
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_literal(v) for v in value) + "]"
-    raise ScenarioError([{"path": "", "rule": "override values must be str, int, float, bool or a list", "got": repr(value)}])
+        return "[" + ", ".join(_toml_literal(v, f"{path}.{i}" if path else str(i), what) for i, v in enumerate(value)) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{_toml_key(k, path)} = {_toml_literal(v, f'{path}.{k}' if path else str(k), what)}" for k, v in value.items()) + "}"
+    if value is None:
+        raise ScenarioError([{"path": path, "rule": "None has no TOML value: leave the key out for its default", "got": "None"}])
+    raise ScenarioError([{"path": path, "rule": f"{what} must be str, int, float, bool, a list or a dict", "got": repr(value)}])
+
+
+def _toml_key(k: Any, path: str) -> str:
+    if not isinstance(k, str):
+        raise ScenarioError([{"path": path, "rule": "keys must be strings", "got": repr(k)}])
+    return k if k and all(c.isalnum() or c in "_-" for c in k) else json.dumps(k)
+
+
+def scenario_from_dict(d: Mapping[str, Any]) -> str:
+    """A scenario given as a (nested) dict, as TOML text: ``{"tcp": {"mss": 9180}, ...}``."""
+    return "".join(f"{_toml_key(k, '')} = {_toml_literal(v, str(k))}\n" for k, v in d.items())
 
 
 def _looks_like_path(s: str) -> bool:
-    return "\n" not in s and (s.endswith(".toml") or Path(s).is_file())
+    """A one-line string is a path unless it holds a TOML assignment (``k = v``) and names no
+    file: ``"scenarios/geo.tml"`` is a missing file, not TOML with a syntax error."""
+    return "\n" not in s and ("=" not in s or Path(s).is_file())
 
 
-def read_scenario(scenario: str | Path) -> str:
-    """The TOML text of a scenario given as a path or as TOML text itself. A string with no
-    newline that ends in ``.toml`` or names an existing file is a path."""
+def read_scenario(scenario: str | Path | Mapping[str, Any]) -> str:
+    """The TOML text of a scenario given as a path, as TOML text, or as a dict. A one-line
+    string without ``=`` (or naming an existing file) is a path."""
+    if isinstance(scenario, Mapping):
+        return scenario_from_dict(scenario)
     if isinstance(scenario, Path) or (isinstance(scenario, str) and _looks_like_path(scenario)):
         path = Path(scenario)
         try:
+            size = path.stat().st_size
+            if size > MAX_SCENARIO_BYTES and path.is_file():
+                raise ScenarioError([{"path": "", "rule": f"scenario file is {size:,} bytes, more than the {MAX_SCENARIO_BYTES:,} a scenario may have (is it a scenario?)", "got": str(path)}])
             return path.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise ScenarioError([{"path": "", "rule": "scenario file not found", "got": str(path)}]) from None
         except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
             raise ScenarioError([{"path": "", "rule": f"cannot read scenario file ({e.__class__.__name__})", "got": str(path)}]) from None
     if isinstance(scenario, str):
+        if len(scenario.encode()) > MAX_SCENARIO_BYTES:
+            raise ScenarioError([{"path": "", "rule": f"scenario text is {len(scenario.encode()):,} bytes, more than the {MAX_SCENARIO_BYTES:,} a scenario may have", "got": ""}])
         return scenario
-    raise ScenarioError([{"path": "", "rule": "scenario must be a path or TOML text", "got": type(scenario).__name__}])
+    raise ScenarioError([{"path": "", "rule": "scenario must be a path, TOML text or a dict", "got": type(scenario).__name__}])
 
 
 def _override_pairs(overrides: Mapping[str, Any] | None, raw: bool) -> list[tuple[str, str]]:
@@ -61,26 +101,56 @@ def _override_pairs(overrides: Mapping[str, Any] | None, raw: bool) -> list[tupl
         return []
     if raw:
         return [(str(k), str(v)) for k, v in overrides.items()]
-    return [(str(k), _toml_literal(v)) for k, v in overrides.items()]
+    return [(str(k), _toml_literal(v, str(k), "override values")) for k, v in overrides.items()]
 
 
-@dataclass
+def _float_columns(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """Columns that may be null (``completed_at_s`` of a flow that never completed) as floats
+    with NaN, never object columns of None."""
+    import pandas as pd
+
+    for c in columns:
+        if c in df.columns:
+            df[c] = pd.to_numeric(df[c], errors="coerce").astype("float64")
+    return df
+
+
+#: Per-flow columns that are null for some flows (the core writes null; the table has NaN).
+NULLABLE_FLOW_COLUMNS = ["completed_at_s", "final_srtt_s", "fair_share_bps", "throughput_bps"]
+
+
 class RunResult:
-    """The result of one run: a summary, per-flow and per-link tables, and traces."""
+    """The result of one run: a summary, per-flow and per-link tables, traces, and the resolved
+    scenario (``config``: every key with its effective value, so that the run can be repeated
+    from this record alone).
 
-    data: dict[str, Any]
-    scenario: dict[str, Any]
-    wall_time_s: float
-    flows: pd.DataFrame = field(init=False)
-    links: pd.DataFrame = field(init=False)
-    #: The finished core simulation holding the packet trace (sattcp.traces).
-    _packets: Any = field(default=None, repr=False, compare=False)
+    The tables are built on first access (pandas is imported then, not before).
+    """
 
-    def __post_init__(self) -> None:
-        self.flows = pd.DataFrame(self.data["flows"])
+    def __init__(self, data: dict[str, Any], scenario: dict[str, Any], wall_time_s: float, config: dict[str, Any] | None = None, packets_source: Any = None):
+        self.data = data
+        self.scenario = scenario
+        self.wall_time_s = wall_time_s
+        self.config: dict[str, Any] = config if config is not None else {}
+        #: The finished core simulation holding the packet trace (sattcp.traces), if any.
+        self._packets = packets_source
+
+    @cached_property
+    def flows(self) -> pd.DataFrame:
+        """One row per TCP half-connection; ``capacity_bps`` (C) beside each ``fair_share_bps``."""
+        import pandas as pd
+
+        df = _float_columns(pd.DataFrame(self.data["flows"]), NULLABLE_FLOW_COLUMNS)
         # C beside each e_i (seed 000 §4.3), so the flow table alone gives x_i, e_i and C.
-        self.flows["capacity_bps"] = self.data["summary"]["capacity_bps"]
-        self.links = pd.DataFrame(self.data["links"])
+        df["capacity_bps"] = float(self.data["summary"]["capacity_bps"])
+        return df
+
+    @cached_property
+    def links(self) -> pd.DataFrame:
+        """One row per one-way link."""
+        import pandas as pd
+
+        return pd.DataFrame(self.data["links"])
 
     @property
     def summary(self) -> dict[str, Any]:
@@ -99,6 +169,8 @@ class RunResult:
     @property
     def traces(self) -> dict[str, pd.DataFrame]:
         """Each recorded variable as a DataFrame with columns t (s) and value."""
+        import pandas as pd
+
         return {k: pd.DataFrame({"t": v["t"], "value": v["v"]}) for k, v in self.data["traces"].items()}
 
     @cached_property
@@ -120,31 +192,97 @@ class RunResult:
 
         return save_packets(self.packets, path, {b"sattcp.scenario": json.dumps(self.scenario).encode()})
 
+    def traces_long(self) -> pd.DataFrame:
+        """Every trace in one table: ``variable`` (``flow/0/cwnd``...), ``t`` (s), ``value``."""
+        import pandas as pd
+
+        parts = [pd.DataFrame({"variable": k, "t": v["t"], "value": v["v"]}) for k, v in self.data["traces"].items()]
+        if not parts:
+            return pd.DataFrame({"variable": pd.Series(dtype=str), "t": pd.Series(dtype=float), "value": pd.Series(dtype=float)})
+        return pd.concat(parts, ignore_index=True)
+
+    def __repr__(self) -> str:
+        s = self.data["summary"]
+        eff = s.get("efficiency")
+        eff_s = f", efficiency {eff:.4f}" if isinstance(eff, (int, float)) else ""
+        n = s.get("flows", len(self.data.get("flows", [])))
+        return (f"<RunResult {self.data['name']!r} seed {self.data['seed']}: {s.get('sim_time_s', 0):g} s simulated, "
+                f"{n} flow{'s' if n != 1 else ''}{eff_s}, digest {self.data['digest']}>")
+
+    def _repr_html_(self) -> str:
+        import html
+
+        s = self.summary
+        rows = [
+            ("scenario", s["name"]), ("seed", s["seed"]), ("simulated", f"{s.get('sim_time_s', 0):g} s"),
+            ("wall time", f"{self.wall_time_s:.3f} s"), ("events", f"{s['events']:,}"), ("digest", s["digest"]),
+            ("flows", s.get("flows")), ("efficiency", _fmt(s.get("efficiency"))), ("fairness (max-min)", _fmt(s.get("fairness"))),
+            ("Jain fairness", _fmt(s.get("jain_fairness"))),
+            ("goodput", f"{s.get('total_throughput_bps', 0) / 1e6:.3f} of {s.get('capacity_bps', 0) / 1e6:.3f} Mbps"),
+            ("timeouts / fast retransmits", f"{s.get('timeouts')} / {s.get('fast_retransmits')}"),
+            ("drops (queue full / corrupted)", f"{s.get('drops_queue_full')} / {s.get('drops_corrupted')}"),
+        ]
+        body = "".join(f"<tr><th style='text-align:left'>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>" for k, v in rows)
+        extra = f"<p>Tables: <code>.flows</code> ({len(self.data['flows'])} rows), <code>.links</code> ({len(self.data['links'])} rows)"
+        if self.data.get("traces"):
+            extra += f", <code>.traces</code> ({len(self.data['traces'])} variables)"
+        extra += "; <code>.config</code>: the resolved scenario.</p>"
+        warn = "".join(f"<p>warning: {html.escape(w)}</p>" for w in self.data.get("warnings", []))
+        return f"<div class='sattcp-result'><table>{body}</table>{extra}{warn}</div>"
+
     def to_dict(self) -> dict[str, Any]:
         d = dict(self.data)
         d["scenario"] = self.scenario
+        d["config"] = self.config
         d["wall_time_s"] = self.wall_time_s
         return d
 
     def to_json(self, indent: int | None = None) -> str:
         return json.dumps(self.to_dict(), indent=indent)
 
+    def output_paths(self, path: str | Path) -> dict[str, Path]:
+        """The files :meth:`save` writes for ``path``: ``.json`` one file; ``.parquet`` the flow
+        table at ``path``, the link table at ``STEM.links.parquet`` and, when traces were
+        recorded, every trace at ``STEM.traces.parquet`` (columns variable, t, value)."""
+        path = Path(path)
+        if path.suffix != ".parquet":
+            return {"result": path}
+        out = {"flows": path, "links": path.with_name(f"{path.stem}.links.parquet")}
+        if self.data.get("traces"):
+            out["traces"] = path.with_name(f"{path.stem}.traces.parquet")
+        return out
+
     def save(self, path: str | Path) -> Path:
-        """Writes the result: ``.json`` (whole document) or ``.parquet`` (the flow table, with
-        the summary in the file's metadata)."""
+        """Writes the result: ``.json`` (the whole document) or ``.parquet`` (flows, links and
+        traces as tables, see :meth:`output_paths`; each file carries the summary, the scenario
+        and the resolved scenario in its metadata). Returns ``path``."""
         path = check_output_path(path)
         if path.suffix == ".json":
             path.write_text(self.to_json(indent=2) + "\n", encoding="utf-8")
-        elif path.suffix == ".parquet":
-            import pyarrow as pa
-            import pyarrow.parquet as pq
+            return path
+        import pandas as pd
+        import pyarrow as pa
+        import pyarrow.parquet as pq
 
-            table = pa.Table.from_pandas(self.flows, preserve_index=False)
+        # Nested values (a link's drops_by_reason) become columns of their own:
+        # drops_by_reason.queue_full, ...
+        links = pd.json_normalize(self.data["links"], sep=".") if self.data["links"] else self.links
+        tables = {"flows": self.flows, "links": links}
+        if self.data.get("traces"):
+            tables["traces"] = self.traces_long()
+        for what, p in self.output_paths(path).items():
+            table = pa.Table.from_pandas(tables[what], preserve_index=False)
             meta = dict(table.schema.metadata or {})
+            meta[b"sattcp.table"] = what.encode()
             meta[b"sattcp.summary"] = json.dumps(self.summary).encode()
             meta[b"sattcp.scenario"] = json.dumps(self.scenario).encode()
-            pq.write_table(table.replace_schema_metadata(meta), path)
+            meta[b"sattcp.config"] = json.dumps(self.config).encode()
+            pq.write_table(table.replace_schema_metadata(meta), p)
         return path
+
+
+def _fmt(x: Any) -> str:
+    return "n/a" if x is None else f"{x:.4f}"
 
 
 OUTPUT_FORMATS = (".json", ".parquet")
@@ -153,8 +291,6 @@ OUTPUT_FORMATS = (".json", ".parquet")
 def check_output_path(path: str | Path) -> Path:
     """Checks that a result can be written to ``path`` (known format, existing writable
     folder) before any work is done; raises :class:`SattcpError` naming the problem."""
-    import os
-
     path = Path(path)
     if path.suffix not in OUTPUT_FORMATS:
         raise SattcpError(f"output {path}: unknown format {path.suffix!r} (use .json or .parquet)")
@@ -166,26 +302,149 @@ def check_output_path(path: str | Path) -> Path:
     return path
 
 
+def _check_seed(seed: Any) -> None:
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64):
+        raise ScenarioError([{"path": "run.seed", "rule": "must be an integer from 0 to 2^64 - 1", "got": repr(seed)}])
+
+
+def resolve(
+    scenario: str | Path | Mapping[str, Any],
+    seed: int | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    raw_overrides: bool = False,
+    format: str = "dict",
+) -> Any:
+    """The resolved scenario: every key with its effective value, defaults included, in the
+    scenario's own key names (what ``sattcp run --print-config`` prints and every
+    ``RunResult.config`` holds). ``format``: ``"dict"`` (default), ``"json"`` or ``"toml"``.
+    Raises :class:`ScenarioError` for an invalid scenario, as :func:`run` does."""
+    from . import _core
+
+    if format not in ("dict", "json", "toml"):
+        raise ValueError(f"format must be 'dict', 'json' or 'toml', got {format!r}")
+    text = read_scenario(scenario)
+    _check_seed(seed)
+    out = _core.resolve(text, _override_pairs(overrides, raw_overrides), seed, "toml" if format == "toml" else "json")
+    return json.loads(out) if format == "dict" else out
+
+
+# -- resource guards ------------------------------------------------------------------------------
+
+_RATE_UNITS = {"bps": 1.0, "b/s": 1.0, "kbps": 1e3, "Kbps": 1e3, "kb/s": 1e3, "Mbps": 1e6, "Mb/s": 1e6, "Gbps": 1e9, "Gb/s": 1e9}
+_TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
+
+#: Engine events per packet crossing the bottleneck, measured (README, "Speed": 356 k events
+#: for about 58 k bottleneck packets of the GEO dumbbell, about 6 per packet and its ACK).
+EVENTS_PER_PACKET = 6.2
+#: Engine events per wall second on one core (README, "Speed": 19-20 M events/s).
+EVENTS_PER_SECOND = 2e7
+#: Above this many estimated events a run warns (about a minute of wall time)...
+WARN_EVENTS = 1e9
+#: ...and above this it is refused unless forced (about 14 hours).
+MAX_EVENTS = 1e12
+#: Bytes of memory per recorded trace point (two f64 in Rust, then JSON and two Python floats).
+TRACE_BYTES_PER_POINT = 80
+#: Above this estimated trace memory a run warns; above MAX a share of RAM it is refused.
+WARN_TRACE_BYTES = 1 << 30
+
+
+def _number_unit(s: Any, units: dict[str, float]) -> float | None:
+    if isinstance(s, (int, float)) and not isinstance(s, bool):
+        return float(s)
+    if not isinstance(s, str):
+        return None
+    t = s.strip()
+    for u in sorted(units, key=len, reverse=True):
+        if t.endswith(u):
+            try:
+                return float(t[: -len(u)].replace("_", "")) * units[u]
+            except ValueError:
+                return None
+    return None
+
+
+def estimate_work(config: Mapping[str, Any]) -> dict[str, float]:
+    """A rough upper estimate of a run's work from its resolved scenario: packets across the
+    bottleneck at line rate, engine events, wall seconds, and trace points (each traced flow
+    records about three values per packet it sends, each traced queue two per packet)."""
+    links = config.get("links", {})
+    hops = links.get("path") or [links.get("bottleneck") or {}]
+    rates = [_number_unit(h.get("rate"), _RATE_UNITS) for h in hops]
+    rate = min((r for r in rates if r), default=0.0)
+    duration = _number_unit(config.get("run", {}).get("duration"), _TIME_UNITS) or 0.0
+    tcp = config.get("tcp", {})
+    mss = tcp.get("mss") if isinstance(tcp.get("mss"), int) else 1024
+    packet_bits = 8 * (mss + 40)
+    packets = rate * duration / packet_bits if packet_bits else 0.0
+    events = packets * EVENTS_PER_PACKET
+    pairs = max(int(config.get("topology", {}).get("pairs") or 1), 1)
+    trace = config.get("trace", {})
+    points = 3 * packets * len(trace.get("flows") or []) / pairs + 2 * packets * len(trace.get("links") or [])
+    return {"packets": packets, "events": events, "wall_s": events / EVENTS_PER_SECOND, "trace_points": points,
+            "trace_bytes": points * TRACE_BYTES_PER_POINT}
+
+
+def _memory_bytes() -> float:
+    try:
+        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return float("inf")
+
+
+def check_resources(config: Mapping[str, Any], force: bool = False) -> dict[str, float]:
+    """Refuses (ScenarioError) a run whose estimated work or trace memory is enormous, and warns
+    (:class:`SattcpWarning`) about a long one, each with the numbers; ``force`` turns refusals
+    into warnings."""
+    est = estimate_work(config)
+    problems, notes = [], []
+    if est["events"] > MAX_EVENTS:
+        problems.append({"path": "run.duration", "rule": f"the run would take about {est['events']:.2g} engine events "
+                         f"({est['packets']:.2g} packets across the bottleneck, roughly {est['wall_s'] / 3600:,.0f} hours); "
+                         f"the limit is {MAX_EVENTS:.0e}: shorten run.duration, or force it (force=True, --force)",
+                         "got": json.dumps(config.get("run", {}).get("duration"))})
+    elif est["events"] > WARN_EVENTS:
+        notes.append(f"a long run: about {est['events']:.2g} engine events, roughly {est['wall_s']:,.0f} s of wall time")
+    mem = _memory_bytes()
+    if est["trace_bytes"] > mem / 2:
+        problems.append({"path": "trace", "rule": f"the traces would need about {est['trace_bytes'] / 2**30:,.1f} GiB "
+                         f"({est['trace_points']:.2g} points), more than half of this machine's {mem / 2**30:,.1f} GiB: "
+                         "trace fewer flows or links, shorten run.duration, or force it (force=True, --force)", "got": ""})
+    elif est["trace_bytes"] > WARN_TRACE_BYTES:
+        notes.append(f"large traces: about {est['trace_bytes'] / 2**30:,.1f} GiB ({est['trace_points']:.2g} points)")
+    if problems and not force:
+        raise ScenarioError(problems)
+    for p in problems:
+        notes.append(p["rule"].split(": shorten")[0].split(": trace fewer")[0] + " (forced)")
+    for n in notes:
+        warnings.warn(n, SattcpWarning, stacklevel=3)
+    return est
+
+
 def run(
-    scenario: str | Path,
+    scenario: str | Path | Mapping[str, Any],
     seed: int | None = None,
     overrides: Mapping[str, Any] | None = None,
     progress: bool | Progress = False,
     *,
     raw_overrides: bool = False,
+    force: bool = False,
 ) -> RunResult:
-    """Runs a scenario (a ``.toml`` path or TOML text) and returns its :class:`RunResult`.
+    """Runs a scenario (a ``.toml`` path, TOML text, or a dict of tables) and returns its
+    :class:`RunResult`.
 
     ``overrides`` maps dotted scenario keys to values (``{"tcp.flavor": "sack"}``);
     ``raw_overrides=True`` takes the values as typed on a command line. ``progress`` is True
-    for a progress bar on stderr, or a callable ``(now_s, duration_s)``.
+    for a progress bar on stderr, or a callable ``(now_s, duration_s)``. A run estimated to be
+    enormous (see :func:`check_resources`) is refused unless ``force``.
     """
     from . import _core
 
     text = read_scenario(scenario)
-    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64):
-        raise ScenarioError([{"path": "run.seed", "rule": "must be an integer from 0 to 2^64 - 1", "got": repr(seed)}])
+    _check_seed(seed)
     sim = _core.Simulation(text, _override_pairs(overrides, raw_overrides), seed)
+    config = json.loads(sim.config_json)
+    check_resources(config, force=force)
     t0 = time.perf_counter()
     report: Progress | None
     if progress is True:
@@ -212,7 +471,7 @@ def run(
             report.close()
     data = json.loads(sim.finish())
     wall = time.perf_counter() - t0
-    return RunResult(data=data, scenario=json.loads(sim.scenario_json), wall_time_s=wall, _packets=sim)
+    return RunResult(data=data, scenario=json.loads(sim.scenario_json), wall_time_s=wall, config=config, packets_source=sim)
 
 
 class _ProgressBar:

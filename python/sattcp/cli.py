@@ -45,6 +45,7 @@ def _opt(x: float | None) -> str:
 
 
 def format_summary(result) -> str:  # noqa: ANN001 - RunResult, imported lazily
+    """The readable summary of a run, from its plain data (no pandas: the command starts fast)."""
     s = result.summary
     out = [
         f"{s['name']}: seed {s['seed']}, {s['sim_time_s']:g} s simulated in {s['wall_time_s']:.2f} s wall "
@@ -54,53 +55,63 @@ def format_summary(result) -> str:  # noqa: ANN001 - RunResult, imported lazily
         f"timeouts {s['timeouts']}, fast retransmits {s['fast_retransmits']}, "
         f"retransmitted {s['bytes_retransmitted']:,} B, queue drops {s['drops_queue_full']}, corrupted {s['drops_corrupted']}",
     ]
-    flows = result.flows[result.flows.role == "data"]
     rows = [
         [
-            int(f.flow),
-            f"{f.throughput_bps / 1e6:.3f}",
-            f"{f.delivered_bytes:,}",
-            f"{f.bytes_retransmitted:,}",
-            int(f.timeouts),
-            int(f.fast_retransmits),
-            f"{f.final_cwnd:,}",
+            int(f["flow"]),
+            f"{f['throughput_bps'] / 1e6:.3f}",
+            f"{f['delivered_bytes']:,}",
+            f"{f['bytes_retransmitted']:,}",
+            int(f["timeouts"]),
+            int(f["fast_retransmits"]),
+            f"{f['final_cwnd']:,}",
         ]
-        for f in flows.itertuples()
+        for f in result.data["flows"]
+        if f.get("role") == "data"
     ]
-    rows = _elide(rows, 7)
     out.append("")
-    out.append(_fmt_table(rows, ["flow", "Mbps", "delivered B", "retx B", "RTOs", "fast rtx", "cwnd B"]))
-    links = result.links
-    busy = links[(links.link.str.startswith("bottleneck")) | (links.link.str.startswith("hop"))]
-    if len(busy):
+    out.append(_fmt_table(_elide(rows, 7), ["flow", "Mbps", "delivered B", "retx B", "RTOs", "fast rtx", "cwnd B"]))
+    busy = [ln for ln in result.data["links"] if ln["link"].startswith(("bottleneck", "hop"))]
+    if busy:
         out.append("")
         lrows = [
-            [ln.link, f"{ln.utilization:.4f}", f"{ln.packets:,}", int(ln.drops_queue_full), int(ln.drops_corrupted), f"{ln.peak_queue_bytes:,}", f"{ln.mean_queue_bytes:,.0f}"]
-            for ln in busy.itertuples()
+            [ln["link"], f"{ln['utilization']:.4f}", f"{ln['packets']:,}", int(ln["drops_queue_full"]), int(ln["drops_corrupted"]),
+             f"{ln['peak_queue_bytes']:,}", f"{ln['mean_queue_bytes']:,.0f}"]
+            for ln in busy
         ]
         out.append(_fmt_table(_elide(lrows, 7), ["link", "util", "packets", "drops", "corrupt", "peak queue B", "mean queue B"]))
     return "\n".join(out)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    import warnings
     from pathlib import Path
 
-    from .api import check_output_path, run
+    from .api import SattcpWarning, check_output_path, resolve, run
 
     overrides = _parse_set(args.set or [])
+    # On the command line the scenario is always a file.
+    scenario = Path(args.scenario)
+    if args.print_config:
+        print(resolve(scenario, seed=args.seed, overrides=overrides, raw_overrides=True, format="toml"), end="")
+        return 0
     if args.out:
         try:
             check_output_path(args.out)
         except SattcpError as e:
             print(f"sattcp: {e}", file=sys.stderr)
             return EXIT_BAD_INPUT
-    # On the command line the scenario is always a file.
-    result = run(Path(args.scenario), seed=args.seed, overrides=overrides, progress=not args.quiet and sys.stderr.isatty() or args.progress, raw_overrides=True)
+    with warnings.catch_warnings():
+        # Resource notes ("a long run: about 2e9 engine events...") before the run starts.
+        warnings.simplefilter("always", SattcpWarning)
+        warnings.showwarning = lambda message, *a, **k: print(f"sattcp: warning: {message}", file=sys.stderr)
+        progress = (not args.quiet and sys.stderr.isatty()) or args.progress
+        result = run(scenario, seed=args.seed, overrides=overrides, progress=progress, raw_overrides=True, force=args.force)
     for w in result.data.get("warnings", []):
         print(f"sattcp: warning: {w}", file=sys.stderr)
     if args.out:
-        path = result.save(args.out)
-        print(f"wrote {path}", file=sys.stderr)
+        result.save(args.out)
+        for p in result.output_paths(args.out).values():
+            print(f"wrote {p}", file=sys.stderr)
     if args.json:
         print(result.to_json())
     else:
@@ -108,25 +119,41 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="sattcp", description="TCP/IP over satellite networks: simulate, sweep, analyse.")
-    p.add_argument("--version", action="version", version=f"sattcp {__import__('sattcp').__version__}")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+def register_run(sub: argparse._SubParsersAction) -> None:
     r = sub.add_parser("run", help="run one scenario and print a summary")
     r.add_argument("scenario", help="scenario file (.toml)")
     r.add_argument("--set", action="append", metavar="PATH=VALUE", help="override a scenario key, e.g. --set tcp.flavor=sack (repeatable)")
     r.add_argument("--seed", type=int, help="random seed (replaces run.seed)")
     r.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
-    r.add_argument("--out", metavar="FILE", help="write the result (.json or .parquet)")
+    r.add_argument("--out", metavar="FILE", help="write the result: FILE.json (everything), or FILE.parquet (flows) "
+                   "with FILE.links.parquet and, when traces are recorded, FILE.traces.parquet beside it")
+    r.add_argument("--print-config", action="store_true", help="print the resolved scenario (every key with its effective value, "
+                   "defaults included) as TOML and exit without running")
+    r.add_argument("--force", action="store_true", help="run even when the estimated work or trace memory is enormous")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.add_argument("--progress", action="store_true", help="progress bar even when stderr is not a terminal")
     r.set_defaults(func=cmd_run)
-    try:
-        from . import cli_study
-    except ImportError:  # the study commands need the optional analysis dependencies
-        cli_study = None
-    if cli_study is not None:
-        cli_study.register(sub)
+
+
+#: Modules whose ``register(subparsers)`` adds subcommands (each sets ``func`` to a function
+#: ``(args) -> exit status``). A module that cannot be imported (optional dependencies
+#: missing) is left out. Add a module here to add commands.
+SUBCOMMAND_MODULES = ["sattcp.cli_study"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    import importlib
+
+    p = argparse.ArgumentParser(prog="sattcp", description="TCP/IP over satellite networks: simulate, sweep, analyse.")
+    p.add_argument("--version", action="version", version=f"sattcp {__import__('sattcp').__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    register_run(sub)
+    for name in SUBCOMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:  # e.g. the study commands need the optional analysis dependencies
+            continue
+        module.register(sub)
     return p
 
 
@@ -134,7 +161,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
+        # Written here, inside the handlers: a reader that went away (`| head`) is a
+        # BrokenPipeError now, not at interpreter exit.
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        # The reader (e.g. `head`) closed the pipe: stop quietly, as Unix tools do. Python
+        # would flush stdout again at exit and fail; point it at /dev/null first.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt as e:
         # SimulationInterrupted says how far the run got; a bare Ctrl-C says nothing.
         print(f"sattcp: {e or 'interrupted'}", file=sys.stderr)
@@ -152,12 +190,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Writing a result or reading a file failed: say which and why, no traceback.
         print(f"sattcp: {e.strerror or e}: {e.filename or ''}".rstrip(": "), file=sys.stderr)
         return EXIT_FAILED
-    except BrokenPipeError:
-        # The reader (e.g. `head`) closed the pipe: stop quietly, as Unix tools do.
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
 
 
 if __name__ == "__main__":

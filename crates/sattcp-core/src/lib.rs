@@ -9,6 +9,7 @@ pub mod engine;
 pub mod fabric;
 pub mod metrics;
 pub mod net;
+pub mod pep;
 pub mod scenario;
 pub mod tcp;
 pub mod time;

@@ -65,6 +65,7 @@ struct Simulation {
     name: String,
     seed: u64,
     scenario_json: String,
+    config_json: String,
     /// The packet trace, kept after `finish` for `packet_columns` and `write_pcapng`.
     packets: Option<sattcp_core::trace::PacketLog>,
 }
@@ -83,16 +84,18 @@ impl Simulation {
     #[pyo3(signature = (text, overrides=Vec::new(), seed=None))]
     fn new(py: Python<'_>, text: &str, overrides: Vec<(String, String)>, seed: Option<u64>) -> PyResult<Self> {
         let ov = self::overrides(&overrides);
-        let loaded = catch_unwind(AssertUnwindSafe(|| scenario::load(text, &ov, seed)));
-        let (sc, tree) = match loaded {
+        let loaded = catch_unwind(AssertUnwindSafe(|| scenario::resolve::resolve(text, &ov, seed)));
+        let r = match loaded {
             Ok(Ok(x)) => x,
             Ok(Err(e)) => return Err(scenario_error(py, &e.problems)),
             Err(p) => return Err(internal_error(py, format!("panic while loading the scenario: {}", panic_message(p)))),
         };
-        let scenario_json = serde_json::to_string(&tree).map_err(|e| internal_error(py, e.to_string()))?;
+        let scenario_json = serde_json::to_string(&r.tree).map_err(|e| internal_error(py, e.to_string()))?;
+        let config_json = serde_json::to_string(&r.to_json()).map_err(|e| internal_error(py, e.to_string()))?;
+        let sc = r.scenario;
         let built = catch_unwind(AssertUnwindSafe(|| sattcp_core::Simulation::new(&sc)));
         match built {
-            Ok(sim) => Ok(Simulation { sim: Some(sim), name: sc.name.clone(), seed: sc.seed, scenario_json, packets: None }),
+            Ok(sim) => Ok(Simulation { sim: Some(sim), name: sc.name.clone(), seed: sc.seed, scenario_json, config_json, packets: None }),
             Err(p) => Err(internal_error(py, format!("panic while building scenario {:?}, seed {}: {}", sc.name, sc.seed, panic_message(p)))),
         }
     }
@@ -121,6 +124,12 @@ impl Simulation {
     #[getter]
     fn scenario_json(&self) -> String {
         self.scenario_json.clone()
+    }
+
+    /// The resolved scenario (every key with its effective value, defaults included), as JSON.
+    #[getter]
+    fn config_json(&self) -> String {
+        self.config_json.clone()
     }
 
     /// Runs every event due at or before `t_ns` (never past the end), without the GIL, in
@@ -201,6 +210,32 @@ fn validate(py: Python<'_>, text: &str, overrides: Vec<(String, String)>) -> PyR
     }
 }
 
+/// The resolved scenario (every key with its effective value, defaults included) as JSON
+/// (`format="json"`) or TOML text (`format="toml"`); raises ScenarioError like `validate`.
+#[pyfunction]
+#[pyo3(signature = (text, overrides=Vec::new(), seed=None, format="json"))]
+fn resolve(py: Python<'_>, text: &str, overrides: Vec<(String, String)>, seed: Option<u64>, format: &str) -> PyResult<String> {
+    let ov = self::overrides(&overrides);
+    let r = match catch_unwind(AssertUnwindSafe(|| scenario::resolve::resolve(text, &ov, seed))) {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => return Err(scenario_error(py, &e.problems)),
+        Err(p) => return Err(internal_error(py, format!("panic while resolving the scenario: {}", panic_message(p)))),
+    };
+    match format {
+        "json" => serde_json::to_string(&r.to_json()).map_err(|e| internal_error(py, e.to_string())),
+        "toml" => Ok(r.to_toml()),
+        other => Err(pyo3::exceptions::PyValueError::new_err(format!("format must be \"json\" or \"toml\", got {other:?}"))),
+    }
+}
+
+/// The scenario's keys (crates/sattcp-core/src/scenario/schema.rs) as a JSON list of
+/// {key, ty, unit, default: {kind, value}, allowed, when, meaning}, with the link tables.
+#[pyfunction]
+fn schema(py: Python<'_>) -> PyResult<String> {
+    let doc = serde_json::json!({"keys": scenario::schema::KEYS, "link_tables": scenario::schema::LINK_TABLES});
+    serde_json::to_string(&doc).map_err(|e| internal_error(py, e.to_string()))
+}
+
 /// Raises a Rust panic inside a guarded call, for tests of the panic -> InternalError mapping.
 #[pyfunction]
 fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
@@ -217,6 +252,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     std::panic::set_hook(Box::new(|_| {}));
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

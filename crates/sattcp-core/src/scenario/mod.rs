@@ -5,6 +5,8 @@
 //! broken and the value given ("links.bottleneck.rate: must be > 0, got \"-45Mbps\"").
 
 pub mod raw;
+pub mod resolve;
+pub mod schema;
 pub mod validate;
 
 pub use validate::{AppSpec, LinkSpec, LossSpec, Scenario, SwitchSpec, Topology, TraceSpec};

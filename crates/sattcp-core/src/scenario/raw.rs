@@ -21,7 +21,9 @@ impl std::fmt::Display for Val {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Val::Int(i) => write!(f, "{i}"),
-            Val::Float(x) => write!(f, "{x}"),
+            // Debug keeps the point of a whole float ("1024.0"), so that a float where an
+            // integer belongs shows as one.
+            Val::Float(x) => write!(f, "{x:?}"),
             Val::Str(s) => write!(f, "{s:?}"),
         }
     }

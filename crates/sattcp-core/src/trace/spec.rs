@@ -80,6 +80,24 @@ pub fn packets(v: Option<&toml::Value>, nflows: Option<u64>, link_names: Option<
     }
 }
 
+/// `trace.packets` as written for a selection (the resolved scenario).
+pub fn to_value(f: Option<&PacketFilter>) -> toml::Value {
+    match f {
+        None => toml::Value::String("none".into()),
+        Some(PacketFilter { flows: None, links: None }) => toml::Value::String("all".into()),
+        Some(f) => {
+            let mut t = toml::Table::new();
+            if let Some(flows) = &f.flows {
+                t.insert("flows".into(), toml::Value::Array(flows.iter().map(|&n| toml::Value::Integer(n as i64)).collect()));
+            }
+            if let Some(links) = &f.links {
+                t.insert("links".into(), toml::Value::Array(links.iter().map(|n| toml::Value::String(n.clone())).collect()));
+            }
+            toml::Value::Table(t)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,6 +115,12 @@ mod tests {
         assert_eq!(packets(None, None, None), Ok(None));
         assert_eq!(read("{ flows = [0, 3] }"), Ok(Some(PacketFilter { flows: Some(vec![0, 3]), links: None })));
         assert_eq!(read("{ links = [\"bottleneck\"], flows = [] }"), Ok(Some(PacketFilter { flows: Some(vec![]), links: Some(vec!["bottleneck".into()]) })));
+        // Written back as read (the resolved scenario).
+        for text in ["\"all\"", "\"none\"", "{ flows = [0, 3] }", "{ flows = [1], links = [\"bottleneck\"] }"] {
+            let f = read(text).unwrap();
+            let v: toml::Table = toml::from_str(&format!("packets = {text}")).unwrap();
+            assert_eq!(to_value(f.as_ref()), v["packets"], "{text}");
+        }
     }
 
     #[test]

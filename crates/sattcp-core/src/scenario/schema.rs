@@ -1,0 +1,379 @@
+//! The scenario's keys, one row each: type, unit, default, allowed values and meaning.
+//!
+//! This table is the reference documentation of the scenario file: `docs/scenario.md` is
+//! generated from it (`scripts/gen_scenario_doc.py`, through `sattcp._core.schema()`), and the
+//! tests below fail when the raw serde structs (`raw.rs`) accept a key this table does not
+//! list, or the other way round, or when a default written here is not the one validation
+//! applies. Adding a key to the scenario therefore means adding its row here.
+
+use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor};
+use serde::Serialize;
+
+/// The default of a key.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+pub enum Dflt {
+    /// The key must be given (where it applies).
+    Required,
+    /// Absent unless given; what absence means is in the row's meaning. The resolved scenario
+    /// leaves it out.
+    None,
+    /// This value, written as a TOML literal ("100s" with its quotes is written `"100s"`).
+    Value(&'static str),
+    /// Computed from other keys, as described.
+    Computed(&'static str),
+}
+
+/// One key of the scenario file.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Key {
+    /// Dotted path. `links.<link>.` stands for each of [`LINK_TABLES`]; `[]` marks the entries
+    /// of a list of tables (`loss[].flow` is `flow` in each `[[loss]]`).
+    pub key: &'static str,
+    /// What is written: integer, number, boolean, string, duration, rate, size, list.
+    pub ty: &'static str,
+    /// Unit or accepted unit suffixes ("" for none).
+    pub unit: &'static str,
+    pub default: Dflt,
+    /// Allowed values or range.
+    pub allowed: &'static str,
+    /// When the key applies ("" for always).
+    pub when: &'static str,
+    /// One line.
+    pub meaning: &'static str,
+}
+
+/// The link tables that `links.<link>.` stands for.
+pub const LINK_TABLES: [&str; 3] = ["links.access", "links.bottleneck", "links.path[]"];
+
+const DURATION_UNITS: &str = "ns, us, ms, s, min";
+const RATE_UNITS: &str = "bps, kbps, Mbps, Gbps";
+const BYTE_UNITS: &str = "B, KB, MB, GB, KiB, MiB (an integer is bytes)";
+
+macro_rules! key {
+    ($key:expr, $ty:expr, $unit:expr, $default:expr, $allowed:expr, $when:expr, $meaning:expr) => {
+        Key { key: $key, ty: $ty, unit: $unit, default: $default, allowed: $allowed, when: $when, meaning: $meaning }
+    };
+}
+
+/// Every key of the scenario file, in the order of the documentation.
+pub const KEYS: &[Key] = &[
+    key!("name", "string", "", Dflt::Value("\"scenario\""), "", "", "Name of the scenario, carried by its results."),
+    key!("description", "string", "", Dflt::None, "", "", "Free text; no effect on the run."),
+    // [run]
+    key!("run.duration", "duration", DURATION_UNITS, Dflt::Value("\"100s\""), "> 0 and <= 1000000s", "", "Simulated time of the run."),
+    key!("run.seed", "integer", "", Dflt::Value("1"), ">= 0 (`--seed` up to 2^64 - 1 replaces it)", "", "Master seed of the named random streams."),
+    // [topology]
+    key!("topology.kind", "string", "", Dflt::Value("\"dumbbell\""), "`dumbbell`, `path`", "", "N sources -> router -> bottleneck -> router -> N sinks, or one flow over a chain of hops (`[[links.path]]`)."),
+    key!("topology.pairs", "integer", "", Dflt::Value("1"), "1 to 100000 (a path: 1)", "", "Source/sink pairs of the dumbbell, one TCP connection each."),
+    // [links.access], [links.bottleneck], [[links.path]]
+    key!("links.<link>.rate", "rate", RATE_UNITS, Dflt::Required, "> 0", "dumbbell: access and bottleneck; path: each hop", "Line rate of the link (each direction)."),
+    key!("links.<link>.payload_rate", "rate", RATE_UNITS, Dflt::Computed("the link's `rate`"), "> 0 and <= rate", "", "Rate left for ATM cells after physical framing (OC-3: 149.76 of 155.52 Mbps, seed 000 §4.2.1)."),
+    key!("links.<link>.delay", "duration", DURATION_UNITS, Dflt::Value("\"0s\""), ">= 0", "", "One-way propagation delay."),
+    key!("links.<link>.ber", "number", "", Dflt::Value("0.0"), "[0, 1)", "", "Bit error rate; a packet with a bit error is dropped at the receiving end."),
+    key!("links.<link>.queue", "size", "B, KB, ..., pkt, bdp", Dflt::None, "holds at least one packet (MSS + 40 bytes)", "drop-tail switches", "Drop-tail queue at the sending end of the link; absent: `switch.buffer` on the bottleneck, unlimited elsewhere."),
+    // [switch]
+    key!("switch.kind", "string", "", Dflt::Value("\"droptail\""), "`droptail`, `atm`", "", "IP routers with FIFO drop-tail queues, or cell-level ATM switches with a UBR+ drop policy (seed 000 §3)."),
+    key!("switch.buffer", "size", "B, KB, ..., pkt, cells (ATM), bdp", Dflt::Value("\"1bdp\""), "holds one packet (drop-tail) or one frame of cells (ATM); at most 2^32 - 1 cells", "", "Buffer of the port feeding the bottleneck, each direction; `bdp` = bottleneck rate x round-trip propagation delay."),
+    key!("switch.policy", "string", "", Dflt::Value("\"ubr\""), "`ubr`, `ppd`, `epd`, `sd`, `fba`", "switch.kind = \"atm\"", "Drop policy of the ATM ports: plain UBR tail drop, partial/early packet discard, selective drop, fair buffer allocation."),
+    key!("switch.R", "number", "", Dflt::Value("0.8"), "(0, 1]", "switch.kind = \"atm\"", "Drop threshold of EPD, SD and FBA as a fraction of the buffer (seed 000 §4.2.3)."),
+    key!("switch.Z", "number", "", Dflt::Value("0.8"), "(0, 1]", "switch.kind = \"atm\"", "The per-VC parameter Z of SD and FBA (seed 000 §4.2.3)."),
+    // [tcp]
+    key!("tcp.flavor", "string", "", Dflt::Value("\"reno\""), "`vanilla`, `reno`, `newreno`, `sack`, `newreno_rfc6582`, `sack_rfc6675`, optionally `/reno`, `/cubic`, `/hybla`", "", "A (loss recovery, congestion control) pair by name (seed 001 §2); `recovery` and `cc` override its parts."),
+    key!("tcp.recovery", "string", "", Dflt::Computed("from `tcp.flavor`"), "`timeout`, `reno`, `newreno_ns2`, `newreno_rfc6582`, `sack_fall_floyd`, `sack_rfc6675`", "", "Loss recovery."),
+    key!("tcp.cc", "string", "", Dflt::Computed("from `tcp.flavor`"), "`reno_aimd`, `cubic`, `hybla`", "", "Congestion control."),
+    key!("tcp.mss", "integer", "bytes", Dflt::Value("1024"), "1 to 65495", "", "Maximum segment size (TCP payload bytes)."),
+    key!("tcp.window", "integer", "bytes", Dflt::Value("65535"), "1 to 65535", "", "The 16-bit advertised window field; the receive window is `window << window_scale`."),
+    key!("tcp.window_scale", "integer", "", Dflt::Value("0"), "0 to 14 (RFC 7323)", "", "Window scale shift."),
+    key!("tcp.ssthresh", "size", BYTE_UNITS, Dflt::Computed("max(1 bdp, 2 x MSS)"), "> 0; `\"bdp\"` or `\"Xbdp\"` allowed", "", "Initial slow-start threshold."),
+    key!("tcp.initial_cwnd", "integer", "segments", Dflt::Value("1"), "1 to 1000", "", "Initial congestion window."),
+    key!("tcp.send_buffer", "size", BYTE_UNITS, Dflt::Value("\"unlimited\""), "`\"unlimited\"` or at least one MSS; `\"Xbdp\"` allowed", "", "Send buffer (bytes the application may have queued beyond what is acknowledged)."),
+    key!("tcp.delayed_ack", "boolean", "", Dflt::Value("false"), "", "", "Delayed ACKs (off in the seeds: every segment is acknowledged at once)."),
+    key!("tcp.delack_timeout", "duration", DURATION_UNITS, Dflt::Value("\"100ms\""), ">= 0", "", "Delayed-ACK timer."),
+    key!("tcp.sws_avoidance", "boolean", "", Dflt::Value("false"), "", "", "Silly-window-syndrome avoidance (off in the seeds)."),
+    key!("tcp.timer_granularity", "duration", DURATION_UNITS, Dflt::Value("\"100ms\""), "> 0", "", "Tick of the retransmission timer (100 ms in the seeds)."),
+    key!("tcp.initial_rto", "duration", DURATION_UNITS, Dflt::Value("\"3s\""), ">= 0", "", "Retransmission timeout before the first RTT sample."),
+    key!("tcp.min_rto", "duration", DURATION_UNITS, Dflt::Value("\"200ms\""), "<= max_rto", "", "Lower bound of the retransmission timeout."),
+    key!("tcp.max_rto", "duration", DURATION_UNITS, Dflt::Value("\"64s\""), ">= min_rto", "", "Upper bound of the retransmission timeout."),
+    key!("tcp.sack", "boolean", "", Dflt::Computed("true for the SACK recoveries, else false"), "true with a SACK recovery", "", "Negotiate the SACK option."),
+    key!("tcp.dupack_threshold", "integer", "ACKs", Dflt::Value("3"), "1 to 1000", "", "Duplicate ACKs that trigger fast retransmit."),
+    key!("tcp.fin", "boolean", "", Dflt::Value("false"), "", "", "Close with a FIN when a finite transfer has been sent."),
+    key!("tcp.slow_start_restart", "boolean", "", Dflt::Value("true"), "", "", "Slow-start restart after an idle RTO (ns-2's default)."),
+    // [app]
+    key!("app.kind", "string", "", Dflt::Value("\"bulk\""), "`bulk`, `transfer`, `www`", "", "Persistent senders, one fixed-size transfer per flow, or the seeds' WWW client/server pairs (seed 000 §4.1)."),
+    key!("app.bytes", "size", BYTE_UNITS, Dflt::Required, "> 0", "app.kind = \"transfer\"", "Size of each transfer."),
+    key!("app.start", "duration", DURATION_UNITS, Dflt::Value("\"0s\""), ">= 0", "app.kind = \"bulk\" or \"transfer\"", "When the first flow starts."),
+    key!("app.stagger", "duration", DURATION_UNITS, Dflt::Value("\"0s\""), ">= 0", "app.kind = \"bulk\" or \"transfer\"", "Flow i starts at start + i x stagger."),
+    key!("app.think_time", "duration", DURATION_UNITS, Dflt::Value("\"10s\""), "> 0 and > 8 x gap_max", "app.kind = \"www\"", "Time from one batch of requests to the next."),
+    key!("app.first_batch", "string", "", Dflt::Value("\"staggered\""), "`staggered`, `zero`", "app.kind = \"www\"", "First batch at a random time in [0, think_time), or every client at t = 0."),
+    key!("app.truncation", "string", "", Dflt::Value("\"clamp\""), "`clamp`, `resample`", "app.kind = \"www\"", "How the Poisson(5) draws are brought into 1..9."),
+    key!("app.request_bytes", "size", BYTE_UNITS, Dflt::Value("128"), ">= 0", "app.kind = \"www\"", "Bytes of one request."),
+    key!("app.gap_min", "duration", DURATION_UNITS, Dflt::Value("\"100ms\""), "<= gap_max", "app.kind = \"www\"", "Gaps between the requests of a batch are uniform in [gap_min, gap_max)."),
+    key!("app.gap_max", "duration", DURATION_UNITS, Dflt::Value("\"500ms\""), ">= gap_min", "app.kind = \"www\"", "See gap_min."),
+    // [[loss]]
+    key!("loss[].flow", "integer", "", Dflt::Value("0"), "0 to flows - 1", "", "Flow whose segment is dropped."),
+    key!("loss[].offset", "size", BYTE_UNITS, Dflt::None, "a multiple of tcp.mss; less than app.bytes", "", "Data offset (0-based) of the segment to drop; give `offset` or `segment`."),
+    key!("loss[].segment", "integer", "segments", Dflt::None, ">= 0", "", "Index of the MSS-sized segment to drop (offset = segment x MSS); give `offset` or `segment`."),
+    key!("loss[].transmission", "integer", "", Dflt::Value("0"), "0 to 1000", "", "Which transmission of that segment is dropped (0 = the first)."),
+    // [trace]
+    key!("trace.flows", "list of integers", "", Dflt::Value("[]"), "flow indices", "", "Flows whose cwnd, ssthresh and srtt are recorded on change."),
+    key!("trace.links", "list of strings", "", Dflt::Value("[]"), "link names: bottleneck, bottleneck-rev, src{i}->r1, ... (path: hop{i}, hop{i}-rev)", "", "Links whose queue length is recorded on change."),
+    key!("trace.max_points", "integer", "points", Dflt::Value("10000000"), ">= 0", "", "Bound of the time series together (16 bytes a point), shared equally by the traced variables; a full one stops recording and the run warns (docs/traces.md)."),
+    key!("trace.packets", "string or table", "", Dflt::Value("\"none\""), "\"all\", \"none\", { flows = [...], links = [...] }", "", "Packet events recorded (sent, queued, dequeued, dropped, received): RunResult.packets, pcapng files (docs/traces.md)."),
+    key!("trace.max_packet_events", "integer", "events", Dflt::Value("5000000"), ">= 0", "", "Bound of the packet log (64 bytes an event); a full log stops recording and the run warns (docs/traces.md)."),
+];
+
+/// The concrete keys a row stands for (`links.<link>.rate` -> one per link table).
+pub fn expand(key: &str) -> Vec<String> {
+    match key.strip_prefix("links.<link>.") {
+        Some(rest) => LINK_TABLES.iter().map(|t| format!("{t}.{rest}")).collect(),
+        None => vec![key.to_string()],
+    }
+}
+
+/// The keys the raw serde structs accept, as dotted paths (`[]` for list entries), found by
+/// running their `Deserialize` against a probe that records every field it is asked for.
+pub fn accepted_keys() -> Vec<String> {
+    let mut out = Vec::new();
+    // The probe answers every request, so this cannot fail; a failure would show as a
+    // missing key in the tests.
+    let _ = <super::raw::RawScenario as serde::Deserialize>::deserialize(Probe { path: String::new(), out: &mut out });
+    out
+}
+
+/// A `Deserializer` that hands every struct all of its fields, each with a placeholder value,
+/// and records the dotted path of every leaf value it is asked for.
+struct Probe<'a> {
+    path: String,
+    out: &'a mut Vec<String>,
+}
+
+#[derive(Debug)]
+struct ProbeError(String);
+
+impl std::fmt::Display for ProbeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for ProbeError {}
+impl de::Error for ProbeError {
+    fn custom<T: std::fmt::Display>(msg: T) -> Self {
+        ProbeError(msg.to_string())
+    }
+}
+
+impl Probe<'_> {
+    fn leaf(&mut self) {
+        // A list of plain values is one key ("trace.flows"), not one per element.
+        let p = self.path.strip_suffix("[]").unwrap_or(&self.path).to_string();
+        if !self.out.contains(&p) {
+            self.out.push(p);
+        }
+    }
+}
+
+impl<'de> de::Deserializer<'de> for Probe<'_> {
+    type Error = ProbeError;
+
+    fn deserialize_any<V: Visitor<'de>>(mut self, v: V) -> Result<V::Value, ProbeError> {
+        self.leaf();
+        v.visit_i64(0)
+    }
+    fn deserialize_bool<V: Visitor<'de>>(mut self, v: V) -> Result<V::Value, ProbeError> {
+        self.leaf();
+        v.visit_bool(false)
+    }
+    fn deserialize_i64<V: Visitor<'de>>(mut self, v: V) -> Result<V::Value, ProbeError> {
+        self.leaf();
+        v.visit_i64(0)
+    }
+    fn deserialize_f64<V: Visitor<'de>>(mut self, v: V) -> Result<V::Value, ProbeError> {
+        self.leaf();
+        v.visit_f64(0.0)
+    }
+    fn deserialize_str<V: Visitor<'de>>(mut self, v: V) -> Result<V::Value, ProbeError> {
+        self.leaf();
+        v.visit_str("")
+    }
+    fn deserialize_string<V: Visitor<'de>>(self, v: V) -> Result<V::Value, ProbeError> {
+        self.deserialize_str(v)
+    }
+    fn deserialize_option<V: Visitor<'de>>(self, v: V) -> Result<V::Value, ProbeError> {
+        v.visit_some(self)
+    }
+    fn deserialize_seq<V: Visitor<'de>>(self, v: V) -> Result<V::Value, ProbeError> {
+        v.visit_seq(OneElement { path: format!("{}[]", self.path), out: self.out, done: false })
+    }
+    fn deserialize_struct<V: Visitor<'de>>(self, _name: &'static str, fields: &'static [&'static str], v: V) -> Result<V::Value, ProbeError> {
+        v.visit_map(Fields { prefix: self.path, fields, next: 0, out: self.out })
+    }
+    serde::forward_to_deserialize_any! {
+        i8 i16 i32 i128 u8 u16 u32 u64 u128 f32 char bytes byte_buf unit unit_struct
+        newtype_struct tuple tuple_struct map enum identifier ignored_any
+    }
+}
+
+struct OneElement<'a> {
+    path: String,
+    out: &'a mut Vec<String>,
+    done: bool,
+}
+
+impl<'de> SeqAccess<'de> for OneElement<'_> {
+    type Error = ProbeError;
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, ProbeError> {
+        if self.done {
+            return Ok(None);
+        }
+        self.done = true;
+        seed.deserialize(Probe { path: self.path.clone(), out: self.out }).map(Some)
+    }
+}
+
+struct Fields<'a> {
+    prefix: String,
+    fields: &'static [&'static str],
+    next: usize,
+    out: &'a mut Vec<String>,
+}
+
+impl<'de> MapAccess<'de> for Fields<'_> {
+    type Error = ProbeError;
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, ProbeError> {
+        match self.fields.get(self.next) {
+            Some(f) => seed.deserialize(IntoDeserializer::<ProbeError>::into_deserializer(*f)).map(Some),
+            None => Ok(None),
+        }
+    }
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, ProbeError> {
+        let f = self.fields[self.next];
+        self.next += 1;
+        let path = if self.prefix.is_empty() { f.to_string() } else { format!("{}.{f}", self.prefix) };
+        seed.deserialize(Probe { path, out: self.out })
+    }
+}
+
+/// The leaf keys of a resolved scenario in the schema's notation (`loss[].flow`).
+fn leaf_keys(v: &serde_json::Value, prefix: &str, out: &mut std::collections::BTreeSet<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                let p = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                leaf_keys(x, &p, out);
+            }
+        }
+        // An empty list of tables (`loss = []`) has no keys; an empty list of values is one.
+        serde_json::Value::Array(a) if a.is_empty() && !KEYS.iter().any(|k| expand(k.key).contains(&prefix.to_string())) => {}
+        serde_json::Value::Array(a) if a.iter().any(|x| x.is_object()) => {
+            for x in a {
+                leaf_keys(x, &format!("{prefix}[]"), out);
+            }
+        }
+        _ => {
+            out.insert(prefix.to_string());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::resolve::resolve;
+    use std::collections::BTreeSet;
+
+    const WHERE: &str = "crates/sattcp-core/src/scenario/schema.rs (KEYS)";
+    const REGEN: &str = "then regenerate the reference: `.venv/bin/python scripts/gen_scenario_doc.py` (writes docs/scenario.md)";
+
+    fn documented() -> BTreeSet<String> {
+        KEYS.iter().flat_map(|k| expand(k.key)).collect()
+    }
+
+    #[test]
+    fn every_accepted_key_is_documented_and_every_documented_key_accepted() {
+        let accepted: BTreeSet<String> = accepted_keys().into_iter().collect();
+        let documented = documented();
+        let missing: Vec<_> = accepted.difference(&documented).collect();
+        let extra: Vec<_> = documented.difference(&accepted).collect();
+        assert!(
+            missing.is_empty(),
+            "the scenario accepts keys that {WHERE} does not list: {missing:?}.\nAdd one row per key to KEYS, e.g.\n    key!(\"{}\", \"type\", \"unit\", Dflt::Value(\"default as TOML\"), \"allowed values\", \"when it applies\", \"one-line meaning\"),\n(keys of links.access/bottleneck/path[] are written once as links.<link>.KEY); {REGEN}.",
+            missing[0]
+        );
+        assert!(extra.is_empty(), "{WHERE} lists keys the scenario does not accept (raw.rs): {extra:?}. Remove their rows, {REGEN}.");
+        let mut seen = BTreeSet::new();
+        for k in KEYS {
+            assert!(seen.insert(k.key), "{WHERE}: {} is listed twice", k.key);
+            assert!(!k.meaning.is_empty() && !k.ty.is_empty(), "{WHERE}: {} needs a type and a meaning", k.key);
+        }
+    }
+
+    #[test]
+    fn the_resolved_scenario_carries_every_key_with_a_default() {
+        let mut carried = BTreeSet::new();
+        for (_, r) in crate::scenario::resolve::tests::variants() {
+            leaf_keys(&r.to_json(), "", &mut carried);
+        }
+        for k in KEYS.iter().filter(|k| k.default != Dflt::None) {
+            for key in expand(k.key) {
+                assert!(
+                    carried.contains(&key),
+                    "{key} has a default in {WHERE} ({:?}) but no resolved scenario carries it: fill it in `fill_defaults` (crates/sattcp-core/src/scenario/resolve.rs), mark it Dflt::None if its absence is its meaning, or add a scenario using it to resolve::tests::variants()",
+                    k.default
+                );
+            }
+        }
+        // And nothing the schema does not know.
+        let documented = documented();
+        let unknown: Vec<_> = carried.difference(&documented).collect();
+        assert!(unknown.is_empty(), "the resolved scenario has keys {WHERE} does not list: {unknown:?}");
+    }
+
+    /// The defaults written in the table are those validation applies: a scenario with only
+    /// the required keys, resolved, has each default's value.
+    #[test]
+    fn documented_defaults_are_the_applied_ones() {
+        let base = "[links.access]\nrate = \"10Mbps\"\n[links.bottleneck]\nrate = \"1Mbps\"\ndelay = \"10ms\"\n";
+        let minimal = [
+            base.to_string(),
+            format!("{base}[switch]\nkind = \"atm\"\n"),
+            format!("{base}[app]\nkind = \"www\"\n"),
+            format!("{base}[app]\nkind = \"transfer\"\nbytes = 1000\n[[loss]]\nsegment = 0\n"),
+            "[topology]\nkind = \"path\"\n[[links.path]]\nrate = \"1Mbps\"\ndelay = \"10ms\"\n".to_string(),
+        ];
+        let mut checked = BTreeSet::new();
+        for text in &minimal {
+            let r = resolve(text, &[], None).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            let json = r.to_json();
+            let written = serde_json::to_value(text.parse::<toml::Table>().unwrap()).unwrap();
+            for k in KEYS {
+                let Dflt::Value(d) = k.default else { continue };
+                for key in expand(k.key) {
+                    let Some(got) = lookup(&json, &key) else { continue };
+                    // Keys written in the minimal scenario are not defaults.
+                    if lookup(&written, &key).is_some() {
+                        continue;
+                    }
+                    let want = crate::scenario::parse_override_value(d);
+                    let want = serde_json::to_value(&want).unwrap();
+                    assert_eq!(got, &want, "{WHERE}: the default of {key} is written {d}, validation applies {got}");
+                    checked.insert(key);
+                }
+            }
+        }
+        for k in KEYS.iter().filter(|k| matches!(k.default, Dflt::Value(_))) {
+            assert!(expand(k.key).iter().any(|key| checked.contains(key)), "the default of {} was never checked: add a minimal scenario where it applies", k.key);
+        }
+    }
+
+    fn lookup<'a>(v: &'a serde_json::Value, key: &str) -> Option<&'a serde_json::Value> {
+        let mut v = v;
+        for part in key.split('.') {
+            v = match part.strip_suffix("[]") {
+                Some(name) => v.get(name)?.get(0)?,
+                None => v.get(part)?,
+            };
+        }
+        Some(v)
+    }
+}

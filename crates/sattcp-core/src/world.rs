@@ -689,10 +689,10 @@ impl Simulation {
         let uid = self.next_uid;
         self.next_uid += 1;
         let pkt = Packet { uid, flow, dir, src, dst, bytes: seg.ip_bytes(), seg, corrupted: false };
-        if let Some(log) = self.plog.as_deref_mut() {
-            log.record(self.now, self.now, EventKind::Sent, Why::None, UNTRACED_LINK, src, uid, flow, dir, &seg);
-        }
         let id = self.packets.insert(pkt);
+        if self.plog.is_some() {
+            self.trace_host(id, EventKind::Sent, src);
+        }
         if let Some(&Some((d, vc))) = self.atm_port_of.get(src as usize) {
             self.send_cells(id, link, d, vc);
         } else {
@@ -710,10 +710,8 @@ impl Simulation {
             Admit::Sent { arrival, corrupted } => {
                 self.packets.slots[id as usize].corrupted = corrupted;
                 let first_bit_at = arrival - l.rate.tx_time(wire);
-                if let Some(log) = self.plog.as_deref_mut() {
-                    let (p, from) = (&self.packets.slots[id as usize], l.from);
-                    log.record(now, now, EventKind::Queued, Why::None, link, from, p.uid, p.flow, p.dir, &p.seg);
-                    log.record(now, first_bit_at - l.delay, EventKind::Dequeued, Why::None, link, from, p.uid, p.flow, p.dir, &p.seg);
+                if self.plog.is_some() {
+                    self.trace_hop(id, link, first_bit_at - self.links[link as usize].delay);
                 }
                 let fabric = self.atm.as_mut().expect("ATM fabric");
                 if let Some(t) = fabric.offer(dir as usize, vc, first_bit_at, id, cells as u32) {
@@ -721,19 +719,46 @@ impl Simulation {
                 }
             }
             Admit::Dropped(_) => {
-                self.trace_drop(id, link, Why::QueueFull);
+                if self.plog.is_some() {
+                    self.trace_drop(id, link, Why::QueueFull);
+                }
                 self.packets.release(id)
             }
         }
     }
 
-    /// Records the drop of packet `id` on `link`, if packets are traced.
+    // Packet traces: the world's hot paths test `self.plog.is_some()` and call these out of
+    // line, so that with tracing off a hook costs one load and one branch.
+
+    /// Records that `link` accepted packet `id` now and starts transmitting it at `start`.
     #[cold]
+    #[inline(never)]
+    fn trace_hop(&mut self, id: u32, link: LinkId, start: SimTime) {
+        if let Some(log) = self.plog.as_deref_mut() {
+            let (p, now, from) = (&self.packets.slots[id as usize], self.now, self.links[link as usize].from);
+            log.record(now, now, EventKind::Queued, Why::None, link, from, p.uid, p.flow, p.dir, &p.seg);
+            log.record(now, start, EventKind::Dequeued, Why::None, link, from, p.uid, p.flow, p.dir, &p.seg);
+        }
+    }
+
+    /// Records the drop of packet `id` on `link`.
+    #[cold]
+    #[inline(never)]
     fn trace_drop(&mut self, id: u32, link: LinkId, why: Why) {
         if let Some(log) = self.plog.as_deref_mut() {
             let (p, now) = (&self.packets.slots[id as usize], self.now);
             let node = self.links.get(link as usize).map_or(p.dst, |l| if why == Why::Corrupted { l.to } else { l.from });
             log.record(now, now, EventKind::Dropped, why, link, node, p.uid, p.flow, p.dir, &p.seg);
+        }
+    }
+
+    /// Records an event of packet `id` at a host (`node`): sent, received.
+    #[cold]
+    #[inline(never)]
+    fn trace_host(&mut self, id: u32, kind: EventKind, node: NodeId) {
+        if let Some(log) = self.plog.as_deref_mut() {
+            let (p, now) = (&self.packets.slots[id as usize], self.now);
+            log.record(now, now, kind, Why::None, UNTRACED_LINK, node, p.uid, p.flow, p.dir, &p.seg);
         }
     }
 
@@ -746,10 +771,9 @@ impl Simulation {
         match l.enqueue(now, bytes) {
             Admit::Sent { arrival, corrupted } => {
                 self.packets.slots[id as usize].corrupted = corrupted;
-                if let Some(log) = self.plog.as_deref_mut() {
-                    let p = &self.packets.slots[id as usize];
-                    log.record(now, now, EventKind::Queued, Why::None, link, l.from, p.uid, p.flow, p.dir, &p.seg);
-                    log.record(now, arrival - l.delay - l.rate.tx_time(bytes as u64), EventKind::Dequeued, Why::None, link, l.from, p.uid, p.flow, p.dir, &p.seg);
+                if self.plog.is_some() {
+                    let start = arrival - l.delay - l.rate.tx_time(bytes as u64);
+                    self.trace_hop(id, link, start);
                 }
                 let q = &mut self.in_flight[link as usize];
                 if q.is_empty() {
@@ -759,7 +783,9 @@ impl Simulation {
                 q.push_back((arrival, id));
             }
             Admit::Dropped(_) => {
-                self.trace_drop(id, link, Why::QueueFull);
+                if self.plog.is_some() {
+                    self.trace_drop(id, link, Why::QueueFull);
+                }
                 self.packets.release(id)
             }
         }
@@ -779,8 +805,8 @@ impl Simulation {
             return;
         }
         let (flow, dir, seg) = (p.flow, p.dir, p.seg);
-        if let Some(log) = self.plog.as_deref_mut() {
-            log.record(self.now, self.now, EventKind::Received, Why::None, UNTRACED_LINK, node, p.uid, flow, dir, &seg);
+        if self.plog.is_some() {
+            self.trace_host(id, EventKind::Received, node);
         }
         self.packets.release(id);
         let now = self.now;

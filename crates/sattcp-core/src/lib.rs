@@ -6,7 +6,6 @@
 pub mod app;
 pub mod atm;
 pub mod engine;
-pub mod fabric;
 pub mod metrics;
 pub mod net;
 pub mod pep;

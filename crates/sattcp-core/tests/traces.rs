@@ -152,3 +152,24 @@ fn the_pcapng_file_holds_each_links_transmissions_and_the_drops() {
     assert_eq!(per_if[r.links.len()], count(log, |e| e.kind == EventKind::Dropped));
     assert_eq!(written.wire + written.drops, per_if.iter().sum::<u64>());
 }
+
+#[test]
+fn atm_frames_lost_at_the_switch_port_are_dropped_on_the_bottleneck() {
+    let text = include_str!("../../../scenarios/kota-geo.toml");
+    let r = run(text, &[("topology.pairs", "4"), ("run.duration", "20s"), ("app.kind", "bulk"), ("switch.policy", "ubr"), ("switch.buffer", "200cells"), ("tcp.mss", "1024"), ("trace.packets", "all")]);
+    let log = r.packets.as_ref().unwrap();
+    let bn = &r.links[0];
+    assert_eq!(bn.link, "bottleneck");
+    let lost = count(log, |e| e.kind == EventKind::Dropped && e.reason == DropReason::AtmFrame && e.link == 0);
+    // Frames dropped whole are reported when a later frame of their VC completes, so some
+    // may still be pending at the end: at most the port's whole drops plus the frames
+    // discarded at reassembly.
+    assert!(lost > 0 && lost <= bn.drops_queue_full + bn.frames_discarded.unwrap(), "{lost} frames lost, link {bn:?}");
+    // Each host's frames are queued and sent as cells on its access link.
+    let src0 = r.links.iter().position(|l| l.link == "src0->r1").unwrap() as u32;
+    assert_eq!(count(log, |e| e.link == src0 && e.kind == EventKind::Queued), r.links[src0 as usize].packets);
+    assert!(count(log, |e| e.kind == EventKind::Received && e.dir == Dir::Data) > 0);
+    let mut buf = Vec::new();
+    let w = pcapng::write(log, &mut buf).unwrap();
+    assert_eq!(w.drops, count(log, |e| e.kind == EventKind::Dropped));
+}

@@ -295,3 +295,52 @@ fn world_link_names_are_the_topologys() {
         assert_eq!(names, sc.topology.link_names());
     }
 }
+
+/// Scripted losses at a chosen point (issue 9): at the sender the packet never leaves the host;
+/// at a link it crosses the hops before that link and is dropped where it would enter the
+/// link's queue, counted there as a scripted drop.
+#[test]
+fn scripted_loss_at_a_link_drops_where_the_packet_enters_its_queue() {
+    let text = r#"
+        [run]
+        duration = "20s"
+        [topology]
+        kind = "path"
+        [[links.path]]
+        rate = "10Mbps"
+        delay = "10ms"
+        [[links.path]]
+        rate = "2Mbps"
+        delay = "20ms"
+        [switch]
+        buffer = "100pkt"
+        [tcp]
+        flavor = "newreno"
+        mss = 1000
+        [app]
+        kind = "transfer"
+        bytes = 100000
+    "#;
+    let run = |at: &str| {
+        let t = format!("{text}\n        [[loss]]\n        segment = 5\n        {at}\n");
+        common::run(&t, &[])
+    };
+    let link = |r: &sattcp_core::metrics::result::RunResult, n: &str| r.links.iter().find(|l| l.link == n).unwrap().clone();
+    let (sender, default, hop1) = (run("at = \"sender\""), run(""), run("at = \"hop1\""));
+    assert_eq!(sender.digest, default.digest, "at = \"sender\" is the default");
+    assert!(sender.warnings.is_empty() && hop1.warnings.is_empty(), "{:?} {:?}", sender.warnings, hop1.warnings);
+    assert_eq!(link(&sender, "hop0").drops_scripted, 1);
+    assert_eq!(link(&sender, "hop1").drops_scripted, 0);
+    assert_eq!(link(&hop1, "hop0").drops_scripted, 0);
+    assert_eq!(link(&hop1, "hop1").drops_scripted, 1);
+    assert_eq!(link(&hop1, "hop1").drops_by_reason.get("scripted"), Some(&1));
+    // The dropped packet crossed hop0 once more than hop1 when dropped at hop1; when dropped
+    // at the sender, both hops carried the same data packets.
+    let data = |r: &sattcp_core::metrics::result::RunResult, n: &str| link(r, n).packets;
+    assert_eq!(data(&hop1, "hop0"), data(&hop1, "hop1") + 1);
+    assert_eq!(data(&sender, "hop0"), data(&sender, "hop1"));
+    for r in [&sender, &hop1] {
+        assert_eq!(r.flows[0].delivered_bytes, 100_000);
+        assert_eq!(r.flows[0].segments_retransmitted, 1, "one loss, one retransmission");
+    }
+}

@@ -161,6 +161,9 @@ pub struct RawLoss {
     /// Data segments dropped (`segment` k = the k-th MSS-sized segment), as an alternative to
     /// `offset`.
     pub segment: Option<i64>,
+    /// Where the packet is dropped: "sender" (default: as the sending host puts it on the wire)
+    /// or a link's name (where the packet would enter that link's queue; counted on that link).
+    pub at: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

@@ -190,6 +190,7 @@ pub fn fill_defaults(raw: &RawScenario, sc: &Scenario) -> RawScenario {
     for l in &mut r.loss {
         fill(&mut l.flow, 0);
         fill(&mut l.transmission, 0);
+        fill(&mut l.at, "sender".into());
     }
     fill(&mut r.trace.flows, sc.trace.flows.iter().map(|&f| f as i64).collect());
     fill(&mut r.trace.links, sc.trace.links.clone());

@@ -115,6 +115,7 @@ pub const KEYS: &[Key] = &[
     key!("loss[].offset", "size", BYTE_UNITS, Dflt::None, "a multiple of tcp.mss; less than app.bytes", "", "Data offset (0-based) of the segment to drop; give `offset` or `segment`."),
     key!("loss[].segment", "integer", "segments", Dflt::None, ">= 0", "", "Index of the MSS-sized segment to drop (offset = segment x MSS); give `offset` or `segment`."),
     key!("loss[].transmission", "integer", "", Dflt::Value("0"), "0 to 1000", "", "Which transmission of that segment is dropped (0 = the first)."),
+    key!("loss[].at", "string", "", Dflt::Value("\"sender\""), "`sender` or a link's name (drop-tail IP links only)", "", "Where the packet is dropped: as the sending host puts it on the wire, or where it would enter that link's queue (counted on that link as a scripted drop)."),
     // [trace]
     key!("trace.flows", "list of integers", "", Dflt::Value("[]"), "flow indices", "", "Flows whose cwnd, ssthresh and srtt are recorded on change."),
     key!("trace.links", "list of strings", "", Dflt::Value("[]"), "link names: bottleneck, bottleneck-rev, src{i}->r1, ... (path: hop{i}, hop{i}-rev)", "", "Links whose queue length is recorded on change."),

@@ -63,6 +63,9 @@ pub struct LossSpec {
     pub offset: u64,
     /// Which transmission of that segment (0 = the first).
     pub transmission: u16,
+    /// Where it is dropped: `None` at the sending host, or the name of the link into whose
+    /// queue it would have entered.
+    pub at: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -358,6 +361,13 @@ impl Ctx {
             queue: self.size(&format!("{path}.queue"), l.queue.as_ref()),
         }
     }
+}
+
+/// The first few of `names`, and how many there are if more ("a, b, c, ... (10 links)").
+fn few_names(names: &[String]) -> String {
+    let few: Vec<&str> = names.iter().take(6).map(|n| n.as_str()).collect();
+    let more = if names.len() > few.len() { format!(", ... ({} links)", names.len()) } else { String::new() };
+    format!("{}{more}", few.join(", "))
 }
 
 /// Checks every rule; on success every field is in engine units.
@@ -710,7 +720,19 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
                 0
             }
         };
-        losses.push(LossSpec { flow, offset, transmission });
+        let at = match l.at.as_deref() {
+            None | Some("sender") => None,
+            Some(name) => {
+                let path = format!("{p}.at");
+                if matches!(kind, SwitchKind::Atm { .. }) {
+                    c.err(&path, "a scripted loss at a link needs drop-tail IP links (switch.kind = \"droptail\"); ATM ports drop cells", format!("{name:?}"));
+                } else if !c.bad("topology") && !topology.link_names().iter().any(|n| n == name) {
+                    c.err(&path, format!("must be \"sender\" or name a link of the topology: {}", few_names(&topology.link_names())), format!("{name:?}"));
+                }
+                Some(name.to_string())
+            }
+        };
+        losses.push(LossSpec { flow, offset, transmission, at });
     }
 
     let mut trace = TraceSpec::default();
@@ -728,9 +750,7 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
     if !names.is_empty() {
         for (i, name) in trace.links.iter().enumerate() {
             if !names.contains(name) {
-                let few: Vec<&str> = names.iter().take(6).map(|n| n.as_str()).collect();
-                let more = if names.len() > few.len() { format!(", ... ({} links)", names.len()) } else { String::new() };
-                c.err(&format!("trace.links.{i}"), format!("must name a link of the topology: {}{more}", few.join(", ")), format!("{name:?}"));
+                c.err(&format!("trace.links.{i}"), format!("must name a link of the topology: {}", few_names(&names)), format!("{name:?}"));
             }
         }
     }
@@ -902,6 +922,19 @@ mod tests {
         assert_eq!(scenario(&loss("offset = 9216"), &transfer).losses[0].offset, 9216);
         assert_only(&loss("offset = 10240"), &transfer, "loss.0.offset: must be less than app.bytes (10240): the transfer has no data there, got 10240");
         assert_only(&loss("segment = 10"), &transfer, "loss.0.segment: must be less than 10: the transfer of app.bytes (10240) has that many segments of tcp.mss (1024), got 10");
+    }
+
+    #[test]
+    fn scripted_losses_happen_at_the_sender_or_a_named_link() {
+        let loss = |at: &str| format!("{GEO2}\n        [[loss]]\n        segment = 2\n        at = {at}\n");
+        assert_eq!(scenario(&loss("\"sender\""), &[]).losses[0].at, None);
+        assert_eq!(scenario(&loss("\"bottleneck\""), &[]).losses[0].at.as_deref(), Some("bottleneck"));
+        assert_only(&loss("\"r3\""), &[], "loss.0.at: must be \"sender\" or name a link of the topology: bottleneck, bottleneck-rev, src0->r1, r1->src0, r2->dst0, dst0->r2, ... (10 links), got \"r3\"");
+        assert_only(
+            &loss("\"bottleneck\""),
+            &[("switch.kind", "atm")],
+            "loss.0.at: a scripted loss at a link needs drop-tail IP links (switch.kind = \"droptail\"); ATM ports drop cells, got \"bottleneck\"",
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! predictable branch per packet event.
 
 pub mod pcapng;
+pub mod recorder;
 pub mod spec;
 
 use crate::net::packet::{Dir, FlowId, NodeId, SackBlock, Segment, MAX_SACK_BLOCKS};

@@ -1,0 +1,57 @@
+//! Bulk and fixed-size transfer sources: one per host pair, each owning one data flow that
+//! opens at `start + i x stagger` and is handed all its bytes at once (a bulk source: more than
+//! any run can carry).
+
+use super::{App, AppCx, Interest, Role, Setup};
+use crate::net::packet::FlowId;
+use crate::time::SimTime;
+
+/// What a bulk source offers: more than any run can carry, without overflowing counters.
+pub const BULK_BYTES: u64 = u64::MAX / 4;
+
+/// A source on one flow.
+pub struct Bulk {
+    flow: FlowId,
+    at: SimTime,
+    /// A fixed-size transfer: its size (then closed, with a FIN if tcp.fin).
+    bytes: Option<u64>,
+    done: bool,
+}
+
+impl App for Bulk {
+    fn interest(&self) -> Interest {
+        Interest { delivered: self.bytes.is_some(), acked: false }
+    }
+
+    fn start(&mut self, cx: &mut AppCx<'_>) {
+        cx.open_at(self.flow, self.at);
+    }
+
+    fn on_open(&mut self, cx: &mut AppCx<'_>, flow: FlowId) {
+        cx.write(flow, self.bytes.unwrap_or(BULK_BYTES));
+        if self.bytes.is_some() {
+            // A fixed-size transfer has nothing more: a FIN follows if tcp.fin.
+            cx.close(flow);
+        }
+    }
+
+    fn on_delivered(&mut self, cx: &mut AppCx<'_>, flow: FlowId, delivered: u64) {
+        if !self.done && self.bytes.is_some_and(|b| delivered >= b) {
+            self.done = true;
+            cx.complete(flow);
+        }
+    }
+
+    fn done(&self) -> bool {
+        self.done
+    }
+}
+
+/// One source per host pair: flow i from pair i's source to its sink.
+pub fn install(setup: &mut Setup<'_>, bytes: Option<u64>, start: SimTime, stagger: SimTime) {
+    let endpoints = setup.endpoints;
+    for (i, &(src, dst)) in endpoints.iter().enumerate() {
+        let flow = setup.flow(Role::Data, src, dst);
+        setup.app(Box::new(Bulk { flow, at: start + stagger.times(i as u64), bytes, done: false }), &[flow]);
+    }
+}

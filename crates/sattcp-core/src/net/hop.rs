@@ -1,0 +1,182 @@
+//! Hops: the places where a packet leaving a node is queued, may be dropped, and is carried to
+//! the next node. A node's route names a [`Via`]: a hop and, for hops fed by several inputs (an
+//! ATM port's VCs), which input.
+//!
+//! Kinds (enum dispatch, no allocation or virtual call per packet):
+//! - [`Hop::Link`]: a one-way IP link with its FIFO drop-tail queue (`net::link`). Its packets
+//!   in flight wait in a FIFO and only the head is in the event queue.
+//! - [`Hop::Atm`]: an ATM switch port fed by host access links and followed by the output link
+//!   and the far hosts' reassembly (`net::atm_hop`), advanced by wake-ups about twice a frame.
+//!
+//! Each kind answers the same questions: offer a packet ([`Hop::offer`]), what its scheduled
+//! event does ([`Hop::arrive`] for links, [`Hop::wake`] for ports), its maximum TCP goodput C
+//! ([`Hop::capacity_bps`], the one place C is computed), and its results.
+//!
+//! Adding a kind: a variant here, its `offer`, its event (`arrive` or `wake`), `capacity_bps`
+//! and `report`; the world calls only these.
+
+use super::atm_hop::{AtmHop, FrameFate};
+use super::link::{Admit, Link};
+use super::packet::{Packet, IP_HEADER, TCP_HEADER};
+use crate::atm::max_goodput_bps;
+use crate::metrics::result::LinkResult;
+use crate::time::SimTime;
+use std::collections::VecDeque;
+
+pub use super::atm_hop::LinkId;
+
+/// Index of a hop in the world.
+pub type HopId = u32;
+
+/// Where a node sends a packet: a hop and the hop's input (0 for single-input hops).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Via {
+    pub hop: HopId,
+    pub input: u32,
+}
+
+impl Via {
+    pub const NONE: Via = Via { hop: u32::MAX, input: 0 };
+    pub const fn hop(hop: HopId) -> Via {
+        Via { hop, input: 0 }
+    }
+}
+
+/// A drop-tail IP link as a hop.
+pub struct LinkHop {
+    pub link: LinkId,
+    /// The packets in flight (arrival time at the far node, packet), in arrival order: a link
+    /// delivers in the order it sends (one rate, one delay).
+    in_flight: VecDeque<(SimTime, u32)>,
+}
+
+pub enum Hop {
+    Link(LinkHop),
+    Atm(Box<AtmHop>),
+}
+
+/// What the world must schedule after a hop accepted a packet.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Nothing new.
+    Nothing,
+    /// A [`Hop::arrive`] event at this time (the packet became the head of a link's flight).
+    Arrive(SimTime),
+    /// A [`Hop::wake`] event at this time.
+    Wake(SimTime),
+}
+
+/// What offering a packet to a hop decided.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Offered {
+    /// The decision of the link that serialises the packet (drop-tail queue, bit errors).
+    pub admit: Admit,
+    pub next: Next,
+}
+
+impl Hop {
+    pub fn link(link: LinkId) -> Hop {
+        Hop::Link(LinkHop { link, in_flight: VecDeque::new() })
+    }
+
+    /// Offers packet `pkt` (`p`) at `now` on `input`. Drop decisions: the link's drop-tail
+    /// queue and bit errors (`Link::enqueue`); for ATM also the port's policy later, per cell.
+    #[inline]
+    pub fn offer(&mut self, now: SimTime, input: u32, pkt: u32, p: &mut Packet, links: &mut [Link]) -> Offered {
+        match self {
+            Hop::Link(h) => {
+                let admit = links[h.link as usize].enqueue(now, p.bytes);
+                let mut next = Next::Nothing;
+                if let Admit::Sent { arrival, corrupted } = admit {
+                    p.corrupted = corrupted;
+                    if h.in_flight.is_empty() {
+                        next = Next::Arrive(arrival);
+                    }
+                    debug_assert!(h.in_flight.back().is_none_or(|&(t, _)| t < arrival), "a link delivers in order");
+                    h.in_flight.push_back((arrival, pkt));
+                }
+                Offered { admit, next }
+            }
+            Hop::Atm(a) => {
+                let (admit, wake) = a.offer(now, input, pkt, p, links);
+                Offered { admit, next: wake.map_or(Next::Nothing, |t| Next::Wake(t.max(now))) }
+            }
+        }
+    }
+
+    /// A link's head packet reached the far node at `now`: returns it, the node, and the next
+    /// arrival to schedule.
+    #[inline]
+    pub fn arrive(&mut self, now: SimTime, links: &[Link]) -> (u32, u32, Option<SimTime>) {
+        match self {
+            Hop::Link(h) => {
+                let (t, pkt) = h.in_flight.pop_front().expect("a packet in flight");
+                debug_assert_eq!(t, now);
+                (pkt, links[h.link as usize].to, h.in_flight.front().map(|&(t, _)| t))
+            }
+            Hop::Atm(_) => unreachable!("ATM hops deliver through wake"),
+        }
+    }
+
+    /// A wake-up of a hop that moves packets internally (ATM port) at `now`. Reports each
+    /// frame's fate; returns the next wake-up.
+    pub fn wake(&mut self, now: SimTime, links: &mut [Link], fate: impl FnMut(FrameFate)) -> Option<SimTime> {
+        match self {
+            Hop::Link(_) => None,
+            Hop::Atm(a) => a.wake(now, links, fate),
+        }
+    }
+
+    /// C, the maximum TCP goodput of this hop for segments of `mss` bytes: the rate left after
+    /// TCP/IP headers on an IP link (rate x MSS / (MSS + 40)), after TCP/IP/LLC/AAL5/cell
+    /// overheads on an ATM port (seed 000 §4.3, `atm::max_goodput_bps`).
+    pub fn capacity_bps(&self, links: &[Link], mss: u32) -> f64 {
+        match self {
+            Hop::Link(h) => {
+                let mss = mss as f64;
+                links[h.link as usize].rate.as_bps() as f64 * mss / (mss + (IP_HEADER + TCP_HEADER) as f64)
+            }
+            Hop::Atm(a) => max_goodput_bps(a.cell_rate, mss as u64),
+        }
+    }
+
+    /// The link whose figures this hop gives (its output link).
+    pub fn out_link(&self) -> LinkId {
+        match self {
+            Hop::Link(h) => h.link,
+            Hop::Atm(a) => a.out_link,
+        }
+    }
+
+    /// The link a packet entering through `input` is serialised on first (where a scripted
+    /// loss at the sender is counted).
+    pub fn first_link(&self, input: u32) -> LinkId {
+        match self {
+            Hop::Link(h) => h.link,
+            Hop::Atm(a) => a.ingress(input),
+        }
+    }
+
+    /// Cells buffered by a port (for traces), `None` for links.
+    pub fn queue_cells(&self) -> Option<f64> {
+        match self {
+            Hop::Link(_) => None,
+            Hop::Atm(a) => Some(a.occupancy() as f64),
+        }
+    }
+
+    /// Closes the statistics at the end of the run.
+    pub fn close(&mut self, end: SimTime) {
+        if let Hop::Atm(a) = self {
+            a.close(end);
+        }
+    }
+
+    /// Writes what this hop knows into its output link's result (ATM ports: the figures in
+    /// cells); IP links' results come from the link itself.
+    pub fn report(&self, lr: &mut LinkResult, end: SimTime) {
+        if let Hop::Atm(a) = self {
+            a.report(lr, end);
+        }
+    }
+}

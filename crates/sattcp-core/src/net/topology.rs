@@ -1,0 +1,204 @@
+//! The topology builder: from a validated scenario, the nodes (hosts and routers or switches),
+//! the one-way links, the hops that queue packets onto them, and every node's routes.
+//!
+//! - dumbbell: N sources -> R1 -> bottleneck -> R2 -> N sinks, with drop-tail IP routers or
+//!   with the seeds' two ATM switches (`switch.kind = "atm"`: each direction of the bottleneck
+//!   is an [`AtmHop`] fed by the hosts' access links, one VC per pair);
+//! - path: one flow over a chain of hops with routers between them.
+//!
+//! Link order (the names and ids results use) is [`Topology::link_names`]; for IP topologies
+//! hop i is link i.
+
+use super::atm_hop::{AtmHop, AtmHopSpec};
+use super::hop::{Hop, HopId, LinkId, Via};
+use super::link::{Link, QueueLimit};
+use super::packet::NodeId;
+use crate::engine::rng::RngFactory;
+use crate::scenario::validate::SwitchKind;
+use crate::scenario::{LinkSpec, Scenario, Topology};
+use crate::time::Size;
+
+/// A node's static routes.
+pub enum Routes {
+    /// No routes (a router that packets never reach, such as an ATM dumbbell's).
+    None,
+    /// Every destination through one hop (a host).
+    Default(Via),
+    /// Per destination node (routers of a dumbbell or a graph).
+    Table(Vec<Via>),
+    /// A chain node: toward higher-numbered and lower-numbered nodes (a chain needs no table:
+    /// memory stays linear in the number of hops).
+    Chain { me: NodeId, up: Via, down: Via },
+}
+
+pub struct Node {
+    pub routes: Routes,
+}
+
+impl Node {
+    /// The hop toward `dst` ([`Via::NONE`] if none).
+    #[inline]
+    pub fn route(&self, dst: NodeId) -> Via {
+        match &self.routes {
+            Routes::Default(v) => *v,
+            Routes::Chain { me, up, down } => {
+                if dst > *me {
+                    *up
+                } else {
+                    *down
+                }
+            }
+            Routes::Table(t) => t.get(dst as usize).copied().unwrap_or(Via::NONE),
+            Routes::None => Via::NONE,
+        }
+    }
+}
+
+/// What the builder made.
+pub struct Network {
+    pub nodes: Vec<Node>,
+    pub links: Vec<Link>,
+    pub hops: Vec<Hop>,
+    /// Host pairs (source, sink) in order, for the applications.
+    pub endpoints: Vec<(NodeId, NodeId)>,
+    /// The hop whose C the run's metrics use.
+    pub bottleneck: HopId,
+}
+
+/// Resolves a queue size to a drop-tail limit.
+fn queue_limit(size: Size, bdp_bytes: u64) -> QueueLimit {
+    match size {
+        Size::Bytes(b) => QueueLimit::Bytes(b),
+        Size::Packets(p) => QueueLimit::Packets(p),
+        Size::Bdp(k) => QueueLimit::Bytes((k * bdp_bytes as f64).round() as u64),
+        // Validation rejects cells for drop-tail queues.
+        Size::Cells(c) => QueueLimit::Bytes(c * 48),
+    }
+}
+
+const UNLIMITED: QueueLimit = QueueLimit::Packets(u64::MAX);
+
+struct Builder<'a> {
+    rngs: &'a RngFactory,
+    links: Vec<Link>,
+}
+
+impl Builder<'_> {
+    fn link(&mut self, name: String, from: NodeId, to: NodeId, spec: &LinkSpec, limit: QueueLimit) -> LinkId {
+        let errors = self.rngs.stream(&format!("link/{name}/errors"));
+        self.links.push(Link::new(name, from, to, spec.rate, spec.delay, spec.ber, limit, errors));
+        (self.links.len() - 1) as LinkId
+    }
+}
+
+/// Builds the network of `sc`.
+pub fn build(sc: &Scenario, rngs: &RngFactory) -> Network {
+    let bdp = sc.bdp_bytes();
+    let mut b = Builder { rngs, links: Vec::new() };
+    let switch_limit = queue_limit(sc.switch.buffer, bdp);
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut hops: Vec<Hop> = Vec::new();
+    let mut endpoints = Vec::new();
+    let bottleneck;
+    match &sc.topology {
+        Topology::Dumbbell { pairs, access, bottleneck: bn } => {
+            let n = *pairs;
+            let (r1, r2) = (2 * n, 2 * n + 1);
+            let total = 2 * n + 2;
+            let atm = match sc.switch.kind {
+                SwitchKind::Atm { policy } => Some(policy),
+                SwitchKind::DropTail => None,
+            };
+            let access_limit = access.queue.map(|q| queue_limit(q, bdp)).unwrap_or(UNLIMITED);
+            // On ATM links the cells travel at the payload rate (after SONET framing).
+            let access_atm;
+            let access = if atm.is_some() {
+                access_atm = LinkSpec { rate: access.payload_rate, ..access.clone() };
+                &access_atm
+            } else {
+                access
+            };
+            let bn_limit = bn.queue.map(|q| queue_limit(q, bdp)).unwrap_or(switch_limit);
+            let fwd = b.link("bottleneck".into(), r1, r2, bn, bn_limit);
+            let rev = b.link("bottleneck-rev".into(), r2, r1, bn, bn_limit);
+            // Per pair: (up, down, out, back) links.
+            let mut access_links = Vec::with_capacity(n as usize);
+            for i in 0..n {
+                let (s, d) = (i, n + i);
+                let up = b.link(format!("src{i}->r1"), s, r1, access, access_limit);
+                let down = b.link(format!("r1->src{i}"), r1, s, access, access_limit);
+                let out = b.link(format!("r2->dst{i}"), r2, d, access, access_limit);
+                let back = b.link(format!("dst{i}->r2"), d, r2, access, access_limit);
+                access_links.push((up, down, out, back));
+                endpoints.push((s, d));
+            }
+            nodes.extend((0..total).map(|_| Node { routes: Routes::None }));
+            match atm {
+                None => {
+                    hops.extend((0..b.links.len() as u32).map(Hop::link));
+                    let mut t1 = vec![Via::NONE; total as usize];
+                    let mut t2 = vec![Via::NONE; total as usize];
+                    for (i, &(up, down, out, back)) in access_links.iter().enumerate() {
+                        let (s, d) = (i as u32, n + i as u32);
+                        nodes[s as usize].routes = Routes::Default(Via::hop(up));
+                        nodes[d as usize].routes = Routes::Default(Via::hop(back));
+                        t1[s as usize] = Via::hop(down);
+                        t1[d as usize] = Via::hop(fwd);
+                        t2[d as usize] = Via::hop(out);
+                        t2[s as usize] = Via::hop(rev);
+                    }
+                    nodes[r1 as usize].routes = Routes::Table(t1);
+                    nodes[r2 as usize].routes = Routes::Table(t2);
+                    bottleneck = fwd;
+                }
+                Some(policy) => {
+                    // Hop 0: switch 1's port onto the bottleneck, fed by the sources' access
+                    // links; hop 1: switch 2's port onto the reverse bottleneck. VC i is pair i.
+                    for (dir, (out_link, name)) in [(fwd, "bottleneck"), (rev, "bottleneck-rev")].into_iter().enumerate() {
+                        let vcs = access_links.iter().map(|&(up, down, out, back)| if dir == 0 { (up, access.rate, out) } else { (back, access.rate, down) }).collect();
+                        let spec = AtmHopSpec {
+                            capacity: sc.switch.buffer_cells as u32,
+                            policy,
+                            out_rate: bn.payload_rate,
+                            out_delay: bn.delay,
+                            out_ber: bn.ber,
+                            out_link,
+                            egress_rate: access.rate,
+                            egress_delay: access.delay,
+                            vcs,
+                        };
+                        let errors = rngs.stream(&format!("atm/{name}/errors"));
+                        hops.push(Hop::Atm(Box::new(AtmHop::new(spec, errors).expect("validated ATM parameters"))));
+                    }
+                    for i in 0..n {
+                        nodes[i as usize].routes = Routes::Default(Via { hop: 0, input: i });
+                        nodes[(n + i) as usize].routes = Routes::Default(Via { hop: 1, input: i });
+                    }
+                    bottleneck = 0;
+                }
+            }
+        }
+        Topology::Path { hops: specs } => {
+            let h = specs.len() as u32;
+            nodes.extend((0..=h).map(|i| Node { routes: Routes::Chain { me: i, up: Via::NONE, down: Via::NONE } }));
+            for (i, spec) in specs.iter().enumerate() {
+                let i = i as u32;
+                let limit = spec.queue.map(|q| queue_limit(q, bdp)).unwrap_or(switch_limit);
+                let f = b.link(format!("hop{i}"), i, i + 1, spec, limit);
+                let r = b.link(format!("hop{i}-rev"), i + 1, i, spec, limit);
+                if let Routes::Chain { up, .. } = &mut nodes[i as usize].routes {
+                    *up = Via::hop(f);
+                }
+                if let Routes::Chain { down, .. } = &mut nodes[(i + 1) as usize].routes {
+                    *down = Via::hop(r);
+                }
+            }
+            hops.extend((0..b.links.len() as u32).map(Hop::link));
+            endpoints.push((0, h));
+            // The slowest hop (the first of equals), forward direction.
+            let slowest = specs.iter().enumerate().min_by_key(|(_, s)| s.rate).map_or(0, |(i, _)| i as u32);
+            bottleneck = 2 * slowest;
+        }
+    }
+    Network { nodes, links: b.links, hops, endpoints, bottleneck }
+}

@@ -1,0 +1,667 @@
+//! The world of one run: nodes, links and hops (built by `net::topology`), TCP flows, and the
+//! applications that drive them (`app`), run by the event loop. Built from a validated
+//! [`Scenario`]; single-threaded and deterministic.
+//!
+//! The event loop knows packets, hops, TCP endpoints and applications only through their
+//! interfaces: a hop kind (`net::hop::Hop`) or an application (`app::App`) is added without
+//! touching this file.
+
+mod finish;
+
+use crate::app::{self, App, AppId, Interest, Role, Setup};
+use crate::engine::queue::{EventQueue, TimerSlot};
+use crate::engine::rng::RngFactory;
+use crate::metrics::result::Trace;
+use crate::net::atm_hop::FrameFate;
+use crate::net::hop::{Hop, HopId, LinkId, Next, Via};
+use crate::net::link::{Admit, DropReason, Link};
+use crate::net::packet::{Dir, FlowId, NodeId, Packet, Segment};
+use crate::net::tap::{PacketEvent, PacketTap, Tap, TapDrop};
+use crate::net::topology::{self, Node};
+use crate::scenario::{LossSpec, Scenario};
+use crate::tcp::{TcpReceiver, TcpSender};
+use crate::time::SimTime;
+use std::collections::BTreeMap;
+
+#[derive(Copy, Clone, Debug)]
+enum Ev {
+    /// A packet arrives at `node` (an ATM frame reassembled at its destination).
+    Arrive { pkt: u32, node: NodeId },
+    /// The first packet in flight on link hop `hop` reaches the link's far end. A link
+    /// delivers in the order it sends (one rate, one delay), so its packets in flight wait in
+    /// a FIFO and only the head of each link is in the event queue.
+    HopArrive { hop: HopId },
+    SenderTimer { flow: FlowId },
+    ReceiverTimer { flow: FlowId },
+    /// An application opens `flow` (its sender sends the SYN).
+    Open { flow: FlowId },
+    /// An application's timer.
+    AppTimer { app: AppId },
+    /// A hop that moves packets internally (an ATM switch port) has work due.
+    HopWake { hop: HopId },
+}
+
+impl Ev {
+    /// Two 64-bit words identifying the event, for the run digest.
+    #[inline]
+    fn words(&self) -> (u64, u64) {
+        match *self {
+            Ev::Arrive { pkt, node } => (1, (pkt as u64) << 32 | node as u64),
+            Ev::HopArrive { hop } => (7, hop as u64),
+            Ev::SenderTimer { flow } => (2, flow as u64),
+            Ev::ReceiverTimer { flow } => (3, flow as u64),
+            Ev::Open { flow } => (4, flow as u64),
+            Ev::AppTimer { app } => (5, app as u64),
+            Ev::HopWake { hop } => (6, hop as u64),
+        }
+    }
+}
+
+struct Flow {
+    role: Role,
+    /// The application that owns this flow (`u32::MAX`: none).
+    app: AppId,
+    src: NodeId,
+    dst: NodeId,
+    sender: TcpSender,
+    receiver: TcpReceiver,
+    snd_slot: TimerSlot,
+    rcv_slot: TimerSlot,
+    /// Bytes the application handed to TCP.
+    scheduled: u64,
+    /// When the application declared the flow's work complete (a transfer fully delivered).
+    completed_at: Option<SimTime>,
+    traced: bool,
+}
+
+/// A slab of packets in flight, reusing freed slots.
+#[derive(Default)]
+struct Packets {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+}
+
+impl Packets {
+    #[inline]
+    fn insert(&mut self, p: Packet) -> u32 {
+        if let Some(i) = self.free.pop() {
+            self.slots[i as usize] = p;
+            i
+        } else {
+            self.slots.push(p);
+            (self.slots.len() - 1) as u32
+        }
+    }
+    #[inline]
+    fn release(&mut self, i: u32) {
+        self.free.push(i);
+    }
+}
+
+/// An installed application with its timer.
+struct AppEntry {
+    app: Box<dyn App>,
+    interest: Interest,
+    slot: TimerSlot,
+}
+
+/// Everything but the applications: what an application's [`AppCx`] acts on.
+pub struct World {
+    now: SimTime,
+    duration: SimTime,
+    queue: EventQueue<Ev>,
+    nodes: Vec<Node>,
+    links: Vec<Link>,
+    hops: Vec<Hop>,
+    /// The bottleneck hop (whose C the metrics use).
+    bottleneck: HopId,
+    /// Per hop, whether its queue in cells is traced (ATM ports).
+    traced_cells: Vec<bool>,
+    flows: Vec<Flow>,
+    packets: Packets,
+    next_uid: u64,
+    /// Scripted losses at the sending host (`[[loss]]` without `at`).
+    losses: Vec<LossSpec>,
+    /// Scripted losses where a packet enters a link's queue, with the link.
+    link_losses: Vec<(LinkId, LossSpec)>,
+    out: Vec<Segment>,
+    traces: BTreeMap<String, Trace>,
+    tap: Tap,
+    /// Points each time series may hold: `trace.max_points` shared by the traced variables.
+    trace_cap: usize,
+    max_points: u64,
+}
+
+/// One run's simulation: `step`, `run_until`, `run`, then `finish` for the result.
+pub struct Simulation {
+    name: String,
+    seed: u64,
+    mss: u32,
+    events: u64,
+    digest: u64,
+    apps: Vec<AppEntry>,
+    w: World,
+}
+
+/// What an application can do, handed to each of its hooks.
+pub struct AppCx<'a> {
+    w: &'a mut World,
+    app: AppId,
+    slot: &'a mut TimerSlot,
+}
+
+impl AppCx<'_> {
+    /// The current simulated time.
+    pub fn now(&self) -> SimTime {
+        self.w.now
+    }
+
+    /// This application's id.
+    pub fn id(&self) -> AppId {
+        self.app
+    }
+
+    /// Opens `flow` at `at` (then [`App::on_open`] runs).
+    pub fn open_at(&mut self, flow: FlowId, at: SimTime) {
+        self.w.queue.push(at, Ev::Open { flow });
+    }
+
+    /// Arms the application's one timer (`None`: leave it as it is). An earlier deadline
+    /// replaces a later one; a later one waits for the one armed (re-arm in [`App::on_timer`]).
+    pub fn set_timer(&mut self, at: Option<SimTime>) {
+        if let Some(t) = self.slot.arm(at) {
+            self.w.queue.push(t, Ev::AppTimer { app: self.app });
+        }
+    }
+
+    /// Writes `bytes` to the sender of `flow` and sends what TCP may. Returns the bytes
+    /// accepted (all of them: send buffers are unbounded).
+    pub fn write(&mut self, flow: FlowId, bytes: u64) -> u64 {
+        let now = self.w.now;
+        let fl = &mut self.w.flows[flow as usize];
+        fl.scheduled = fl.scheduled.saturating_add(bytes);
+        fl.sender.app_send(now, bytes, &mut self.w.out);
+        self.w.after_sender(flow);
+        bytes
+    }
+
+    /// The application has no more data for `flow`: a FIN follows the last byte if tcp.fin.
+    pub fn close(&mut self, flow: FlowId) {
+        let now = self.w.now;
+        self.w.flows[flow as usize].sender.close(now, &mut self.w.out);
+        self.w.after_sender(flow);
+    }
+
+    /// Marks `flow`'s work complete now (its `completed_at_s`).
+    pub fn complete(&mut self, flow: FlowId) {
+        let now = self.w.now;
+        self.w.flows[flow as usize].completed_at.get_or_insert(now);
+    }
+
+    /// Bytes delivered in order by the receiver of `flow`.
+    pub fn delivered(&self, flow: FlowId) -> u64 {
+        self.w.flows[flow as usize].receiver.delivered()
+    }
+
+    /// Bytes acknowledged to the sender of `flow`.
+    pub fn acked(&self, flow: FlowId) -> u64 {
+        self.w.flows[flow as usize].sender.bytes_acked()
+    }
+}
+
+impl Simulation {
+    /// The world of `sc` with the applications its `[app]` names.
+    pub fn new(sc: &Scenario) -> Self {
+        Self::with_apps(sc, app::install)
+    }
+
+    /// The world of `sc` with the applications `install` sets up (declaring flows between the
+    /// topology's hosts and installing the applications that own them).
+    pub fn with_apps(sc: &Scenario, install: impl FnOnce(&mut Setup<'_>)) -> Self {
+        let rngs = RngFactory::new(sc.seed);
+        let net = topology::build(sc, &rngs);
+        let mut setup = Setup::new(sc, &net.endpoints, &rngs);
+        install(&mut setup);
+        let Setup { flows: decls, apps: installed, .. } = setup;
+        let flows: Vec<Flow> = decls
+            .iter()
+            .enumerate()
+            .map(|(f, d)| Flow {
+                role: d.role,
+                app: d.app,
+                src: d.src,
+                dst: d.dst,
+                sender: TcpSender::new(sc.tcp.clone()),
+                receiver: TcpReceiver::new(sc.tcp.clone()),
+                snd_slot: TimerSlot::default(),
+                rcv_slot: TimerSlot::default(),
+                scheduled: 0,
+                completed_at: None,
+                traced: sc.trace.flows.contains(&(f as u32)),
+            })
+            .collect();
+        let mut links = net.links;
+        let hops = net.hops;
+        // Queue traces: in packets on IP links, in cells at hops that keep their own queue.
+        let traced = |name: &str| sc.trace.links.iter().any(|n| n == name);
+        let traced_cells: Vec<bool> = hops.iter().map(|h| h.queue_cells().is_some() && traced(&links[h.out_link() as usize].name)).collect();
+        let ported: Vec<u32> = hops.iter().filter(|h| h.queue_cells().is_some()).map(|h| h.out_link()).collect();
+        let traced_vars = (3 * sc.trace.flows.len() + sc.trace.links.len()).max(1) as u64;
+        let trace_cap = (sc.trace.max_points / traced_vars).min(usize::MAX as u64) as usize;
+        for (i, l) in links.iter_mut().enumerate() {
+            if traced(&l.name) && !ported.contains(&(i as u32)) {
+                l.trace = Some(Trace::with_cap(trace_cap));
+            }
+        }
+        let link_losses = sc
+            .losses
+            .iter()
+            .filter_map(|l| {
+                let name = l.at.as_ref()?;
+                let id = links.iter().position(|k| &k.name == name).expect("validated link name");
+                Some((id as LinkId, l.clone()))
+            })
+            .collect();
+        let mut w = World {
+            now: SimTime::ZERO,
+            duration: sc.duration,
+            queue: EventQueue::new(),
+            nodes: net.nodes,
+            links,
+            hops,
+            bottleneck: net.bottleneck,
+            traced_cells,
+            flows,
+            packets: Packets::default(),
+            next_uid: 0,
+            losses: sc.losses.iter().filter(|l| l.at.is_none()).cloned().collect(),
+            link_losses,
+            out: Vec::with_capacity(64),
+            traces: BTreeMap::new(),
+            tap: Tap::default(),
+            trace_cap,
+            max_points: sc.trace.max_points,
+        };
+        if let Some(filter) = &sc.trace.packets {
+            w.tap = Tap::new(Box::new(w.packet_recorder(filter, sc.tcp.mss, sc.trace.max_packet_events)));
+        }
+        let mut apps: Vec<AppEntry> = installed.into_iter().map(|app| AppEntry { interest: app.interest(), app, slot: TimerSlot::default() }).collect();
+        for (i, e) in apps.iter_mut().enumerate() {
+            e.app.start(&mut AppCx { w: &mut w, app: i as AppId, slot: &mut e.slot });
+        }
+        Simulation {
+            name: sc.name.clone(),
+            seed: sc.seed,
+            mss: sc.tcp.mss,
+            events: 0,
+            // FNV-1a offset basis as the digest's starting value.
+            digest: 0xcbf2_9ce4_8422_2325,
+            apps,
+            w,
+        }
+    }
+
+    /// Installs a packet tap (packet traces): every packet event from now on goes to it.
+    pub fn set_tap(&mut self, tap: Box<dyn PacketTap>) {
+        self.w.tap = Tap::new(tap);
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.w.now
+    }
+    pub fn duration(&self) -> SimTime {
+        self.w.duration
+    }
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+    pub fn flow_count(&self) -> usize {
+        self.w.flows.len()
+    }
+    /// The receiving TCP of `flow` (its delivered bytes, statistics).
+    pub fn receiver(&self, flow: FlowId) -> &TcpReceiver {
+        &self.w.flows[flow as usize].receiver
+    }
+    /// The sending TCP of `flow` (its window, statistics).
+    pub fn sender(&self, flow: FlowId) -> &TcpSender {
+        &self.w.flows[flow as usize].sender
+    }
+    /// Application `app` (to ask whether it is done).
+    pub fn app(&self, app: AppId) -> &dyn App {
+        self.apps[app as usize].app.as_ref()
+    }
+
+    /// Runs the next event if it is due no later than the end of the run. Returns false when
+    /// nothing is left to run.
+    pub fn step(&mut self) -> bool {
+        match self.w.queue.peek_time() {
+            Some(t) if t <= self.w.duration => {}
+            _ => return false,
+        }
+        let (t, ev) = self.w.queue.pop().expect("peeked");
+        self.w.now = t;
+        self.events += 1;
+        let (a, b) = ev.words();
+        for w in [t.0, a, b] {
+            self.digest = (self.digest ^ w).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self.dispatch(ev);
+        true
+    }
+
+    /// Runs every event due at or before `until` (and never past the end of the run).
+    pub fn run_until(&mut self, until: SimTime) {
+        while !self.run_until_bounded(until, u64::MAX) {}
+    }
+
+    /// Like [`run_until`](Self::run_until) but stops after at most `max_events` events, so
+    /// that a caller can look up between slices (progress, Ctrl-C). Returns true once every
+    /// event due at or before `until` has run.
+    pub fn run_until_bounded(&mut self, until: SimTime, max_events: u64) -> bool {
+        let until = until.min(self.w.duration);
+        let mut n = 0;
+        while let Some(t) = self.w.queue.peek_time() {
+            if t > until {
+                break;
+            }
+            if n == max_events {
+                return false;
+            }
+            self.step();
+            n += 1;
+        }
+        self.w.now = self.w.now.max(until);
+        true
+    }
+
+    /// Runs to the end.
+    pub fn run(&mut self) {
+        self.run_until(self.w.duration);
+    }
+
+    /// Runs `f` on the application owning `flow`, if any.
+    #[inline]
+    fn with_app(&mut self, flow: FlowId, f: impl FnOnce(&mut dyn App, &mut AppCx<'_>)) {
+        let app = self.w.flows[flow as usize].app;
+        if let Some(e) = self.apps.get_mut(app as usize) {
+            f(e.app.as_mut(), &mut AppCx { w: &mut self.w, app, slot: &mut e.slot });
+        }
+    }
+
+    /// A TCP endpoint of `flow` took a segment travelling `dir`: tell its application.
+    #[inline]
+    fn took(&mut self, flow: FlowId, dir: Dir) {
+        let app = self.w.flows[flow as usize].app;
+        let Some(e) = self.apps.get(app as usize) else { return };
+        match dir {
+            Dir::Data if e.interest.delivered => {
+                let d = self.w.flows[flow as usize].receiver.delivered();
+                self.with_app(flow, |a, cx| a.on_delivered(cx, flow, d));
+            }
+            Dir::Ack if e.interest.acked => {
+                let d = self.w.flows[flow as usize].sender.bytes_acked();
+                self.with_app(flow, |a, cx| a.on_acked(cx, flow, d));
+            }
+            _ => {}
+        }
+    }
+
+    fn dispatch(&mut self, ev: Ev) {
+        let w = &mut self.w;
+        match ev {
+            Ev::Arrive { pkt, node } => {
+                if let Some((flow, dir)) = w.arrive(pkt, node) {
+                    self.took(flow, dir);
+                }
+            }
+            Ev::HopArrive { hop } => {
+                let (pkt, node, next) = w.hops[hop as usize].arrive(w.now, &w.links);
+                if let Some(t) = next {
+                    w.queue.push(t, Ev::HopArrive { hop });
+                }
+                if let Some((flow, dir)) = w.arrive(pkt, node) {
+                    self.took(flow, dir);
+                }
+            }
+            Ev::SenderTimer { flow } => {
+                let now = w.now;
+                let fl = &mut w.flows[flow as usize];
+                if fl.snd_slot.fire(now) {
+                    if fl.sender.poll_at().is_some_and(|t| t <= now) {
+                        fl.sender.on_timer(now, &mut w.out);
+                    }
+                    w.after_sender(flow);
+                }
+            }
+            Ev::ReceiverTimer { flow } => {
+                let now = w.now;
+                let fl = &mut w.flows[flow as usize];
+                if fl.rcv_slot.fire(now) {
+                    if fl.receiver.poll_at().is_some_and(|t| t <= now) {
+                        fl.receiver.on_timer(now, &mut w.out);
+                    }
+                    w.after_receiver(flow);
+                }
+            }
+            Ev::Open { flow } => {
+                let now = w.now;
+                w.flows[flow as usize].sender.connect(now, &mut w.out);
+                w.after_sender(flow);
+                self.with_app(flow, |a, cx| a.on_open(cx, flow));
+            }
+            Ev::AppTimer { app } => {
+                let e = &mut self.apps[app as usize];
+                if e.slot.fire(w.now) {
+                    e.app.on_timer(&mut AppCx { w, app, slot: &mut e.slot });
+                }
+            }
+            Ev::HopWake { hop } => w.hop_wake(hop),
+        }
+    }
+
+    /// Closes the run and returns its result.
+    pub fn finish(self) -> crate::metrics::result::RunResult {
+        let capacity_bps = self.w.hops[self.w.bottleneck as usize].capacity_bps(&self.w.links, self.mss);
+        finish::result(self.w, self.name, self.seed, self.events, self.digest, capacity_bps)
+    }
+}
+
+impl World {
+    /// The packet tap of `trace.packets` (crate::trace::recorder), for this world's flows,
+    /// links and hops.
+    fn packet_recorder(&self, filter: &crate::trace::PacketFilter, mss: u32, max_events: u64) -> crate::trace::recorder::PacketRecorder {
+        use crate::trace::{recorder::HopLinks, FlowEnds, LinkInfo, NO_LINK};
+        let first = |from: NodeId, to: NodeId| {
+            let via = self.nodes[from as usize].route(to);
+            if via == Via::NONE {
+                NO_LINK
+            } else {
+                self.hops[via.hop as usize].first_link(via.input)
+            }
+        };
+        let flows = self.flows.iter().map(|f| FlowEnds { src: f.src, dst: f.dst, mss: mss.min(u16::MAX as u32) as u16 }).collect();
+        let first_links = self.flows.iter().map(|f| [first(f.src, f.dst), first(f.dst, f.src)]).collect();
+        let links = self.links.iter().map(|l| LinkInfo { name: l.name.clone(), from: l.from, to: l.to, rate_bps: l.rate.as_bps() }).collect();
+        let hops = self.hops.iter().map(|h| if h.queue_cells().is_some() { HopLinks::Atm { out: h.out_link() } } else { HopLinks::Link(h.out_link()) }).collect();
+        crate::trace::recorder::PacketRecorder::new(flows, links, hops, first_links, filter, max_events)
+    }
+
+    /// Puts on the wire the segments an endpoint of `flow` just emitted: data from the
+    /// sender's host, ACKs from the receiver's.
+    fn flush(&mut self, flow: FlowId, dir: Dir) {
+        let fl = &self.flows[flow as usize];
+        let (src, dst) = match dir {
+            Dir::Data => (fl.src, fl.dst),
+            Dir::Ack => (fl.dst, fl.src),
+        };
+        let mut out = std::mem::take(&mut self.out);
+        for seg in out.drain(..) {
+            self.send(flow, dir, src, dst, seg);
+        }
+        self.out = out;
+    }
+
+    /// Sends what the sender of `flow` emitted and re-arms its timer.
+    fn after_sender(&mut self, flow: FlowId) {
+        let now = self.now;
+        self.flush(flow, Dir::Data);
+        let fl = &mut self.flows[flow as usize];
+        if let Some(t) = fl.snd_slot.arm(fl.sender.poll_at().map(|t| t.max(now))) {
+            self.queue.push(t, Ev::SenderTimer { flow });
+        }
+        if fl.traced {
+            let t = now.as_secs_f64();
+            let (cwnd, ssthresh, srtt) = (fl.sender.cwnd() as f64, fl.sender.ssthresh() as f64, fl.sender.srtt());
+            let cap = self.trace_cap;
+            self.traces.entry(format!("flow/{flow}/cwnd")).or_insert_with(|| Trace::with_cap(cap)).record(t, cwnd);
+            self.traces.entry(format!("flow/{flow}/ssthresh")).or_insert_with(|| Trace::with_cap(cap)).record(t, ssthresh);
+            if let Some(srtt) = srtt {
+                self.traces.entry(format!("flow/{flow}/srtt")).or_insert_with(|| Trace::with_cap(cap)).record(t, srtt.as_secs_f64());
+            }
+        }
+    }
+
+    /// Sends what the receiver of `flow` emitted and re-arms its timer.
+    fn after_receiver(&mut self, flow: FlowId) {
+        let now = self.now;
+        self.flush(flow, Dir::Ack);
+        let fl = &mut self.flows[flow as usize];
+        if let Some(t) = fl.rcv_slot.arm(fl.receiver.poll_at().map(|t| t.max(now))) {
+            self.queue.push(t, Ev::ReceiverTimer { flow });
+        }
+    }
+
+    /// Puts a segment on the wire at its source host. Drop decision: a scripted loss at the
+    /// sender (`[[loss]]`).
+    fn send(&mut self, flow: FlowId, dir: Dir, src: NodeId, dst: NodeId, seg: Segment) {
+        let via = self.nodes[src as usize].route(dst);
+        let pkt = Packet { uid: self.next_uid, flow, dir, src, dst, bytes: seg.ip_bytes(), seg, corrupted: false };
+        if dir == Dir::Data && !self.losses.is_empty() && seg.len > 0 {
+            let offset = seg.seq - 1;
+            if let Some(i) = self.losses.iter().position(|l| l.flow == flow && l.offset == offset && l.transmission == seg.tx_count) {
+                self.losses.swap_remove(i);
+                let link = self.hops[via.hop as usize].first_link(via.input);
+                self.links[link as usize].stats.drops_scripted += 1;
+                self.tap.event(self.now, PacketEvent::Dropped { hop: None, reason: TapDrop::Scripted }, &pkt);
+                return;
+            }
+        }
+        self.next_uid += 1;
+        self.tap.event(self.now, PacketEvent::Sent, &pkt);
+        let id = self.packets.insert(pkt);
+        self.forward(id, via);
+    }
+
+    /// Offers packet `id` to hop `via`. Drop decisions: the hop's (drop-tail queue full, bit
+    /// errors marked for the far node; an ATM port decides per cell later, in `hop_wake`).
+    #[inline]
+    fn forward(&mut self, id: u32, via: Via) {
+        let now = self.now;
+        if !self.link_losses.is_empty() && self.scripted_at_link(id, via) {
+            return;
+        }
+        let p = &mut self.packets.slots[id as usize];
+        let hop = &mut self.hops[via.hop as usize];
+        let o = hop.offer(now, via.input, id, p, &mut self.links);
+        match o.next {
+            Next::Nothing => {}
+            Next::Arrive(t) => self.queue.push(t, Ev::HopArrive { hop: via.hop }),
+            Next::Wake(t) => self.queue.push(t, Ev::HopWake { hop: via.hop }),
+        }
+        match o.admit {
+            Admit::Sent { arrival, .. } => {
+                if self.tap.is_on() {
+                    let depart = Some(arrival.saturating_sub(self.links[self.hops[via.hop as usize].first_link(via.input) as usize].delay));
+                    self.tap.event(now, PacketEvent::Queued { hop: via.hop, depart }, &self.packets.slots[id as usize]);
+                }
+            }
+            Admit::Dropped(reason) => {
+                let reason = match reason {
+                    DropReason::QueueFull => TapDrop::QueueFull,
+                    DropReason::Corrupted => TapDrop::Corrupted,
+                    DropReason::Scripted => TapDrop::Scripted,
+                };
+                self.tap.event(now, PacketEvent::Dropped { hop: Some(via.hop), reason }, &self.packets.slots[id as usize]);
+                self.packets.release(id);
+            }
+        }
+    }
+
+    /// Drop decision: a scripted loss (`[[loss]] at = "link"`) where packet `id` would enter
+    /// the queue of the link `via` serialises it on. Returns true if it was dropped.
+    #[cold]
+    fn scripted_at_link(&mut self, id: u32, via: Via) -> bool {
+        let p = &self.packets.slots[id as usize];
+        if p.dir != Dir::Data || p.seg.len == 0 {
+            return false;
+        }
+        let link = self.hops[via.hop as usize].first_link(via.input);
+        let (flow, offset, tx) = (p.flow, p.seg.seq - 1, p.seg.tx_count);
+        let Some(i) = self.link_losses.iter().position(|(k, l)| *k == link && l.flow == flow && l.offset == offset && l.transmission == tx) else { return false };
+        self.link_losses.swap_remove(i);
+        self.links[link as usize].stats.drops_scripted += 1;
+        self.tap.event(self.now, PacketEvent::Dropped { hop: Some(via.hop), reason: TapDrop::Scripted }, p);
+        self.packets.release(id);
+        true
+    }
+
+    /// Packet `id` reaches `node`: forwarded, discarded (corrupted), or taken by its TCP
+    /// endpoint, whose flow and direction are returned.
+    fn arrive(&mut self, id: u32, node: NodeId) -> Option<(FlowId, Dir)> {
+        let p = &self.packets.slots[id as usize];
+        if p.corrupted {
+            // Discarded by the receiving interface (counted by the link that corrupted it).
+            self.tap.event(self.now, PacketEvent::Dropped { hop: None, reason: TapDrop::Corrupted }, p);
+            self.packets.release(id);
+            return None;
+        }
+        if p.dst != node {
+            let via = self.nodes[node as usize].route(p.dst);
+            debug_assert_ne!(via, Via::NONE, "no route from {node} to {}", p.dst);
+            self.forward(id, via);
+            return None;
+        }
+        self.tap.event(self.now, PacketEvent::Received, p);
+        let (flow, dir, seg) = (p.flow, p.dir, p.seg);
+        self.packets.release(id);
+        let now = self.now;
+        let fl = &mut self.flows[flow as usize];
+        match dir {
+            Dir::Data => {
+                fl.receiver.on_segment(now, &seg, &mut self.out);
+                self.after_receiver(flow);
+            }
+            Dir::Ack => {
+                fl.sender.on_segment(now, &seg, &mut self.out);
+                self.after_sender(flow);
+            }
+        }
+        Some((flow, dir))
+    }
+
+    /// A hop's wake-up (ATM port): frames delivered to their hosts, lost frames released.
+    fn hop_wake(&mut self, hop: HopId) {
+        let now = self.now;
+        let (queue, packets, tap) = (&mut self.queue, &mut self.packets, &mut self.tap);
+        let h = &mut self.hops[hop as usize];
+        let next = h.wake(now, &mut self.links, |fate| match fate {
+            FrameFate::Delivered { pkt, at } => {
+                let dst = packets.slots[pkt as usize].dst;
+                queue.push(at, Ev::Arrive { pkt, node: dst });
+            }
+            FrameFate::Lost { pkt } => {
+                tap.event(now, PacketEvent::Dropped { hop: Some(hop), reason: TapDrop::Frame }, &packets.slots[pkt as usize]);
+                packets.free.push(pkt);
+            }
+        });
+        if let Some(t) = next {
+            self.queue.push(t, Ev::HopWake { hop });
+        }
+        if self.traced_cells[hop as usize] {
+            let cells = self.hops[hop as usize].queue_cells().unwrap_or(0.0);
+            let name = &self.links[self.hops[hop as usize].out_link() as usize].name;
+            let cap = self.trace_cap;
+            self.traces.entry(format!("link/{name}/queue_cells")).or_insert_with(|| Trace::with_cap(cap)).record(now.as_secs_f64(), cells);
+        }
+    }
+}

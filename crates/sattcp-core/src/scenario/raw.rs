@@ -124,6 +124,31 @@ pub struct RawTcp {
     pub fin: Option<bool>,
     /// Slow-start restart after an idle RTO (ns-2's default, true).
     pub slow_start_restart: Option<bool>,
+    /// "default" or "ns2" (ns-2.35's agents as its test suites set them, tcp/ns2.rs).
+    pub profile: Option<String>,
+    /// The ns-2 compatibility switches one by one (over the profile).
+    pub ns2: Option<RawNs2>,
+}
+
+/// `[tcp.ns2]`: tcp/ns2.rs `Ns2Compat`, field by field.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RawNs2 {
+    pub window_arith: Option<bool>,
+    /// "on", "off" or "timeout_only".
+    pub bug_fix: Option<String>,
+    pub exit_fast_retrans: Option<bool>,
+    pub newreno_changes: Option<i64>,
+    pub newreno_changes1: Option<bool>,
+    pub partial_window_deflation: Option<bool>,
+    pub exit_recovery_fix: Option<bool>,
+    pub singledup: Option<bool>,
+    pub sack_old_code: Option<bool>,
+    pub sack_dupack_needs_news: Option<bool>,
+    pub rfc2988_rto: Option<bool>,
+    pub tick_phase: Option<Val>,
+    pub sack_option_bytes: Option<bool>,
+    pub drop_tail_ns2: Option<bool>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

@@ -58,6 +58,7 @@ fn serde_name<T: serde::Serialize>(x: &T) -> String {
 pub fn flavor_name(recovery: RecoveryKind, cc: CcKind) -> String {
     let base = match recovery {
         RecoveryKind::Timeout => "vanilla",
+        RecoveryKind::Tahoe => "tahoe",
         RecoveryKind::Reno => "reno",
         RecoveryKind::NewrenoNs2 => "newreno",
         RecoveryKind::SackFallFloyd => "sack",
@@ -156,6 +157,23 @@ pub fn fill_defaults(raw: &RawScenario, sc: &Scenario) -> RawScenario {
     fill(&mut tcp.dupack_threshold, t.dupack_threshold as i64);
     fill(&mut tcp.fin, t.fin);
     fill(&mut tcp.slow_start_restart, t.slow_start_restart);
+    fill(&mut tcp.profile, "default".into());
+    let n = &t.ns2;
+    let rn = tcp.ns2.get_or_insert_with(Default::default);
+    fill(&mut rn.window_arith, n.window_arith);
+    fill(&mut rn.bug_fix, serde_name(&n.bug_fix));
+    fill(&mut rn.exit_fast_retrans, n.exit_fast_retrans);
+    fill(&mut rn.newreno_changes, n.newreno_changes as i64);
+    fill(&mut rn.newreno_changes1, n.newreno_changes1);
+    fill(&mut rn.partial_window_deflation, n.partial_window_deflation);
+    fill(&mut rn.exit_recovery_fix, n.exit_recovery_fix);
+    fill(&mut rn.singledup, n.singledup);
+    fill(&mut rn.sack_old_code, n.sack_old_code);
+    fill(&mut rn.sack_dupack_needs_news, n.sack_dupack_needs_news);
+    fill(&mut rn.rfc2988_rto, n.rfc2988_rto);
+    fill(&mut rn.tick_phase, dur(n.tick_phase));
+    fill(&mut rn.sack_option_bytes, n.sack_option_bytes);
+    fill(&mut rn.drop_tail_ns2, n.drop_tail_ns2);
 
     let app = &mut r.app;
     match &sc.app {

@@ -442,18 +442,24 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
     // TCP.
     let t = &raw.tcp;
     let mut tcp = TcpConfig::default();
+    match t.profile.as_deref().unwrap_or("default") {
+        "default" => {}
+        // tcp/ns2.rs: ns-2.35's switches and timers; the keys below override them.
+        "ns2" => tcp = crate::tcp::ns2::Ns2Compat::profile_ns235(tcp),
+        other => c.err("tcp.profile", "must be \"default\" or \"ns2\"", format!("{other:?}")),
+    }
     let flavor_name = t.flavor.as_deref().unwrap_or("reno");
     match flavor(flavor_name) {
         Some((rec, cc)) => {
             tcp.recovery = rec;
             tcp.cc = cc;
         }
-        None => c.err("tcp.flavor", "must be one of vanilla, reno, newreno, sack, newreno_rfc6582, sack_rfc6675, optionally with /cubic or /hybla (\"sack/cubic\")", format!("{flavor_name:?}")),
+        None => c.err("tcp.flavor", "must be one of vanilla, tahoe, reno, newreno, sack, newreno_rfc6582, sack_rfc6675, optionally with /cubic or /hybla (\"sack/cubic\")", format!("{flavor_name:?}")),
     }
     if let Some(r) = &t.recovery {
         match serde_json::from_value::<RecoveryKind>(serde_json::Value::String(r.clone())) {
             Ok(k) => tcp.recovery = k,
-            Err(_) => c.err("tcp.recovery", "must be one of timeout, reno, newreno_ns2, newreno_rfc6582, sack_fall_floyd, sack_rfc6675", format!("{r:?}")),
+            Err(_) => c.err("tcp.recovery", "must be one of timeout, tahoe, reno, newreno_ns2, newreno_rfc6582, sack_fall_floyd, sack_rfc6675", format!("{r:?}")),
         }
     }
     if let Some(cc) = &t.cc {
@@ -487,7 +493,7 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
     if tcp.initial_ssthresh == 0 && !c.bad("links") && !c.bad("tcp.mss") {
         c.err("tcp.ssthresh", "must be > 0", "0");
     }
-    tcp.initial_cwnd = c.int("tcp.initial_cwnd", t.initial_cwnd, 1, 1, 1000) as u32;
+    tcp.initial_cwnd = c.int("tcp.initial_cwnd", t.initial_cwnd, tcp.initial_cwnd as i64, 1, 1000) as u32;
     tcp.snd_buf = match &t.send_buffer {
         None => None,
         Some(Val::Str(s)) if s == "unlimited" => None,
@@ -512,6 +518,31 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
     tcp.dupack_threshold = c.int("tcp.dupack_threshold", t.dupack_threshold, 3, 1, 1000) as u32;
     tcp.fin = t.fin.unwrap_or(false);
     tcp.slow_start_restart = t.slow_start_restart.unwrap_or(tcp.slow_start_restart);
+    if let Some(n) = &t.ns2 {
+        let w = &mut tcp.ns2;
+        let set = |v: &mut bool, x: Option<bool>| *v = x.unwrap_or(*v);
+        set(&mut w.window_arith, n.window_arith);
+        match n.bug_fix.as_deref() {
+            None => {}
+            Some("on") => w.bug_fix = crate::tcp::ns2::BugFix::On,
+            Some("off") => w.bug_fix = crate::tcp::ns2::BugFix::Off,
+            Some("timeout_only") => w.bug_fix = crate::tcp::ns2::BugFix::TimeoutOnly,
+            Some(o) => c.err("tcp.ns2.bug_fix", "must be \"on\", \"off\" or \"timeout_only\"", format!("{o:?}")),
+        }
+        set(&mut w.exit_fast_retrans, n.exit_fast_retrans);
+        w.newreno_changes = c.int("tcp.ns2.newreno_changes", n.newreno_changes, w.newreno_changes as i64, 0, 1) as u8;
+        set(&mut w.newreno_changes1, n.newreno_changes1);
+        set(&mut w.partial_window_deflation, n.partial_window_deflation);
+        set(&mut w.exit_recovery_fix, n.exit_recovery_fix);
+        set(&mut w.singledup, n.singledup);
+        set(&mut w.sack_old_code, n.sack_old_code);
+        set(&mut w.sack_dupack_needs_news, n.sack_dupack_needs_news);
+        set(&mut w.rfc2988_rto, n.rfc2988_rto);
+        let phase = w.tick_phase;
+        w.tick_phase = c.duration("tcp.ns2.tick_phase", n.tick_phase.as_ref(), phase);
+        set(&mut w.sack_option_bytes, n.sack_option_bytes);
+        set(&mut w.drop_tail_ns2, n.drop_tail_ns2);
+    }
 
     // Switch (the port feeding the bottleneck).
     let inputs_ok = !c.bad("links") && !c.bad("tcp.mss");
@@ -958,5 +989,22 @@ mod tests {
         assert_eq!(s.switch.buffer_cells, crate::atm::bdp_cells(rtt, Rate(149_760_000)));
         // A path's bottleneck is its slowest hop: 2 Mbps x 60 ms = 15,000 bytes.
         assert_eq!(scenario(PATH2, &[]).bdp_bytes(), 15_000);
+    }
+
+    #[test]
+    fn ns2_profile_and_its_switches_one_by_one() {
+        use crate::tcp::ns2::{BugFix, Ns2Compat};
+        let s = scenario(GEO2, &[("tcp.profile", "ns2"), ("tcp.flavor", "tahoe")]);
+        assert_eq!(s.tcp.ns2, Ns2Compat::ns235());
+        assert_eq!((s.tcp.recovery, s.tcp.initial_cwnd, s.tcp.min_rto, s.tcp.timer_granularity), (RecoveryKind::Tahoe, 2, SimTime::from_secs(1), SimTime::from_millis(10)));
+        // A key overrides the profile; a switch alone leaves the others at our defaults.
+        assert_eq!(scenario(GEO2, &[("tcp.profile", "ns2"), ("tcp.min_rto", "200ms")]).tcp.min_rto, SimTime::from_millis(200));
+        let one = scenario(GEO2, &[("tcp.ns2.singledup", "true"), ("tcp.ns2.bug_fix", "on"), ("tcp.ns2.tick_phase", "3ms")]).tcp.ns2;
+        assert_eq!(one, Ns2Compat { singledup: true, bug_fix: BugFix::On, tick_phase: SimTime::from_millis(3), ..Ns2Compat::default() });
+        assert_eq!(scenario(GEO2, &[]).tcp.ns2, Ns2Compat::default());
+        assert_only(GEO2, &[("tcp.profile", "ns3")], "tcp.profile: must be \"default\" or \"ns2\", got \"ns3\"");
+        assert_only(GEO2, &[("tcp.ns2.bug_fix", "maybe")], "tcp.ns2.bug_fix: must be \"on\", \"off\" or \"timeout_only\", got \"maybe\"");
+        assert!(problems(GEO2, &[("tcp.ns2.newreno_changes", "2")])[0].starts_with("tcp.ns2.newreno_changes: "));
+        assert!(problems(GEO2, &[("tcp.ns2.bogus", "true")])[0].contains("tcp.ns2.bogus"));
     }
 }

@@ -8,6 +8,9 @@ use crate::time::SimTime;
 pub enum RecoveryKind {
     /// Timeout only, then slow start from one segment ("Vanilla", seed 001 §2).
     Timeout,
+    /// Tahoe as ns-2's `Agent/TCP`: fast retransmit on the third duplicate ACK, then slow
+    /// start from one segment going back N (no fast recovery).
+    Tahoe,
     /// RFC 2581 fast retransmit and fast recovery.
     Reno,
     /// NewReno as in ns-2.1b3 with Hoe's changes (seed 001 §2.1).
@@ -40,6 +43,7 @@ pub enum CcKind {
 /// | name | recovery | cc |
 /// |---|---|---|
 /// | `vanilla` | Timeout | RenoAimd |
+/// | `tahoe` | Tahoe | RenoAimd |
 /// | `reno` | Reno | RenoAimd |
 /// | `newreno` | NewrenoNs2 | RenoAimd |
 /// | `sack` | SackFallFloyd | RenoAimd |
@@ -58,6 +62,7 @@ pub fn flavor(name: &str) -> Option<(RecoveryKind, CcKind)> {
     };
     let r = match name {
         "vanilla" => RecoveryKind::Timeout,
+        "tahoe" => RecoveryKind::Tahoe,
         "reno" => RecoveryKind::Reno,
         "newreno" => RecoveryKind::NewrenoNs2,
         "sack" => RecoveryKind::SackFallFloyd,
@@ -112,6 +117,8 @@ pub struct TcpConfig {
     /// retransmission timer keeps running after the last ACK, and if it expires with nothing
     /// outstanding, cwnd returns to the initial window (ssthresh kept, no backoff).
     pub slow_start_restart: bool,
+    /// The ns-2 compatibility switches (tcp/ns2.rs); the default is our behaviour.
+    pub ns2: super::ns2::Ns2Compat,
 }
 
 impl TcpConfig {
@@ -153,6 +160,7 @@ impl Default for TcpConfig {
             dupack_threshold: 3,
             fin: false,
             slow_start_restart: true,
+            ns2: Default::default(),
         }
     }
 }

@@ -16,6 +16,7 @@
 
 pub mod cc;
 pub mod config;
+pub mod ns2;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;

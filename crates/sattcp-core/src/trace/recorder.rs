@@ -55,7 +55,7 @@ impl PacketRecorder {
         }
     }
 
-    fn from_to(&self, link: u32) -> (u32, u32) {
+    fn ends_of(&self, link: u32) -> (u32, u32) {
         self.log.links.get(link as usize).map_or((u32::MAX, u32::MAX), |l| (l.from, l.to))
     }
 
@@ -75,7 +75,7 @@ impl PacketTap for PacketRecorder {
             }
             PacketEvent::Queued { hop, depart } => {
                 let link = self.link_of(hop, p.flow, p.dir);
-                let from = self.from_to(link).0;
+                let from = self.ends_of(link).0;
                 self.last_link.insert(p.uid, link);
                 rec(&mut self.log, now, EventKind::Queued, DropReason::None, link, from);
                 if let (Some(depart), Some(rate)) = (depart, self.rates.get(link as usize)) {
@@ -102,15 +102,15 @@ impl PacketTap for PacketRecorder {
                             Some(HopLinks::Atm { out }) | Some(HopLinks::Link(out)) => *out,
                             None => NO_LINK,
                         };
-                        (out, self.from_to(out).0)
+                        (out, self.ends_of(out).0)
                     }
                     (Some(h), _) => {
                         let link = self.link_of(h, p.flow, p.dir);
-                        (link, self.from_to(link).0)
+                        (link, self.ends_of(link).0)
                     }
                     (None, TapDrop::Corrupted) => {
                         let link = last.unwrap_or(NO_LINK);
-                        (link, if link == NO_LINK { p.dst } else { self.from_to(link).1 })
+                        (link, if link == NO_LINK { p.dst } else { self.ends_of(link).1 })
                     }
                     (None, _) => {
                         // A scripted loss at the sender: its TCP did send the segment.

@@ -11,9 +11,11 @@
 //! An application acts through its [`AppCx`]: write bytes to a flow's sender, close it, mark a
 //! flow complete, open flows, arm its timer.
 //!
-//! Finite socket buffers: [`AppCx::write`] returns the bytes accepted (today always all: the
-//! send buffer is unbounded) and [`App::on_send_space`] is where a writer that was refused
-//! resumes. Until receive buffers exist, delivered bytes count as read at once.
+//! Finite socket buffers (`tcp.send_buffer`, `tcp.receive_buffer`): [`AppCx::write`] returns
+//! the bytes the send buffer accepted and [`App::on_send_space`] is where a writer that was
+//! refused resumes; [`App::on_readable`] says bytes wait in a finite receive buffer, and
+//! [`AppCx::read`] takes them (by default at once). Unbounded buffers (the default) accept
+//! every write and need no reads.
 //!
 //! Kinds: [`bulk::Bulk`] (bulk and fixed-size transfer sources), [`web::WwwPair`] (the seeds'
 //! WWW client/server pair over two half-connections, model in [`www`]). A new kind is one file
@@ -27,6 +29,7 @@ pub mod www;
 use crate::engine::rng::RngFactory;
 use crate::net::packet::{FlowId, NodeId};
 use crate::scenario::{AppSpec, Scenario};
+use crate::tcp::TcpConfig;
 pub use crate::world::AppCx;
 
 /// Index of an application in the world, dense from 0 in the order of [`Setup::app`].
@@ -79,6 +82,11 @@ pub trait App: Send + Sync {
     fn on_acked(&mut self, _cx: &mut AppCx<'_>, _flow: FlowId, _acked: u64) {}
     /// Room freed in the send buffer of `flow` after a write was refused in part.
     fn on_send_space(&mut self, _cx: &mut AppCx<'_>, _flow: FlowId) {}
+    /// `readable` in-order bytes wait in the (finite) receive buffer of `flow`. By default the
+    /// application reads them all at once; one that stops reading lets the window close.
+    fn on_readable(&mut self, cx: &mut AppCx<'_>, flow: FlowId, _readable: u64) {
+        cx.read(flow, u64::MAX);
+    }
     /// Whether the application has finished its work (for tests and reports).
     fn done(&self) -> bool {
         false
@@ -92,6 +100,8 @@ pub struct FlowDecl {
     pub src: NodeId,
     pub dst: NodeId,
     pub app: AppId,
+    /// Its TCP configuration (both endpoints).
+    pub tcp: TcpConfig,
 }
 
 /// Where applications are created: declare flows between hosts, then install the application
@@ -114,7 +124,18 @@ impl<'a> Setup<'a> {
     /// A new TCP flow from `src` to `dst` (owned by the next application installed unless
     /// given to another with [`Setup::app`]).
     pub fn flow(&mut self, role: Role, src: NodeId, dst: NodeId) -> FlowId {
-        self.flows.push(FlowDecl { role, src, dst, app: u32::MAX });
+        self.flow_with(role, src, dst, self.scenario.tcp.clone())
+    }
+
+    /// A new flow for host pair `pair` (the scenario's flow number of that pair), with the TCP
+    /// configuration the scenario gives that pair (`[[tcp.groups]]` or `[tcp]`).
+    pub fn flow_of(&mut self, pair: u32, role: Role, src: NodeId, dst: NodeId) -> FlowId {
+        self.flow_with(role, src, dst, self.scenario.tcp_for(pair).clone())
+    }
+
+    /// A new flow with the TCP configuration `tcp`.
+    pub fn flow_with(&mut self, role: Role, src: NodeId, dst: NodeId, tcp: TcpConfig) -> FlowId {
+        self.flows.push(FlowDecl { role, src, dst, app: u32::MAX, tcp });
         (self.flows.len() - 1) as FlowId
     }
 

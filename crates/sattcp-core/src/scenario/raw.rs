@@ -99,9 +99,61 @@ pub struct RawSwitch {
     pub z: Option<f64>,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct RawTcp {
+/// Declares [`RawTcp`] (the `[tcp]` table) and [`RawTcpGroup`] (one `[[tcp.groups]]` entry: the
+/// same keys, each overriding `[tcp]` for the group's flows) from one list of fields.
+macro_rules! raw_tcp {
+    ($($(#[$doc:meta])* pub $field:ident: $ty:ty,)*) => {
+        #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+        #[serde(default)]
+        pub struct RawTcp {
+            $($(#[$doc])* pub $field: $ty,)*
+            /// Per-flow settings: each group names its flows and overrides any key above.
+            pub groups: Option<Vec<RawTcpGroup>>,
+        }
+
+        /// `[[tcp.groups]]`: `flows = [0, 2]` and any `[tcp]` key, which overrides `[tcp]` for
+        /// those flows.
+        #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+        #[serde(default)]
+        pub struct RawTcpGroup {
+            /// The flows (data flow indices, as in `[[loss]]` and `[trace]`) this group sets.
+            pub flows: Option<Vec<i64>>,
+            $($(#[$doc])* pub $field: $ty,)*
+        }
+
+        impl RawTcp {
+            /// `[tcp]` with the keys `g` gives replaced by `g`'s (no groups).
+            /// A group that names a flavour does not inherit `[tcp]`'s recovery and cc (a
+            /// flavour is that pair).
+            pub fn with_group(&self, g: &RawTcpGroup) -> RawTcp {
+                let mut t = RawTcp { $($field: g.$field.clone().or_else(|| self.$field.clone()),)* groups: None };
+                if g.flavor.is_some() {
+                    t.recovery = g.recovery.clone();
+                    t.cc = g.cc.clone();
+                }
+                t
+            }
+        }
+
+        impl RawTcpGroup {
+            /// The group of `flows` with the keys of `t`.
+            pub fn from_tcp(flows: Option<Vec<i64>>, t: RawTcp) -> RawTcpGroup {
+                RawTcpGroup { flows, $($field: t.$field,)* }
+            }
+
+            /// The `[tcp]` keys this group gives.
+            pub fn given(&self) -> Vec<&'static str> {
+                let mut v = Vec::new();
+                $(if self.$field.is_some() {
+                    v.push(stringify!($field));
+                })*
+                v
+            }
+        }
+    };
+}
+
+raw_tcp! {
     pub flavor: Option<String>,
     pub recovery: Option<String>,
     pub cc: Option<String>,
@@ -112,6 +164,9 @@ pub struct RawTcp {
     pub ssthresh: Option<Val>,
     pub initial_cwnd: Option<i64>,
     pub send_buffer: Option<Val>,
+    /// Receive buffer: its free space is the advertised window ("unlimited": the fixed
+    /// `window` field and an application that reads at once).
+    pub receive_buffer: Option<Val>,
     pub delayed_ack: Option<bool>,
     pub delack_timeout: Option<Val>,
     pub sws_avoidance: Option<bool>,

@@ -79,6 +79,7 @@ pub const KEYS: &[Key] = &[
     key!("switch.R", "number", "", Dflt::Value("0.8"), "(0, 1]", "switch.kind = \"atm\"", "Drop threshold of EPD, SD and FBA as a fraction of the buffer (seed 000 §4.2.3)."),
     key!("switch.Z", "number", "", Dflt::Value("0.8"), "(0, 1]", "switch.kind = \"atm\"", "The per-VC parameter Z of SD and FBA (seed 000 §4.2.3)."),
     // [tcp]
+    key!("tcp.groups[].flows", "list of integers", "", Dflt::Required, "flow indices, each in one group at most", "", "Per-flow TCP settings: each `[[tcp.groups]]` entry names its flows (a WWW pair's request half follows its pair) and may give any `[tcp]` key below, which overrides `[tcp]` for those flows."),
     key!("tcp.flavor", "string", "", Dflt::Value("\"reno\""), "`vanilla`, `tahoe`, `reno`, `newreno`, `sack`, `newreno_rfc6582`, `sack_rfc6675`, optionally `/reno`, `/cubic`, `/hybla`", "", "A (loss recovery, congestion control) pair by name (seed 001 §2); `recovery` and `cc` override its parts."),
     key!("tcp.recovery", "string", "", Dflt::Computed("from `tcp.flavor`"), "`timeout`, `tahoe`, `reno`, `newreno_ns2`, `newreno_rfc6582`, `sack_fall_floyd`, `sack_rfc6675`", "", "Loss recovery."),
     key!("tcp.cc", "string", "", Dflt::Computed("from `tcp.flavor`"), "`reno_aimd`, `cubic`, `hybla`", "", "Congestion control."),
@@ -88,6 +89,7 @@ pub const KEYS: &[Key] = &[
     key!("tcp.ssthresh", "size", BYTE_UNITS, Dflt::Computed("max(1 bdp, 2 x MSS)"), "> 0; `\"bdp\"` or `\"Xbdp\"` allowed", "", "Initial slow-start threshold."),
     key!("tcp.initial_cwnd", "integer", "segments", Dflt::Value("1"), "1 to 1000", "", "Initial congestion window."),
     key!("tcp.send_buffer", "size", BYTE_UNITS, Dflt::Value("\"unlimited\""), "`\"unlimited\"` or at least one MSS; `\"Xbdp\"` allowed", "", "Send buffer (bytes the application may have queued beyond what is acknowledged)."),
+    key!("tcp.receive_buffer", "size", BYTE_UNITS, Dflt::Value("\"unlimited\""), "`\"unlimited\"` or at least one MSS and 2^window_scale bytes; `\"Xbdp\"` allowed", "", "Receive buffer: the advertised window is its free space (zero window and persist timer when the application stops reading); unlimited: the fixed `window` and an application that reads at once."),
     key!("tcp.delayed_ack", "boolean", "", Dflt::Value("false"), "", "", "Delayed ACKs (off in the seeds: every segment is acknowledged at once)."),
     key!("tcp.delack_timeout", "duration", DURATION_UNITS, Dflt::Value("\"100ms\""), ">= 0", "", "Delayed-ACK timer."),
     key!("tcp.sws_avoidance", "boolean", "", Dflt::Value("false"), "", "", "Silly-window-syndrome avoidance (off in the seeds)."),
@@ -143,7 +145,11 @@ pub const KEYS: &[Key] = &[
 pub fn expand(key: &str) -> Vec<String> {
     match key.strip_prefix("links.<link>.") {
         Some(rest) => LINK_TABLES.iter().map(|t| format!("{t}.{rest}")).collect(),
-        None => vec![key.to_string()],
+        // Every [tcp] key may also be given in a [[tcp.groups]] entry.
+        None => match key.strip_prefix("tcp.").filter(|r| !r.starts_with("groups[]")) {
+            Some(rest) => vec![key.to_string(), format!("tcp.groups[].{rest}")],
+            None => vec![key.to_string()],
+        },
     }
 }
 

@@ -66,9 +66,11 @@ pub struct Network {
 }
 
 /// Resolves a queue size to a drop-tail limit.
-fn queue_limit(size: Size, bdp_bytes: u64) -> QueueLimit {
+fn queue_limit(size: Size, bdp_bytes: u64, ns2_packets: bool) -> QueueLimit {
     match size {
         Size::Bytes(b) => QueueLimit::Bytes(b),
+        // tcp/ns2.rs `drop_tail_ns2`: ns-2's meaning of a packet limit.
+        Size::Packets(p) if ns2_packets => QueueLimit::PacketsNs2(p),
         Size::Packets(p) => QueueLimit::Packets(p),
         Size::Bdp(k) => QueueLimit::Bytes((k * bdp_bytes as f64).round() as u64),
         // Validation rejects cells for drop-tail queues.
@@ -95,6 +97,8 @@ impl Builder<'_> {
 pub fn build(sc: &Scenario, rngs: &RngFactory) -> Network {
     let bdp = sc.bdp_bytes();
     let mut b = Builder { rngs, links: Vec::new() };
+    let ns2 = sc.tcp.ns2.drop_tail_ns2;
+    let queue_limit = |size, bdp| queue_limit(size, bdp, ns2);
     let switch_limit = queue_limit(sc.switch.buffer, bdp);
     let mut nodes: Vec<Node> = Vec::new();
     let mut hops: Vec<Hop> = Vec::new();
@@ -159,6 +163,7 @@ pub fn build(sc: &Scenario, rngs: &RngFactory) -> Network {
                         let spec = AtmHopSpec {
                             capacity: sc.switch.buffer_cells as u32,
                             policy,
+                            partial_discard: sc.switch.partial_packet_discard,
                             out_rate: bn.payload_rate,
                             out_delay: bn.delay,
                             out_ber: bn.ber,

@@ -97,6 +97,8 @@ pub struct RawSwitch {
     pub r: Option<f64>,
     #[serde(rename = "Z")]
     pub z: Option<f64>,
+    /// ATM: drop the rest of a frame that lost a cell (default true).
+    pub partial_packet_discard: Option<bool>,
 }
 
 /// Declares [`RawTcp`] (the `[tcp]` table) and [`RawTcpGroup`] (one `[[tcp.groups]]` entry: the

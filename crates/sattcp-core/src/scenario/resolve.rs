@@ -175,6 +175,7 @@ pub fn fill_defaults(raw: &RawScenario, sc: &Scenario) -> RawScenario {
             let (rv, zv) = rz.map_or((crate::atm::SEED_R, crate::atm::SEED_Z), |(rv, zv)| (rv, zv.unwrap_or(crate::atm::SEED_Z)));
             fill(&mut r.switch.r, rv);
             fill(&mut r.switch.z, zv);
+            fill(&mut r.switch.partial_packet_discard, sc.switch.partial_packet_discard);
         }
     }
     // The default buffer, as validation reads it (one bandwidth-delay product).

@@ -78,6 +78,7 @@ pub const KEYS: &[Key] = &[
     key!("switch.policy", "string", "", Dflt::Value("\"ubr\""), "`ubr`, `ppd`, `epd`, `sd`, `fba`", "switch.kind = \"atm\"", "Drop policy of the ATM ports: plain UBR tail drop, partial/early packet discard, selective drop, fair buffer allocation."),
     key!("switch.R", "number", "", Dflt::Value("0.8"), "(0, 1]", "switch.kind = \"atm\"", "Drop threshold of EPD, SD and FBA as a fraction of the buffer (seed 000 §4.2.3)."),
     key!("switch.Z", "number", "", Dflt::Value("0.8"), "(0, 1]", "switch.kind = \"atm\"", "The per-VC parameter Z of SD and FBA (seed 000 §4.2.3)."),
+    key!("switch.partial_packet_discard", "boolean", "", Dflt::Value("true"), "", "switch.kind = \"atm\"", "Frame-aware policies (EPD, SD, FBA) drop the rest of a frame that lost a cell; false: its later cells are still buffered and sent when there is room (issue 11's WAN-gap candidate)."),
     // [tcp]
     key!("tcp.groups[].flows", "list of integers", "", Dflt::Required, "flow indices, each in one group at most", "", "Per-flow TCP settings: each `[[tcp.groups]]` entry names its flows (a WWW pair's request half follows its pair) and may give any `[tcp]` key below, which overrides `[tcp]` for those flows."),
     key!("tcp.flavor", "string", "", Dflt::Value("\"reno\""), "`vanilla`, `tahoe`, `reno`, `newreno`, `sack`, `newreno_rfc6582`, `sack_rfc6675`, optionally `/reno`, `/cubic`, `/cubic_hystart`, `/hybla`, `/bbr`, `/westwood`", "", "A (loss recovery, congestion control) pair by name (seed 001 §2); `recovery` and `cc` override its parts."),

@@ -44,6 +44,8 @@ pub struct SwitchSpec {
     pub buffer: Size,
     /// ATM: the buffer in cells (Table 3 conversion of a bdp multiple).
     pub buffer_cells: u64,
+    /// ATM, frame-aware policies: partial packet discard (atm/port.rs).
+    pub partial_packet_discard: bool,
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -670,7 +672,7 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
     let mut buffer_cells_n = 0;
     let kind = match skind {
         "droptail" => {
-            for (key, present) in [("switch.policy", raw.switch.policy.is_some()), ("switch.R", raw.switch.r.is_some()), ("switch.Z", raw.switch.z.is_some())] {
+            for (key, present) in [("switch.policy", raw.switch.policy.is_some()), ("switch.R", raw.switch.r.is_some()), ("switch.Z", raw.switch.z.is_some()), ("switch.partial_packet_discard", raw.switch.partial_packet_discard.is_some())] {
                 if present {
                     c.err(key, "applies to ATM switches (switch.kind = \"atm\")", "");
                 }
@@ -895,7 +897,7 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
         duration,
         seed,
         topology,
-        switch: SwitchSpec { kind, buffer, buffer_cells: buffer_cells_n },
+        switch: SwitchSpec { kind, buffer, buffer_cells: buffer_cells_n, partial_packet_discard: raw.switch.partial_packet_discard.unwrap_or(true) },
         tcp,
         tcp_groups,
         tcp_of_flow,

@@ -130,6 +130,8 @@ pub struct World {
     /// Points each time series may hold: `trace.max_points` shared by the traced variables.
     trace_cap: usize,
     max_points: u64,
+    /// tcp/ns2.rs `sack_option_bytes`: ACKs carry 8 bytes per SACK block, as ns-2's.
+    sack_option_bytes: bool,
 }
 
 /// One run's simulation: `step`, `run_until`, `run`, then `finish` for the result.
@@ -301,6 +303,7 @@ impl Simulation {
             tap: Tap::default(),
             trace_cap,
             max_points: sc.trace.max_points,
+            sack_option_bytes: sc.tcp.ns2.sack_option_bytes,
         };
         if let Some(filter) = &sc.trace.packets {
             w.tap = Tap::new(Box::new(w.packet_recorder(filter, sc.tcp.mss, sc.trace.max_packet_events)));
@@ -568,7 +571,7 @@ impl World {
     /// sender (`[[loss]]`).
     fn send(&mut self, flow: FlowId, dir: Dir, src: NodeId, dst: NodeId, seg: Segment) {
         let via = self.nodes[src as usize].route(dst);
-        let pkt = Packet { uid: self.next_uid, flow, dir, src, dst, bytes: seg.ip_bytes(), seg, corrupted: false };
+        let pkt = Packet { uid: self.next_uid, flow, dir, src, dst, bytes: seg.wire_bytes(self.sack_option_bytes), seg, corrupted: false };
         if dir == Dir::Data && !self.losses.is_empty() && seg.len > 0 {
             let offset = seg.seq - 1;
             if let Some(i) = self.losses.iter().position(|l| l.flow == flow && l.offset == offset && l.transmission == seg.tx_count) {

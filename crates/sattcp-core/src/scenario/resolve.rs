@@ -157,6 +157,14 @@ pub fn fill_defaults(raw: &RawScenario, sc: &Scenario) -> RawScenario {
                 fill_link(raw_hop, hop);
             }
         }
+        Topology::Graph(g) => {
+            fill(&mut r.topology.kind, "graph".into());
+            let names = sc.topology.link_names();
+            fill(&mut r.topology.bottleneck, names[2 * g.bottleneck].clone());
+            for (raw_link, (_, _, spec)) in r.links.graph.iter_mut().flatten().zip(&g.links) {
+                fill_link(raw_link, spec);
+            }
+        }
     }
 
     match sc.switch.kind {

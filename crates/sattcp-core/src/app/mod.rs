@@ -21,12 +21,16 @@
 //! hand with [`Setup::app`] (see the echo application in `tests/apps.rs`).
 
 pub mod bulk;
+pub mod sgw;
 pub mod web;
 pub mod www;
 
 use crate::engine::rng::RngFactory;
 use crate::net::packet::{FlowId, NodeId};
-use crate::scenario::{AppSpec, Scenario};
+use crate::metrics::result::{LinkResult, Trace};
+use crate::scenario::{AppSpec, Scenario, Topology};
+use crate::tcp::TcpConfig;
+use crate::time::SimTime;
 pub use crate::world::AppCx;
 
 /// Index of an application in the world, dense from 0 in the order of [`Setup::app`].
@@ -49,6 +53,9 @@ pub enum Role {
     Data,
     /// Requests or other control traffic (a WWW client's requests to its server).
     Request,
+    /// One leg of a connection a proxy splits (seed 004's SGW): its bytes are counted once,
+    /// end to end, by the application that relays them, not as a data flow of their own.
+    Relay,
 }
 
 impl Role {
@@ -56,6 +63,7 @@ impl Role {
         match self {
             Role::Data => "data",
             Role::Request => "request",
+            Role::Relay => "relay",
         }
     }
 }
@@ -83,6 +91,25 @@ pub trait App: Send + Sync {
     fn done(&self) -> bool {
         false
     }
+    /// At the end of the run (`end`): what the application adds to the result.
+    fn report(&mut self, _end: SimTime) -> Option<AppReport> {
+        None
+    }
+}
+
+/// What an application adds to a run's result ([`App::report`]).
+#[derive(Default)]
+pub struct AppReport {
+    /// Figures of links the application carries traffic on with its own model (the SGW's
+    /// satellite links): they replace the world links of the same names in the result.
+    pub links: Vec<LinkResult>,
+    /// Time series, by name.
+    pub traces: Vec<(String, Trace)>,
+    /// End-to-end data the application delivered, as (delivered bytes, scheduled bytes) per
+    /// source: counted in the study's metrics beside the world's data flows.
+    pub data: Vec<(u64, u64)>,
+    /// A section of the result under this key (e.g. "gateway").
+    pub section: Option<(String, serde_json::Value)>,
 }
 
 /// A flow declared by an application at build time.
@@ -92,6 +119,8 @@ pub struct FlowDecl {
     pub src: NodeId,
     pub dst: NodeId,
     pub app: AppId,
+    /// Its own TCP settings (`None`: the scenario's).
+    pub tcp: Option<TcpConfig>,
 }
 
 /// Where applications are created: declare flows between hosts, then install the application
@@ -114,8 +143,15 @@ impl<'a> Setup<'a> {
     /// A new TCP flow from `src` to `dst` (owned by the next application installed unless
     /// given to another with [`Setup::app`]).
     pub fn flow(&mut self, role: Role, src: NodeId, dst: NodeId) -> FlowId {
-        self.flows.push(FlowDecl { role, src, dst, app: u32::MAX });
+        self.flows.push(FlowDecl { role, src, dst, app: u32::MAX, tcp: None });
         (self.flows.len() - 1) as FlowId
+    }
+
+    /// A new TCP flow with its own TCP settings (the two legs of a split connection).
+    pub fn flow_with(&mut self, role: Role, src: NodeId, dst: NodeId, tcp: TcpConfig) -> FlowId {
+        let f = self.flow(role, src, dst);
+        self.flows[f as usize].tcp = Some(tcp);
+        f
     }
 
     /// The id the next installed application will have.
@@ -136,6 +172,11 @@ impl<'a> Setup<'a> {
 
 /// Installs the applications a scenario's `[app]` names.
 pub fn install(setup: &mut Setup<'_>) {
+    if let Topology::Gateway(g) = &setup.scenario.topology {
+        if g.scheme != crate::scenario::validate::gateway::Scheme::E2e {
+            return sgw::install(setup, g);
+        }
+    }
     match &setup.scenario.app {
         AppSpec::Bulk { start, stagger } => bulk::install(setup, None, *start, *stagger),
         AppSpec::Transfer { bytes, start, stagger } => bulk::install(setup, Some(*bytes), *start, *stagger),

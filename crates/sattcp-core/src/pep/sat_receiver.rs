@@ -25,7 +25,8 @@ use std::collections::BTreeMap;
 /// 500 ms; BSD used 200 ms; we take the seed's 100 ms timer granularity, §V.A).
 pub const DEFAULT_ACK_DELAY: SimTime = SimTime::from_millis(100);
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum AckPolicy {
     EveryN(u32),
     Tcp,

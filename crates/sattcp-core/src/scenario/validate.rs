@@ -21,12 +21,18 @@ pub struct LinkSpec {
     pub queue: Option<Size>,
 }
 
+#[path = "gateway.rs"]
+pub mod gateway;
+
 #[derive(Clone, Debug, serde::Serialize)]
 pub enum Topology {
     /// N sources -> R1 -> bottleneck -> R2 -> N sinks (the seeds' configuration).
     Dumbbell { pairs: u32, access: LinkSpec, bottleneck: LinkSpec },
     /// One flow over a chain of hops with routers between them.
     Path { hops: Vec<LinkSpec> },
+    /// Seed 004's satellite system: servers, terrestrial links, the SGW, the satellite link and
+    /// its return channel, the clients (`[gateway]`, scenario/gateway.rs).
+    Gateway(Box<gateway::GatewaySpec>),
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -102,6 +108,7 @@ impl Topology {
         match self {
             Topology::Dumbbell { bottleneck, .. } => Some(bottleneck),
             Topology::Path { hops } => hops.iter().min_by_key(|h| h.rate),
+            Topology::Gateway(g) => Some(&g.satellite),
         }
     }
 
@@ -118,6 +125,8 @@ impl Topology {
         match self {
             Topology::Dumbbell { bottleneck, .. } => bottleneck.delay.times(2),
             Topology::Path { hops } => hops.iter().fold(SimTime::ZERO, |a, h| a + h.delay).times(2),
+            // The satellite round trip plus the first server's terrestrial round trip.
+            Topology::Gateway(g) => g.sat_rtt() + g.servers.first().map_or(SimTime::ZERO, |s| s.delay.times(2)),
         }
     }
 
@@ -144,6 +153,7 @@ impl Topology {
                 names
             }
             Topology::Path { hops } => (0..hops.len()).flat_map(|i| [format!("hop{i}"), format!("hop{i}-rev")]).collect(),
+            Topology::Gateway(g) => gateway::link_names(g),
         }
     }
 }
@@ -154,6 +164,7 @@ impl Scenario {
         match &self.topology {
             Topology::Dumbbell { pairs, .. } => *pairs,
             Topology::Path { .. } => 1,
+            Topology::Gateway(g) => g.servers.len() as u32,
         }
     }
 
@@ -427,8 +438,21 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
             };
             Topology::Path { hops }
         }
+        "gateway" => {
+            // The gateway's checks in bytes need the MSS, validated with [tcp] below.
+            let mss = match &raw.tcp.mss {
+                Some(Val::Int(m)) if *m > 0 && *m <= 65_495 => *m as u32,
+                _ => TcpConfig::default().mss,
+            };
+            for (key, present) in [("topology.pairs", raw.topology.pairs.is_some()), ("links", raw.links.access.is_some() || raw.links.bottleneck.is_some() || raw.links.path.is_some())] {
+                if present {
+                    c.err(key, "does not apply to topology.kind = \"gateway\" (its links are in [gateway])", "");
+                }
+            }
+            Topology::Gateway(Box::new(gateway::validate(&mut c, raw.gateway.as_ref(), mss)))
+        }
         other => {
-            c.err("topology.kind", "must be \"dumbbell\" or \"path\"", format!("{other:?}"));
+            c.err("topology.kind", "must be \"dumbbell\", \"path\" or \"gateway\"", format!("{other:?}"));
             Topology::Path { hops: vec![] }
         }
     };
@@ -525,10 +549,17 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
         let raw_links: Vec<(String, Option<&RawLink>)> = match &topology {
             Topology::Dumbbell { .. } => vec![("links.access".into(), raw.links.access.as_ref()), ("links.bottleneck".into(), raw.links.bottleneck.as_ref())],
             Topology::Path { hops } => (0..hops.len()).map(|i| (format!("links.path.{i}"), raw.links.path.as_ref().and_then(|p| p.get(i)))).collect(),
+            Topology::Gateway(g) => {
+                let raw_g = raw.gateway.as_ref();
+                let mut v: Vec<(String, Option<&RawLink>)> = vec![("gateway.satellite".into(), raw_g.and_then(|g| g.satellite.as_ref())), ("gateway.return".into(), raw_g.and_then(|g| g.return_link.as_ref()))];
+                v.extend((0..g.servers.len()).map(|i| (format!("gateway.servers.{i}"), raw_g.and_then(|g| g.servers.as_ref()).and_then(|s| s.get(i)))));
+                v
+            }
         };
         let specs: Vec<&LinkSpec> = match &topology {
             Topology::Dumbbell { access, bottleneck, .. } => vec![access, bottleneck],
             Topology::Path { hops } => hops.iter().collect(),
+            Topology::Gateway(g) => [&g.satellite, &g.return_link].into_iter().chain(g.servers.iter()).collect(),
         };
         raw_links
             .into_iter()
@@ -668,6 +699,7 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
     let nflows = match &topology {
         Topology::Dumbbell { pairs, .. } => *pairs as i64,
         Topology::Path { .. } => 1,
+        Topology::Gateway(g) => g.servers.len() as i64,
     };
     // Offsets are checked against the MSS and the transfer size only when both could be read
     // and the application is one whose segments start at multiples of the MSS.

@@ -8,6 +8,8 @@
 
 mod finish;
 
+pub(crate) use finish::link_result;
+
 use crate::app::{self, App, AppId, Interest, Role, Setup};
 use crate::engine::queue::{EventQueue, TimerSlot};
 use crate::engine::rng::RngFactory;
@@ -228,8 +230,8 @@ impl Simulation {
                 app: d.app,
                 src: d.src,
                 dst: d.dst,
-                sender: TcpSender::new(sc.tcp.clone()),
-                receiver: TcpReceiver::new(sc.tcp.clone()),
+                sender: TcpSender::new(d.tcp.clone().unwrap_or_else(|| sc.tcp.clone())),
+                receiver: TcpReceiver::new(d.tcp.clone().unwrap_or_else(|| sc.tcp.clone())),
                 snd_slot: TimerSlot::default(),
                 rcv_slot: TimerSlot::default(),
                 scheduled: 0,
@@ -450,9 +452,11 @@ impl Simulation {
     }
 
     /// Closes the run and returns its result.
-    pub fn finish(self) -> crate::metrics::result::RunResult {
+    pub fn finish(mut self) -> crate::metrics::result::RunResult {
         let capacity_bps = self.w.hops[self.w.bottleneck as usize].capacity_bps(&self.w.links, self.mss);
-        finish::result(self.w, self.name, self.seed, self.events, self.digest, capacity_bps)
+        let end = self.w.duration;
+        let reports = self.apps.iter_mut().filter_map(|e| e.app.report(end)).collect();
+        finish::result(self.w, self.name, self.seed, self.events, self.digest, capacity_bps, reports)
     }
 }
 

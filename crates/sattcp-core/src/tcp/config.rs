@@ -84,8 +84,14 @@ pub struct TcpConfig {
     /// 4,194,240 bytes).
     pub rcv_window_field: u16,
     pub window_scale: u8,
-    /// Send buffer in bytes (`None`: unlimited).
+    /// Send buffer in bytes (`None`: unlimited). Limits the bytes sent and not acknowledged;
+    /// `TcpSender::app_write` also counts written-but-unsent bytes against it.
     pub snd_buf: Option<u64>,
+    /// Receive buffer in bytes (`None`: the seeds' receiver, which advertises the fixed
+    /// `rcv_window_field` and whose application reads at once). With a buffer the advertised
+    /// window is its free space (tcp/receiver.rs) and the application reads with
+    /// `TcpReceiver::app_read`.
+    pub rcv_buf: Option<u64>,
     /// Initial slow-start threshold in bytes.
     pub initial_ssthresh: u64,
     /// Initial congestion window in segments.
@@ -112,6 +118,9 @@ pub struct TcpConfig {
     /// retransmission timer keeps running after the last ACK, and if it expires with nothing
     /// outstanding, cwnd returns to the initial window (ssthresh kept, no backoff).
     pub slow_start_restart: bool,
+    /// Compute delivery-rate samples (tcp/rate.rs) even if the congestion controller does not
+    /// use them (for traces and tests; BBR turns them on itself).
+    pub rate_samples: bool,
 }
 
 impl TcpConfig {
@@ -138,6 +147,7 @@ impl Default for TcpConfig {
             rcv_window_field: 65535,
             window_scale: 0,
             snd_buf: None,
+            rcv_buf: None,
             initial_ssthresh: 65535,
             initial_cwnd: 1,
             delayed_ack: false,
@@ -153,6 +163,7 @@ impl Default for TcpConfig {
             dupack_threshold: 3,
             fin: false,
             slow_start_restart: true,
+            rate_samples: false,
         }
     }
 }

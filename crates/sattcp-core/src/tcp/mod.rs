@@ -11,11 +11,14 @@
 //! such half-connections, one each way.
 //!
 //! Parts: [`rtt`] (RTT/RTO), [`scoreboard`] (sent-but-unacked segments, SACK marks),
-//! [`recovery`] (Vanilla, Reno, NewReno, SACK variants), [`cc`] (window growth and cuts).
+//! [`recovery`] (Vanilla, Reno, NewReno, SACK variants), [`cc`] (window growth and cuts, and
+//! the hooks a controller sees), [`rate`] (delivery-rate samples), [`pacing`] (the pacer).
 //! docs/tcp.md describes each flavour as implemented.
 
 pub mod cc;
 pub mod config;
+pub mod pacing;
+pub mod rate;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;

@@ -3,8 +3,30 @@
 //! delays ACKs (off in the seeds: "segments are ACKed as soon as they are received", seed 000
 //! §4.2.2).
 //!
-//! The application reads in-order data at once, so the advertised window is always the whole
-//! receive buffer; out-of-order data waits in the buffer, inside that window.
+//! **Receive buffer.** By default (`cfg.rcv_buf = None`, the seeds) the application reads
+//! in-order data at once and the advertised window is the fixed `cfg.rcv_window_field`;
+//! out-of-order data waits inside that window.
+//!
+//! With `cfg.rcv_buf = Some(B)`, in-order bytes wait in a buffer of B bytes until the
+//! application takes them with [`TcpReceiver::app_read`] ([`TcpReceiver::readable`] says how
+//! many wait). The advertised window is the buffer's free space, `B - (unread in-order
+//! bytes)` (out-of-order data lies inside that window, so it needs no separate room):
+//!
+//! - receiver SWS avoidance (RFC 1122 4.2.3.3, RFC 9293 §3.8.6.2.2): the right edge moves
+//!   only when it can move by at least min(B/2, MSS); otherwise it stays where it was;
+//! - the window never retracts (RFC 9293 §3.8.6): it is at least what remains of the window
+//!   already offered (`rcv_adv - rcv_nxt`, `rcv_adv` the highest right edge ever advertised);
+//! - window scaling (RFC 7323 §2.3): the field is the window shifted right by our negotiated
+//!   scale, rounded down, at most 65535; the SYN-ACK's field is unscaled, min(B, 65535). Rounding
+//!   down can make the edge the sender sees move left by less than one scale unit; RFC 7323
+//!   §2.4 expects exactly that, and asks the receiver (rules 1-2) to accept any segment that was
+//!   inside *some* window it announced, so acceptance is up to `rcv_adv`. (Rounding up instead,
+//!   as Linux does, would let the edge creep past the buffer by up to a unit per ACK.) The
+//!   buffer should hold many scale units: a buffer under one unit advertises zero forever;
+//! - data beyond `rcv_adv` is trimmed (RFC 9293 §3.10.7.4); a segment wholly outside (a
+//!   zero-window probe) is dropped and answered with an ACK at once;
+//! - `app_read` sends a window update ACK when the right edge can move (the SWS rule above),
+//!   so a zero window reopens as soon as min(B/2, MSS) has been read.
 //!
 //! Verification hook: [`TcpReceiver::take_deliveries`] returns the byte range delivered in
 //! order to the application since the last call, so a test can check that every byte is
@@ -22,6 +44,10 @@ pub struct ReceiverStats {
     /// Segments that arrived above a hole.
     pub out_of_order_segments: u64,
     pub acks_sent: u64,
+    /// Window-update ACKs sent because the application read (finite buffer only).
+    pub window_updates: u64,
+    /// Segments with data beyond the advertised window, trimmed or dropped (finite buffer).
+    pub beyond_window: u64,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -48,11 +74,16 @@ pub struct TcpReceiver {
     taken: u64,
     delack: DelAck,
     stats: ReceiverStats,
+    /// Finite buffer only: the next byte the application reads, the right edge of the window
+    /// last advertised, and the negotiated shift of our window field.
+    read: u64,
+    rcv_adv: u64,
+    wscale: u8,
 }
 
 impl TcpReceiver {
     pub fn new(cfg: TcpConfig) -> Self {
-        TcpReceiver { cfg, synced: false, sack_ok: false, rcv_nxt: 0, fin_seq: None, ooo: Vec::new(), reported: Vec::new(), taken: 1, delack: DelAck::Idle, stats: ReceiverStats::default() }
+        TcpReceiver { cfg, synced: false, sack_ok: false, rcv_nxt: 0, fin_seq: None, ooo: Vec::new(), reported: Vec::new(), taken: 1, delack: DelAck::Idle, stats: ReceiverStats::default(), read: 1, rcv_adv: 1, wscale: 0 }
     }
 
     pub fn on_segment(&mut self, now: SimTime, seg: &Segment, out: &mut Vec<Segment>) {
@@ -65,13 +96,25 @@ impl TcpReceiver {
         }
         self.stats.segments_received += 1;
         let start = seg.seq;
-        let end = seg.seq + seg.seq_len();
-        if seg.is_fin() {
+        let mut end = seg.seq + seg.seq_len();
+        let mut fin = seg.is_fin();
+        if self.cfg.rcv_buf.is_some() && end > self.rcv_adv.max(self.rcv_nxt) && seg.len > 0 {
+            // RFC 9293 §3.10.7.4: keep only what lies inside the window.
+            self.stats.beyond_window += 1;
+            let edge = self.rcv_adv.max(self.rcv_nxt);
+            if start >= edge {
+                self.send_ack(None, out); // not acceptable: answer with an ACK at once
+                return;
+            }
+            end = edge;
+            fin = false;
+        }
+        if fin {
             self.fin_seq = Some(seg.seq + seg.len as u64);
         }
         let advanced_from = self.rcv_nxt;
         if end <= self.rcv_nxt || self.covered(start, end) {
-            self.stats.duplicate_bytes += seg.len as u64;
+            self.stats.duplicate_bytes += end - start - fin as u64;
         } else if start > self.rcv_nxt {
             self.stats.out_of_order_segments += 1;
         }
@@ -104,8 +147,15 @@ impl TcpReceiver {
         self.sack_ok = self.cfg.sack && seg.sack_permitted;
         // RFC 7323 §2.2: answer with our shift only if the SYN carried the option.
         let wscale = seg.wscale.map(|_| self.cfg.window_scale);
+        self.wscale = wscale.unwrap_or(0);
+        // RFC 7323 §2.2: the SYN-ACK's window is never scaled.
+        let window = match self.cfg.rcv_buf {
+            None => self.cfg.rcv_window_field,
+            Some(b) => b.min(u16::MAX as u64) as u16,
+        };
+        self.rcv_adv = self.rcv_adv.max(self.rcv_nxt + window as u64);
         self.stats.acks_sent += 1;
-        out.push(Segment { seq: 0, ack: 1, flags: flags::SYN | flags::ACK, window: self.cfg.rcv_window_field, wscale, sack_permitted: self.sack_ok, ..Default::default() });
+        out.push(Segment { seq: 0, ack: 1, flags: flags::SYN | flags::ACK, window, wscale, sack_permitted: self.sack_ok, ..Default::default() });
     }
 
     /// True when `[start, end)` lies inside one received out-of-order range.
@@ -184,9 +234,64 @@ impl TcpReceiver {
         self.rcv_nxt
     }
 
-    /// The window field: the receive buffer shifted by our scale (RFC 7323 §2.3).
-    fn window_field(&self) -> u16 {
-        self.cfg.rcv_window_field
+    /// The window field of the next ACK (module docs), recording the right edge it advertises.
+    fn window_field(&mut self) -> u16 {
+        let Some(buf) = self.cfg.rcv_buf else { return self.cfg.rcv_window_field };
+        let field = self.select_window(buf);
+        self.rcv_adv = self.rcv_adv.max(self.rcv_nxt + ((field as u64) << self.wscale));
+        field
+    }
+
+    /// The window field the buffer allows now, without recording it (module docs).
+    fn select_window(&self, buf: u64) -> u16 {
+        let free = buf.saturating_sub(self.data_end() - self.read);
+        let cur = self.rcv_adv.saturating_sub(self.rcv_nxt);
+        // RFC 1122 4.2.3.3 / RFC 9293 §3.8.6.2.2 (receiver SWS avoidance, Fr = 1/2): move the
+        // right edge only by at least min(B/2, MSS).
+        let threshold = (buf / 2).min(self.cfg.mss as u64);
+        let wnd = if free >= cur + threshold { free } else { cur };
+        // RFC 7323 §2.3: the field is the window >> scale, rounded down, at most 65535.
+        (wnd >> self.wscale).min(u16::MAX as u64) as u16
+    }
+
+    /// One past the last in-order data byte received (the FIN excluded).
+    fn data_end(&self) -> u64 {
+        self.fin_seq.map_or(self.rcv_nxt, |f| self.rcv_nxt.min(f))
+    }
+
+    /// In-order bytes waiting for the application (always 0 without a finite buffer: the
+    /// application reads at once).
+    pub fn readable(&self) -> u64 {
+        match self.cfg.rcv_buf {
+            None => 0,
+            Some(_) => self.data_end().saturating_sub(self.read),
+        }
+    }
+
+    /// The application reads up to `max` bytes (finite buffer; without one it has read
+    /// everything already and this returns 0). Returns the bytes read; emits a window update
+    /// when the right edge can move (module docs).
+    pub fn app_read(&mut self, _now: SimTime, max: u64, out: &mut Vec<Segment>) -> u64 {
+        let Some(buf) = self.cfg.rcv_buf else { return 0 };
+        let n = max.min(self.readable());
+        if n == 0 {
+            return 0;
+        }
+        self.read += n;
+        let field = self.select_window(buf);
+        if self.synced && self.rcv_nxt + ((field as u64) << self.wscale) > self.rcv_adv {
+            self.stats.window_updates += 1;
+            self.send_ack(None, out);
+        }
+        n
+    }
+
+    /// The window this receiver would advertise now, in bytes.
+    pub fn window(&self) -> u64 {
+        match self.cfg.rcv_buf {
+            None => (self.cfg.rcv_window_field as u64) << self.wscale,
+            Some(b) => (self.select_window(b) as u64) << self.wscale,
+        }
     }
 
     /// Delayed-ACK timer.
@@ -205,10 +310,18 @@ impl TcpReceiver {
         }
     }
 
-    /// Data bytes delivered in order to the application (highest in-order byte received).
+    /// Data bytes delivered in order to the application: without a finite buffer, every
+    /// in-order byte received; with one, the bytes the application has read.
     pub fn delivered(&self) -> u64 {
-        let end = self.fin_seq.map_or(self.rcv_nxt, |f| self.rcv_nxt.min(f));
-        end.saturating_sub(1)
+        match self.cfg.rcv_buf {
+            None => self.data_end().saturating_sub(1),
+            Some(_) => self.read - 1,
+        }
+    }
+
+    /// In-order data bytes received (read or not).
+    pub fn received(&self) -> u64 {
+        self.data_end().saturating_sub(1)
     }
 
     /// The FIN has been received in order.
@@ -308,6 +421,89 @@ mod tests {
         // A duplicate of 3 puts its block first again.
         assert_ack(&data(&mut r, 3), 1, &[(3001, 4001), (9001, 10001), (7001, 8001)]);
         assert_eq!(r.stats().duplicate_bytes, MSS);
+    }
+
+    /// A receiver with a `buf`-byte buffer and window scale `scale`, after the handshake.
+    fn buffered(buf: u64, scale: u8) -> (TcpReceiver, Segment) {
+        let mut r = TcpReceiver::new(TcpConfig { mss: MSS as u32, rcv_buf: Some(buf), window_scale: scale, ..Default::default() });
+        let mut out = Vec::new();
+        r.on_segment(SimTime::ZERO, &Segment { flags: flags::SYN, wscale: Some(scale), ..Default::default() }, &mut out);
+        (r, out[0])
+    }
+
+    #[test]
+    fn the_advertised_window_is_the_free_space_scaled_and_rounded_down() {
+        // 200,000-byte buffer, scale 2 (a unit of 4 bytes).
+        let (mut r, syn_ack) = buffered(200_000, 2);
+        assert_eq!(syn_ack.window, 65535, "the SYN-ACK's window is unscaled: min(B, 65535)");
+        assert_eq!(data(&mut r, 0).window, (199_000u32 >> 2) as u16, "B minus the 1000 unread bytes");
+        assert_eq!(r.readable(), 1000);
+        assert_eq!(r.delivered(), 0, "nothing read yet");
+        let mut out = Vec::new();
+        // Reading 500 bytes frees less than min(B/2, MSS) = 1000: no window update (SWS).
+        assert_eq!(r.app_read(SimTime::ZERO, 500, &mut out), 500);
+        assert!(out.is_empty());
+        assert_eq!(r.window(), 199_000, "the right edge stays");
+        // Reading the rest frees 1000 in all: the window update goes out.
+        assert_eq!(r.app_read(SimTime::ZERO, 10_000, &mut out), 500);
+        assert_eq!((out.len(), out[0].ack, out[0].window), (1, 1001, 50_000));
+        assert_eq!(r.stats().window_updates, 1);
+        assert_eq!(r.take_deliveries(), Some((0, 1000)));
+        // A window that is not a multiple of the unit is rounded down: 3 bytes short.
+        let (mut r, _) = buffered(100_003, 2);
+        data(&mut r, 0);
+        let mut out = Vec::new();
+        r.app_read(SimTime::ZERO, 1000, &mut out);
+        assert_eq!(out[0].window, 25_000, "100,003 >> 2");
+    }
+
+    /// The app does not read: the window shrinks from the left to zero, data beyond it is
+    /// refused with an ACK, and reading reopens it with a window update.
+    #[test]
+    fn a_full_buffer_closes_the_window_and_reading_reopens_it() {
+        let (mut r, syn_ack) = buffered(4 * MSS, 0);
+        assert_eq!(syn_ack.window as u64, 4 * MSS);
+        let wins: Vec<u16> = (0..4).map(|i| data(&mut r, i).window).collect();
+        assert_eq!(wins, vec![3000, 2000, 1000, 0]);
+        // A one-byte zero-window probe: dropped, answered at once with the zero window.
+        let probe = Segment { seq: 4001, len: 1, flags: flags::ACK, ack: 1, ..Default::default() };
+        let mut out = Vec::new();
+        r.on_segment(SimTime::ZERO, &probe, &mut out);
+        assert_eq!((out.len(), out[0].ack, out[0].window), (1, 4001, 0));
+        assert_eq!((r.received(), r.stats().beyond_window), (4000, 1));
+        // Reading 999 bytes is less than min(B/2, MSS) = 1000: still closed.
+        out.clear();
+        r.app_read(SimTime::ZERO, 999, &mut out);
+        assert!(out.is_empty());
+        r.app_read(SimTime::ZERO, 1, &mut out);
+        assert_eq!((out[0].ack, out[0].window), (4001, 1000), "the window update");
+        // The probe now fits.
+        out.clear();
+        r.on_segment(SimTime::ZERO, &probe, &mut out);
+        assert_eq!((out[0].ack, out[0].window), (4002, 999));
+        // A segment straddling the right edge is trimmed to it.
+        out.clear();
+        r.on_segment(SimTime::ZERO, &Segment { seq: 4002, len: 1000, flags: flags::ACK, ..Default::default() }, &mut out);
+        assert_eq!((out[0].ack, out[0].window), (5001, 0));
+        assert_eq!(r.received(), 5000);
+    }
+
+    #[test]
+    fn the_right_edge_never_moves_left() {
+        // Scale 4 (16-byte unit), 10,000-byte buffer: after a 1000-byte segment the free space
+        // is 9000, rounded down to 8992 (562 units); the receiver keeps accepting up to the
+        // edge it announced at the SYN (10,001), per RFC 7323 §2.4.
+        let (mut r, syn_ack) = buffered(10_000, 4);
+        assert_eq!(syn_ack.window, 10_000);
+        assert_eq!(data(&mut r, 0).window, 562);
+        let mut out = Vec::new();
+        r.on_segment(SimTime::ZERO, &Segment { seq: 1001, len: 9000, flags: flags::ACK, ..Default::default() }, &mut out);
+        assert_eq!((out[0].ack, out[0].window, r.stats().beyond_window), (10_001, 0, 0), "the whole announced window is accepted");
+        // Reading frees the buffer; the window comes back as free space, never below what
+        // was promised.
+        out.clear();
+        r.app_read(SimTime::ZERO, 5000, &mut out);
+        assert_eq!(out[0].window, 5000 >> 4);
     }
 
     #[test]

@@ -22,6 +22,7 @@
 use std::collections::VecDeque;
 
 use crate::net::packet::SackBlock;
+use super::rate::TxRate;
 use crate::time::SimTime;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -36,6 +37,8 @@ pub struct Entry {
     pub lost: bool,
     pub retransmitted: bool,
     pub last_sent: SimTime,
+    /// Delivery-rate snapshot of the last transmission (rate.rs).
+    pub tx: TxRate,
 }
 
 impl Entry {
@@ -78,7 +81,7 @@ impl Scoreboard {
     /// A segment was sent for the first time (must extend the table at its end).
     pub fn push(&mut self, start: u64, end: u64, fin: bool, now: SimTime) {
         debug_assert!(self.entries.back().is_none_or(|e| e.end == start), "scoreboard gap at {start}");
-        self.entries.push_back(Entry { start, end, fin, tx_count: 0, sacked: false, lost: false, retransmitted: false, last_sent: now });
+        self.entries.push_back(Entry { start, end, fin, tx_count: 0, sacked: false, lost: false, retransmitted: false, last_sent: now, tx: TxRate::default() });
     }
 
     /// The entry starting at `seq`.
@@ -101,11 +104,31 @@ impl Scoreboard {
         *e
     }
 
+    /// Sets the rate snapshot of the entry starting at `seq` (a retransmission).
+    pub fn set_tx(&mut self, seq: u64, tx: TxRate) {
+        if let Some(i) = self.index_of(seq) {
+            self.entries[i].tx = tx;
+        }
+    }
+    /// Sets the rate snapshot of the last entry (just pushed).
+    pub fn set_last_tx(&mut self, tx: TxRate) {
+        if let Some(e) = self.entries.back_mut() {
+            e.tx = tx;
+        }
+    }
+
     /// The cumulative ACK reached `ack`: drops every entry that ends at or before it. An ACK
-    /// inside an entry trims it (never happens with whole-segment receivers).
+    /// inside an entry trims it (only a receive window edge inside a segment does that).
     pub fn ack(&mut self, ack: u64) {
+        self.ack_with(ack, |_| {})
+    }
+
+    /// [`ack`](Self::ack), showing `f` each entry before it leaves (rate sampling).
+    #[inline]
+    pub fn ack_with(&mut self, ack: u64, mut f: impl FnMut(&mut Entry)) {
         while let Some(e) = self.entries.front_mut() {
             if e.end <= ack {
+                f(e);
                 if e.sacked {
                     self.sacked_bytes -= e.len();
                 }
@@ -127,6 +150,12 @@ impl Scoreboard {
 
     /// Marks every entry inside the blocks as SACKed. Returns the bytes newly SACKed.
     pub fn sack(&mut self, blocks: &[SackBlock]) -> u64 {
+        self.sack_with(blocks, |_| {})
+    }
+
+    /// [`sack`](Self::sack), showing `f` each newly SACKed entry (rate sampling).
+    #[inline]
+    pub fn sack_with(&mut self, blocks: &[SackBlock], mut f: impl FnMut(&mut Entry)) -> u64 {
         let mut newly = 0;
         for b in blocks {
             let mut i = self.entries.partition_point(|e| e.end <= b.start);
@@ -137,6 +166,7 @@ impl Scoreboard {
                     e.lost = false;
                     newly += e.len();
                     self.high_sacked = self.high_sacked.max(e.end);
+                    f(e);
                 }
                 i += 1;
             }

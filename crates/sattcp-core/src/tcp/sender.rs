@@ -6,9 +6,49 @@
 //! the SYN is 0, data starts at 1 (net/packet.rs). `snd_una` is the first unacknowledged
 //! byte, `snd_max` one past the highest byte ever sent, and `snd_nxt` the next byte to send in
 //! sequence, which a timeout sets back to `snd_una` (go-back-N, as BSD and ns-2 did).
+//!
+//! ## The application side
+//!
+//! - [`TcpSender::app_send`] offers bytes without limit (the seeds' bulk and WWW sources: data
+//!   waits outside the socket, as with ns-2's agents; `snd_buf` then only limits the flight).
+//! - [`TcpSender::app_write`] is a socket write into a finite send buffer (`cfg.snd_buf`):
+//!   it accepts at most [`send_space`](TcpSender::send_space) bytes (the buffer minus the bytes
+//!   written and not yet acknowledged) and returns how many it took. When a write was cut
+//!   short, the sender raises a flag once acknowledgements free room again; the application
+//!   polls it with [`take_writable`](TcpSender::take_writable) (passive, like `poll_at`).
+//!   With `snd_buf = None` (the default) every write is accepted whole.
+//!
+//! ## Timers
+//!
+//! One timer slot ([`poll_at`](TcpSender::poll_at) is the earliest of them): the
+//! retransmission timer, or the persist timer while the peer's window is too small for the
+//! next segment and nothing is outstanding (RFC 9293 §3.8.6.1, RFC 1122 4.2.2.17); and
+//! independently the pacing release time when a pacing rate holds a segment back
+//! (tcp/pacing.rs).
+//!
+//! **Persist.** The timer starts at the RTO and doubles at each expiry up to `max_rto`
+//! (Linux `tcp_probe0_when()`; RFC 1122 asks for exponential backoff). Each expiry sends a
+//! window probe: new data at `snd_max`, as many bytes as the window allows but at least one
+//! (RFC 9293: "at least one octet of new data"; Linux `tcp_write_wakeup()` likewise sends what
+//! fits). A receiver with no room drops the probe and answers with its window. The probe is
+//! not counted as a duplicate-ACK trigger and not timed for the RTT; when the window opens
+//! with the probe still unacknowledged, sending goes back to `snd_una` and resends it in
+//! sequence. Counted in `SenderStats::window_probes`.
+//!
+//! ## Congestion-control hooks, rate samples, pacing
+//!
+//! When the controller uses them (or `cfg.rate_samples` asks; off for Reno AIMD, CUBIC and
+//! Hybla, so the seeds' runs pay nothing for it), every transmission snapshots the
+//! delivery-rate state into its scoreboard entry, every ACK
+//! that delivers data (cumulatively or by SACK) yields a [`RateSample`](super::rate::RateSample)
+//! (tcp/rate.rs), and the controller sees it in [`Cc::on_rate_sample`] after the recovery has
+//! acted; the [`Control`](super::cc::Control) it returns (cwnd, pacing rate) is applied before
+//! sending. The other hooks are listed in tcp/cc/mod.rs.
 
-use super::cc::{AckSample, Cc, Window};
+use super::cc::{AckSample, Cc, RateEvent, Window};
 use super::config::TcpConfig;
+use super::pacing::Pacer;
+use super::rate::{RateEstimator, RateSample};
 use super::recovery::{CongState, Cx, Gate, Out, Pick, Recovery, TimerAction};
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
@@ -35,13 +75,22 @@ pub struct SenderStats {
     pub partial_acks: u64,
     /// Slow-start restarts after an idle period (not counted in `timeouts`).
     pub idle_restarts: u64,
+    /// Zero-window probes sent by the persist timer.
+    pub window_probes: u64,
 }
 
-/// The retransmission timer (smoltcp style: the deadline lives in the variant).
+/// RFC 1122 4.2.2.17: the persist interval backs off exponentially; the shift is capped here
+/// (the interval itself at `max_rto`), so it cannot overflow.
+const MAX_PERSIST_BACKOFF: u32 = 16;
+
+/// The retransmission or persist timer (smoltcp style: the deadline lives in the variant).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Timer {
     Idle,
     Retransmit { expires_at: SimTime },
+    /// The peer's window cannot take the next segment and nothing is outstanding (or only a
+    /// window probe): probe at `expires_at` (RFC 9293 §3.8.6.1).
+    Persist { expires_at: SimTime },
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -100,6 +149,21 @@ pub struct TcpSender {
     rtt: RttEstimator,
     timer: Timer,
     stats: SenderStats,
+    /// Delivery-rate sampling is on (the controller uses it, or `cfg.rate_samples`).
+    rate_on: bool,
+    rate: RateEstimator,
+    /// The last ACK's rate sample.
+    last_rs: RateSample,
+    pacer: Pacer,
+    /// A pacing release time the send loop stopped at.
+    pace_wait: Option<SimTime>,
+    /// Consecutive persist expiries (the backoff shift).
+    persist_backoff: u32,
+    /// Start of an outstanding window probe.
+    probe: Option<u64>,
+    /// An `app_write` was cut short; `writable` is raised when room frees.
+    write_blocked: bool,
+    writable: bool,
 }
 
 impl TcpSender {
@@ -107,8 +171,10 @@ impl TcpSender {
         let mss = cfg.mss as u64;
         let win = Window { cwnd: cfg.initial_cwnd as u64 * mss, ssthresh: cfg.initial_ssthresh, mss };
         let rtt = RttEstimator::new(cfg.timer_granularity, cfg.initial_rto, cfg.min_rto, cfg.max_rto);
+        let cc = Cc::new(cfg.cc);
         TcpSender {
-            cc: Cc::new(cfg.cc),
+            rate_on: cfg.rate_samples || cc.uses_rate_samples(),
+            cc,
             rec: Recovery::new(cfg.recovery),
             phase: Phase::Closed,
             app_end: 1,
@@ -128,6 +194,14 @@ impl TcpSender {
             rtt,
             timer: Timer::Idle,
             stats: SenderStats::default(),
+            rate: RateEstimator::default(),
+            last_rs: RateSample::default(),
+            pacer: Pacer::default(),
+            pace_wait: None,
+            persist_backoff: 0,
+            probe: None,
+            write_blocked: false,
+            writable: false,
             cfg,
         }
     }
@@ -150,11 +224,43 @@ impl TcpSender {
         out.push(Segment { seq: 0, flags: flags::SYN, window: self.cfg.rcv_window_field, wscale: Some(self.cfg.window_scale), sack_permitted: self.cfg.sack, ..Default::default() });
     }
 
-    /// The application offers `bytes` more bytes (bulk: a huge number).
+    /// The application offers `bytes` more bytes (bulk: a huge number), whatever the send
+    /// buffer holds (see the module docs; [`app_write`](Self::app_write) respects it).
     pub fn app_send(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Segment>) {
         debug_assert!(!self.closing, "app_send after close");
         self.app_end = self.app_end.saturating_add(bytes);
         self.send(now, out);
+    }
+
+    /// A socket write into the send buffer: accepts at most [`send_space`](Self::send_space)
+    /// bytes, sends what the windows allow, and returns the bytes accepted. A short write
+    /// arms the [`take_writable`](Self::take_writable) notification.
+    pub fn app_write(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Segment>) -> u64 {
+        debug_assert!(!self.closing, "app_write after close");
+        let n = bytes.min(self.send_space());
+        if n < bytes {
+            self.write_blocked = true;
+        }
+        if n > 0 {
+            self.app_end += n;
+            self.send(now, out);
+        }
+        n
+    }
+
+    /// Free room in the send buffer: `snd_buf` minus the bytes written and not yet
+    /// acknowledged (`u64::MAX` without a buffer limit).
+    pub fn send_space(&self) -> u64 {
+        match self.cfg.snd_buf {
+            None => u64::MAX,
+            Some(b) => b.saturating_sub(self.app_end.saturating_sub(self.snd_una.max(1))),
+        }
+    }
+
+    /// True once after a short [`app_write`](Self::app_write) when acknowledgements have
+    /// freed room in the send buffer (the socket's "writable" event); clears the flag.
+    pub fn take_writable(&mut self) -> bool {
+        std::mem::take(&mut self.writable)
     }
 
     /// The application has no more data: with `cfg.fin`, a FIN follows the last byte.
@@ -205,17 +311,39 @@ impl TcpSender {
         if ack > self.snd_max {
             return; // acknowledges data never sent (RFC 9293 §3.10.7.4): ignore
         }
+        let prior_rwnd = self.rwnd;
         self.rwnd = (seg.window as u64) << self.snd_wscale;
+        let rate_on = self.rate_on;
+        if rate_on {
+            self.rate.begin_ack(self.in_flight());
+        }
+        let rate = &mut self.rate;
         if self.sack_ok && seg.n_sack > 0 {
-            self.sb.sack(seg.sack_blocks());
+            if rate_on {
+                self.sb.sack_with(seg.sack_blocks(), |e| rate.on_delivered(now, e.end - e.start, e.last_sent, &mut e.tx, e.tx_count > 0));
+            } else {
+                self.sb.sack(seg.sack_blocks());
+            }
         }
         let mut o = Out { rtt_sample: true, ..Default::default() };
         let new_ack = ack > self.snd_una;
         if new_ack {
             let acked = ack - self.snd_una;
             self.snd_una = ack;
-            self.sb.ack(ack);
+            if rate_on {
+                self.sb.ack_with(ack, |e| rate.on_delivered(now, e.end - e.start, e.last_sent, &mut e.tx, e.tx_count > 0));
+                self.last_rs = self.rate.end_ack(now);
+            } else {
+                self.sb.ack(ack);
+            }
             self.snd_nxt = self.snd_nxt.max(ack);
+            if self.probe.is_some_and(|p| ack > p) {
+                self.probe = None;
+            }
+            if self.write_blocked && self.send_space() > 0 {
+                self.write_blocked = false;
+                self.writable = true;
+            }
             o.grow = self.state != CongState::Recovery;
             let mut cx = cx!(self, now, acked);
             self.rec.on_new_ack(&mut cx, &mut o);
@@ -234,17 +362,42 @@ impl TcpSender {
                 let sample = AckSample { now, acked, srtt: self.rtt.srtt() };
                 self.win.cwnd = self.cc.on_ack(&self.win, &sample);
             }
-        } else if ack == self.snd_una && self.snd_una < self.snd_max && seg.len == 0 {
-            // A duplicate ACK (RFC 5681 §2): no data, no new acknowledgement, data outstanding.
+        } else if ack == self.snd_una && self.snd_una < self.snd_max && seg.len == 0 && self.rwnd == prior_rwnd && self.probe.is_none() {
+            // A duplicate ACK (RFC 5681 §2): no data, no new acknowledgement, data outstanding,
+            // the same window (a window update is not a duplicate; nor is a probe's answer).
+            self.end_rate_sample(now);
             self.stats.dupacks_received += 1;
             self.dupacks += 1;
             let mut cx = cx!(self, now, 0);
             self.rec.on_dupack(&mut cx, &mut o);
         } else {
+            self.end_rate_sample(now);
+            if self.probe.is_some() && self.rwnd > 0 {
+                // The window opened with the probe unacknowledged: resend it in sequence.
+                self.probe = None;
+                self.snd_nxt = self.snd_una;
+            }
             self.send(now, out);
             return;
         }
         self.apply(now, new_ack, o, out);
+    }
+
+    fn end_rate_sample(&mut self, now: SimTime) {
+        if self.rate_on {
+            self.last_rs = self.rate.end_ack(now);
+        }
+    }
+
+    /// The rate snapshot of a segment sent now (kept in its scoreboard entry).
+    #[inline]
+    fn rate_snapshot(&mut self, now: SimTime) -> Option<super::rate::TxRate> {
+        self.rate_on.then(|| self.rate.on_send(now, self.snd_max - self.snd_una))
+    }
+
+    /// Bytes in flight: sent, not cumulatively acknowledged, not SACKed.
+    fn in_flight(&self) -> u64 {
+        self.snd_max - self.snd_una - self.sb.sacked_bytes()
     }
 
     /// Applies a recovery's decisions, moves the congestion state, then sends.
@@ -260,12 +413,28 @@ impl TcpSender {
         }
         if o.exit {
             self.state = CongState::Open;
+            self.recovery_exit();
         }
         match self.state {
-            CongState::Loss if self.snd_una >= self.recover => self.state = CongState::Open,
+            CongState::Loss if self.snd_una >= self.recover => {
+                self.state = CongState::Open;
+                self.recovery_exit();
+            }
             CongState::Open if self.dupacks > 0 => self.state = CongState::Disorder,
             CongState::Disorder if self.dupacks == 0 => self.state = CongState::Open,
             _ => {}
+        }
+        if self.rate_on {
+            // Every ACK: the controller's view with the rate sample; it may set cwnd and
+            // pacing. (Only controllers that use rate samples decide anything here.)
+            let ev = RateEvent { now, rs: self.last_rs, delivered: self.rate.delivered(), in_flight: self.in_flight(), state: self.state, srtt: self.rtt.srtt() };
+            let ctl = self.cc.on_rate_sample(&self.win, &ev);
+            if let Some(c) = ctl.cwnd {
+                self.win.cwnd = c;
+            }
+            if ctl.pacing_rate.is_some() {
+                self.pacer.set_rate(ctl.pacing_rate);
+            }
         }
         if let Some(seq) = o.retransmit {
             if self.sb.get(seq).is_some() {
@@ -291,6 +460,12 @@ impl TcpSender {
         self.send(now, out);
     }
 
+    fn recovery_exit(&mut self) {
+        if let Some(c) = self.cc.on_recovery_exit(&self.win) {
+            self.win.cwnd = c;
+        }
+    }
+
     /// True when the timer keeps running with nothing outstanding, to detect an idle period
     /// (ns-2 `newtimer()` re-arms on the ACK of the last packet; slow_start_restart_).
     fn idle_timer(&self) -> bool {
@@ -299,10 +474,71 @@ impl TcpSender {
 
     /// The engine's call at or after [`poll_at`](Self::poll_at).
     pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Segment>) {
-        let Timer::Retransmit { expires_at } = self.timer else { return };
-        if now < expires_at {
-            return;
+        match self.timer {
+            Timer::Retransmit { expires_at } if now >= expires_at => self.on_rto(now, out),
+            Timer::Persist { expires_at } if now >= expires_at => self.on_persist(now, out),
+            _ => {}
         }
+        if self.pace_wait.is_some_and(|t| t <= now) {
+            self.send(now, out);
+        }
+    }
+
+    /// The persist timer fired: send a window probe and back off (module docs).
+    fn on_persist(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+        self.timer = Timer::Idle;
+        self.stats.window_probes += 1;
+        if let Some(p) = self.probe {
+            self.retransmit(now, p, out);
+        } else if self.snd_una == self.snd_max && self.snd_max < self.app_end {
+            // RFC 9293 §3.8.6.1: at least one octet of new data; what the window allows.
+            let len = (self.app_end - self.snd_max).min(self.win.mss).min(self.rwnd).max(1);
+            let start = self.snd_max;
+            self.sb.push(start, start + len, false, now);
+            if let Some(tx) = self.rate_snapshot(now) {
+                self.sb.set_last_tx(tx);
+            }
+            self.emit(now, start, len as u32, false, 0, out);
+            self.snd_max = start + len;
+            self.snd_nxt = self.snd_max;
+            self.probe = Some(start);
+        }
+        self.persist_backoff = (self.persist_backoff + 1).min(MAX_PERSIST_BACKOFF);
+        self.timer = Timer::Persist { expires_at: now + self.persist_interval() };
+    }
+
+    /// The persist interval: the RTO doubled per expiry, at most `max_rto` (Linux
+    /// `tcp_probe0_when()`).
+    fn persist_interval(&self) -> SimTime {
+        self.rtt.rto().times(1 << self.persist_backoff).min(self.cfg.max_rto.max(self.rtt.rto()))
+    }
+
+    /// True when the peer's window cannot take the next segment while nothing (or only a
+    /// probe) is outstanding: the persist timer's condition.
+    fn window_blocked(&self) -> bool {
+        if self.snd_max >= self.app_end || !(self.snd_una == self.snd_max || self.probe.is_some()) {
+            return false;
+        }
+        let len = (self.app_end - self.snd_max).min(self.win.mss);
+        self.snd_max + len - self.snd_una > self.rwnd
+    }
+
+    /// Starts or stops the persist timer after sending (module docs).
+    fn update_persist(&mut self, now: SimTime) {
+        let blocked = self.window_blocked();
+        match self.timer {
+            Timer::Persist { .. } if !blocked => {
+                self.persist_backoff = 0;
+                self.rearm_or_stop(now);
+            }
+            Timer::Persist { .. } => {}
+            _ if blocked => self.timer = Timer::Persist { expires_at: now + self.persist_interval() },
+            _ => {}
+        }
+    }
+
+    /// The retransmission timer fired.
+    fn on_rto(&mut self, now: SimTime, out: &mut Vec<Segment>) {
         self.timer = Timer::Idle;
         if self.phase == Phase::Established && self.snd_una >= self.snd_max {
             // Nothing outstanding for an RTO (ns-2 `timeout()` with restart_bugfix_): with
@@ -310,7 +546,7 @@ impl TcpSender {
             // recover_ = maxseq_ as after any timeout. The timer then stays idle: a further
             // expiry would change nothing.
             if self.cfg.slow_start_restart {
-                self.win.cwnd = self.cfg.initial_cwnd as u64 * self.win.mss;
+                self.win.cwnd = self.cc.on_idle_restart(&self.win, self.cfg.initial_cwnd as u64 * self.win.mss);
                 self.recover = self.snd_max;
                 self.after_timeout = true;
                 self.stats.idle_restarts += 1;
@@ -351,10 +587,14 @@ impl TcpSender {
         if self.phase != Phase::Established {
             return;
         }
+        self.pace_wait = None;
         loop {
             match self.rec.gate(self.state, self.dupacks) {
                 Gate::Closed => break,
                 Gate::Pipe => {
+                    if self.paced(now) {
+                        break;
+                    }
                     let cx = cx!(self, now, 0);
                     match self.rec.pick(&cx) {
                         None => break,
@@ -377,6 +617,15 @@ impl TcpSender {
                 }
             }
         }
+        if self.rate_on && self.snd_max >= self.app_end && self.snd_nxt >= self.snd_max {
+            // Nothing left to send (tcp_rate_check_app_limited): rate samples of what is
+            // sent from now on are application-limited if the window is not the limit.
+            let in_flight = self.in_flight();
+            if in_flight < self.win.cwnd {
+                self.rate.on_app_limited(in_flight);
+            }
+        }
+        self.update_persist(now);
     }
 
     /// The usable window: min(cwnd + inflation, peer's window, send buffer).
@@ -398,7 +647,7 @@ impl TcpSender {
                 self.snd_nxt = e.end;
                 return true;
             }
-            if e.end - self.snd_una > wnd && !e.fin {
+            if e.end - self.snd_una > wnd && !e.fin || self.paced(now) {
                 return false;
             }
             self.retransmit(now, e.start, out);
@@ -412,12 +661,27 @@ impl TcpSender {
             }
             // Sender SWS avoidance (RFC 1122 4.2.3.4, off in the seeds): hold back a short
             // segment while data is unacknowledged.
-            if self.cfg.sws_avoidance && len < self.win.mss && self.snd_una < self.snd_max {
+            if self.cfg.sws_avoidance && len < self.win.mss && self.snd_una < self.snd_max || self.paced(now) {
                 return false;
             }
             return self.send_new(now, out);
         }
+        if self.closing && self.snd_max <= self.app_end && self.paced(now) {
+            return false;
+        }
         self.send_fin(now, out)
+    }
+
+    /// True if the pacer holds the next segment back; then `poll_at` reports its release.
+    #[inline]
+    fn paced(&mut self, now: SimTime) -> bool {
+        match self.pacer.release_at(now) {
+            Some(t) => {
+                self.pace_wait = Some(t);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Sends the next segment in sequence whatever cwnd says (ns-2 `output(t_seqno_++)`):
@@ -444,6 +708,9 @@ impl TcpSender {
         }
         let end = start + len;
         self.sb.push(start, end, false, now);
+        if let Some(tx) = self.rate_snapshot(now) {
+            self.sb.set_last_tx(tx);
+        }
         self.rtt.on_send(now, end);
         self.emit(now, start, len as u32, false, 0, out);
         if self.snd_nxt == self.snd_max {
@@ -459,6 +726,9 @@ impl TcpSender {
         }
         let seq = self.app_end;
         self.sb.push(seq, seq + 1, true, now);
+        if let Some(tx) = self.rate_snapshot(now) {
+            self.sb.set_last_tx(tx);
+        }
         self.emit(now, seq, 0, true, 0, out);
         if self.snd_nxt == self.snd_max {
             self.snd_nxt = seq + 1;
@@ -470,6 +740,9 @@ impl TcpSender {
     /// Retransmits the scoreboard entry starting at `seq`. Returns its length.
     fn retransmit(&mut self, now: SimTime, seq: u64, out: &mut Vec<Segment>) -> u64 {
         let e = self.sb.on_retransmit(seq, now);
+        if let Some(tx) = self.rate_snapshot(now) {
+            self.sb.set_tx(seq, tx);
+        }
         self.rtt.on_resend(e.end);
         let len = if e.fin { 0 } else { e.len() };
         self.stats.segments_retransmitted += 1;
@@ -478,11 +751,14 @@ impl TcpSender {
         e.len()
     }
 
+    #[inline]
     fn emit(&mut self, now: SimTime, seq: u64, len: u32, fin: bool, tx_count: u16, out: &mut Vec<Segment>) {
-        // ns-2 `output()`: arm the timer if none is pending or nothing was outstanding.
-        if self.timer == Timer::Idle || self.snd_una == self.snd_max {
+        // ns-2 `output()`: arm the timer if none is pending or nothing was outstanding (a
+        // pending persist timer gives way; a probe re-arms it after).
+        if !matches!(self.timer, Timer::Retransmit { .. }) || self.snd_una == self.snd_max {
             self.arm(now);
         }
+        self.pacer.on_send(now, len as u64);
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len as u64;
         let f = if fin { flags::ACK | flags::FIN } else { flags::ACK };
@@ -501,16 +777,44 @@ impl TcpSender {
         self.timer = Timer::Retransmit { expires_at: now + self.rtt.rto() };
     }
 
-    /// The next deadline (the retransmission timer), `None` if idle.
+    /// The next deadline (the retransmission or persist timer, or a pacing release), `None`
+    /// if idle.
     pub fn poll_at(&self) -> Option<SimTime> {
-        match self.timer {
+        let timer = match self.timer {
             Timer::Idle => None,
-            Timer::Retransmit { expires_at } => Some(expires_at),
+            Timer::Retransmit { expires_at } | Timer::Persist { expires_at } => Some(expires_at),
+        };
+        match (timer, self.pace_wait) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
     pub fn stats(&self) -> &SenderStats {
         &self.stats
+    }
+    /// The persist timer is running (the peer's window is closed to the next segment).
+    pub fn in_persist(&self) -> bool {
+        matches!(self.timer, Timer::Persist { .. })
+    }
+    /// The last ACK's delivery-rate sample (tcp/rate.rs); a default (invalid) sample unless
+    /// rate sampling is on.
+    pub fn rate_sample(&self) -> &RateSample {
+        &self.last_rs
+    }
+    /// Bytes delivered to the peer so far, cumulatively ACKed or SACKed (`C.delivered`; 0
+    /// unless rate sampling is on).
+    pub fn delivered(&self) -> u64 {
+        self.rate.delivered()
+    }
+    /// The pacing rate in bytes per second, if the controller set one.
+    pub fn pacing_rate(&self) -> Option<u64> {
+        self.pacer.rate()
+    }
+    /// Sets the pacing rate (bytes per second; `None`: no pacing). Controllers set it
+    /// through [`Control`](super::cc::Control); this is for tests and experiments.
+    pub fn set_pacing_rate(&mut self, rate: Option<u64>) {
+        self.pacer.set_rate(rate);
     }
     /// The congestion window in bytes, without fast-recovery inflation (ns-2's traced
     /// `cwnd_`); see [`effective_window`](Self::effective_window).
@@ -733,6 +1037,151 @@ mod tests {
         let mut out = Vec::new();
         s.on_segment(SimTime::from_millis(200), &ack(1001), &mut out);
         assert_eq!(seqs(&out), vec![(1001, 500, 0)]);
+    }
+
+    /// An ACK of `n` advertising `field` (scale 6 after the handshake).
+    fn ack_win(n: u64, field: u16) -> Segment {
+        Segment { window: field, ..ack(n) }
+    }
+
+    #[test]
+    fn a_write_takes_only_the_room_in_the_send_buffer_and_the_sender_says_when_room_frees() {
+        let (mut s, _) = established(TcpConfig { initial_cwnd: 10, snd_buf: Some(5 * MSS), ..cfg() }, 0);
+        let mut out = Vec::new();
+        let t = SimTime::from_millis(100);
+        assert_eq!(s.send_space(), 5 * MSS);
+        assert_eq!(s.app_write(t, 8 * MSS, &mut out), 5 * MSS, "only the buffer's worth is accepted");
+        assert_eq!((out.len(), s.send_space()), (5, 0), "all five segments sent, none acknowledged");
+        assert_eq!(s.app_write(t, MSS, &mut out), 0, "a full buffer takes nothing");
+        assert!(!s.take_writable(), "no room freed yet");
+        out.clear();
+        s.on_segment(SimTime::from_millis(200), &ack(2001), &mut out);
+        assert_eq!(s.send_space(), 2 * MSS, "two acknowledged segments leave the buffer");
+        assert!(s.take_writable(), "room freed after a short write");
+        assert!(!s.take_writable(), "told once");
+        assert_eq!(s.app_write(SimTime::from_millis(200), 3 * MSS, &mut out), 2 * MSS);
+        assert_eq!(seqs(&out), vec![(5001, 1000, 0), (6001, 1000, 0)]);
+        // Without a buffer limit every write is whole (today's default).
+        let (mut s, _) = established(cfg(), 0);
+        assert_eq!((s.send_space(), s.app_write(t, 1 << 40, &mut out)), (u64::MAX, 1 << 40));
+    }
+
+    /// Peer's window closes with everything acknowledged, the persist timer probes with one
+    /// byte, backing off, and sending resumes when the window opens.
+    #[test]
+    fn zero_window_runs_the_persist_timer_and_resumes_when_the_window_opens() {
+        let (mut s, out) = established(TcpConfig { initial_cwnd: 4, ..cfg() }, 100 * MSS);
+        assert_eq!(out.len(), 4);
+        let mut out = Vec::new();
+        let t = SimTime::from_millis(200);
+        s.on_segment(t, &ack_win(4001, 0), &mut out);
+        assert!(out.is_empty(), "a zero window: nothing sent");
+        assert!(s.in_persist());
+        let rto = s.rto();
+        assert_eq!(s.poll_at(), Some(t + rto), "the first probe one RTO later");
+        // First probe: one byte of new data at snd_max.
+        let p1 = t + rto;
+        s.on_timer(p1, &mut out);
+        assert_eq!(seqs(&out), vec![(4001, 1, 0)]);
+        assert_eq!(s.poll_at(), Some(p1 + rto.times(2)), "backed off");
+        // The receiver drops it and answers with its zero window: not a duplicate ACK.
+        out.clear();
+        s.on_segment(p1 + SimTime::from_millis(100), &ack_win(4001, 0), &mut out);
+        s.on_segment(p1 + SimTime::from_millis(100), &ack_win(4001, 0), &mut out);
+        s.on_segment(p1 + SimTime::from_millis(100), &ack_win(4001, 0), &mut out);
+        assert!(out.is_empty());
+        assert_eq!((s.stats().dupacks_received, s.stats().fast_retransmits), (0, 0));
+        // Second probe: the same byte again.
+        let p2 = p1 + rto.times(2);
+        s.on_timer(p2, &mut out);
+        assert_eq!(seqs(&out), vec![(4001, 1, 1)]);
+        assert_eq!(s.stats().window_probes, 2);
+        // The window opens (the probe still unacknowledged): the probe byte is resent in
+        // sequence, then new data as cwnd allows (5 segments after the first ACK's slow-start
+        // step: the probe byte and four segments fit in 5000 bytes; the window is 6400).
+        out.clear();
+        let t = p2 + SimTime::from_millis(50);
+        s.on_segment(t, &ack_win(4001, 100), &mut out);
+        assert!(!s.in_persist());
+        assert_eq!(seqs(&out)[0], (4001, 1, 2), "the probe byte first");
+        assert_eq!(seqs(&out)[1..], [(4002, 1000, 0), (5002, 1000, 0), (6002, 1000, 0), (7002, 1000, 0)]);
+        assert_eq!(s.poll_at(), Some(t + s.rto()), "the retransmission timer runs again");
+        // Acknowledged: sending goes on at the ACK clock.
+        out.clear();
+        s.on_segment(t + SimTime::from_millis(100), &ack_win(8002, 100), &mut out);
+        assert_eq!(out.len(), 6, "cwnd 6 segments, window 6400 bytes: {:?}", seqs(&out));
+    }
+
+    #[test]
+    fn the_persist_interval_doubles_up_to_max_rto() {
+        let (mut s, _) = established(TcpConfig { initial_cwnd: 1, max_rto: SimTime::from_secs(10), ..cfg() }, 10 * MSS);
+        let mut out = Vec::new();
+        s.on_segment(SimTime::from_millis(200), &ack_win(1001, 0), &mut out);
+        let rto = s.rto();
+        let mut t = s.poll_at().unwrap();
+        let mut gaps = Vec::new();
+        for _ in 0..8 {
+            s.on_timer(t, &mut out);
+            let next = s.poll_at().unwrap();
+            gaps.push(next - t);
+            t = next;
+        }
+        let expect: Vec<SimTime> = [2, 4, 8, 16, 32, 64, 128, 256].iter().map(|&k| rto.times(k).min(SimTime::from_secs(10))).collect();
+        assert_eq!(gaps, expect, "rto = {rto:?}");
+        assert!(s.in_persist());
+        assert_eq!(s.stats().window_probes, 8);
+        assert_eq!(s.stats().timeouts, 0, "probes are not retransmission timeouts");
+    }
+
+    /// The sender's rate samples on a hand-built ACK sequence: 4 segments sent at 100 ms,
+    /// ACKed one by one 10 ms apart from 300 ms.
+    #[test]
+    fn rate_samples_from_the_acks() {
+        let (mut s, out) = established(TcpConfig { initial_cwnd: 4, rate_samples: true, ..cfg() }, 4 * MSS);
+        assert_eq!(out.len(), 4);
+        let mut out = Vec::new();
+        let mut got = Vec::new();
+        for i in 1..=4u64 {
+            s.on_segment(SimTime::from_millis(290 + 10 * i), &ack(1 + i * MSS), &mut out);
+            let rs = *s.rate_sample();
+            got.push((rs.delivered, rs.interval, rs.rtt, rs.acked_sacked));
+        }
+        let ms = SimTime::from_millis;
+        // The flight started at 100 ms (delivered 0 then); segment i is delivered at
+        // 290 + 10 i ms: i segments over 190 + 10 i ms, RTT 190 + 10 i ms.
+        assert_eq!(got, vec![(MSS, ms(200), Some(ms(200)), MSS), (2 * MSS, ms(210), Some(ms(210)), MSS), (3 * MSS, ms(220), Some(ms(220)), MSS), (4 * MSS, ms(230), Some(ms(230)), MSS)]);
+        assert_eq!(s.delivered(), 4 * MSS);
+        // A SACK delivers too: a new flight, the first segment lost, the next SACKed.
+        s.app_send(ms(400), 4 * MSS, &mut out);
+        let sack = Segment { sack: [SackBlock { start: 5001, end: 6001 }, SackBlock::default(), SackBlock::default()], n_sack: 1, ..ack(4001) };
+        s.on_segment(ms(600), &sack, &mut out);
+        assert_eq!((s.rate_sample().acked_sacked, s.delivered()), (MSS, 5 * MSS));
+    }
+
+    #[test]
+    fn pacing_spaces_segments_by_length_over_rate() {
+        let (s, out) = established(TcpConfig { initial_cwnd: 10, ..cfg() }, 100 * MSS);
+        assert_eq!((out.len(), s.pacing_rate()), (10, None), "no pacing by default: a whole window at once");
+        let mut s2 = TcpSender::new(TcpConfig { initial_cwnd: 10, ..cfg() });
+        let mut out = Vec::new();
+        s2.set_pacing_rate(Some(1_000_000)); // 1 MB/s: one 1000-byte segment per millisecond
+        s2.connect(T0, &mut out);
+        s2.app_send(T0, 100 * MSS, &mut out);
+        out.clear();
+        let t0 = SimTime::from_millis(100);
+        s2.on_segment(t0, &SYN_ACK, &mut out);
+        assert_eq!(out.len(), 1, "one segment, then wait for the pacer");
+        let mut times = vec![t0];
+        while times.len() < 10 {
+            let t = s2.poll_at().unwrap();
+            let n = out.len();
+            s2.on_timer(t, &mut out);
+            assert_eq!(out.len(), n + 1, "one segment per release");
+            times.push(t);
+        }
+        let gaps: Vec<SimTime> = times.windows(2).map(|w| w[1] - w[0]).collect();
+        assert_eq!(gaps, vec![SimTime::from_millis(1); 9]);
+        assert_eq!(s2.poll_at(), Some(times[0] + s2.rto()), "cwnd used up: only the retransmission timer is left");
     }
 
     #[test]

@@ -1,12 +1,30 @@
 //! Congestion control: how the window grows and how far it shrinks (ns-3's
-//! `TcpCongestionOps`). A controller never writes the window: it returns decisions
-//! ([`Reduction`], a grown cwnd) that the sender applies (STYLE.md).
+//! `TcpCongestionOps`, Linux's `tcp_congestion_ops`). A controller never writes the window: it
+//! returns decisions ([`Reduction`], a grown cwnd, a [`Control`]) that the sender applies
+//! (STYLE.md).
+//!
+//! The hooks, in the order the sender calls them:
+//!
+//! | hook | when | returns |
+//! |---|---|---|
+//! | [`Cc::on_ack`] | an ACK of new data outside fast recovery (the recovery may veto) | the grown cwnd |
+//! | [`Cc::on_rate_sample`] | every ACK after the above, with the delivery-rate sample ([`RateEvent`]), if [`Cc::uses_rate_samples`] | a [`Control`]: cwnd and/or pacing rate to apply |
+//! | [`Cc::on_dupack_loss`] | fast retransmit (entry into fast recovery) | [`Reduction`] |
+//! | [`Cc::on_recovery_exit`] | leaving fast recovery or the loss state of a timeout | a cwnd to apply, or none |
+//! | [`Cc::on_timeout`] | retransmission timeout with data outstanding | [`Reduction`] |
+//! | [`Cc::on_idle_restart`] | the timer found the connection idle for an RTO (slow-start restart) | the cwnd to restart with |
+//!
+//! Reno AIMD, CUBIC and Hybla use only the classic hooks (growth and the two reductions);
+//! their other hooks change nothing. Rate-based controllers (BBR) use [`Cc::on_rate_sample`],
+//! which may also set a pacing rate (tcp/pacing.rs).
 
 pub mod cubic;
 pub mod hybla;
 pub mod reno;
 
 use super::config::CcKind;
+use super::rate::RateSample;
+use super::recovery::CongState;
 use crate::time::SimTime;
 
 /// What a controller sees of one ACK of new data.
@@ -17,6 +35,31 @@ pub struct AckSample {
     pub acked: u64,
     /// The smoothed RTT after this ACK, if any sample exists.
     pub srtt: Option<SimTime>,
+}
+
+/// What a controller sees on every ACK (Linux `cong_control(sk, rs)`).
+#[derive(Copy, Clone, Debug)]
+pub struct RateEvent {
+    pub now: SimTime,
+    /// The delivery-rate sample of this ACK (check [`RateSample::is_valid`]).
+    pub rs: RateSample,
+    /// `C.delivered`: bytes delivered so far, this ACK included.
+    pub delivered: u64,
+    /// Bytes in flight after this ACK (sent, not cumulatively ACKed, not SACKed).
+    pub in_flight: u64,
+    /// The congestion state after this ACK.
+    pub state: CongState,
+    /// The smoothed RTT (the sender's coarse estimator), if any sample exists.
+    pub srtt: Option<SimTime>,
+}
+
+/// What a controller decides on an ACK: fields left `None` stay as they are.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Control {
+    /// The new cwnd in bytes.
+    pub cwnd: Option<u64>,
+    /// The new pacing rate in bytes per second (tcp/pacing.rs).
+    pub pacing_rate: Option<u64>,
 }
 
 /// The sender's congestion window and slow-start threshold, in bytes. Only the sender and,
@@ -59,6 +102,40 @@ impl Cc {
             Cc::RenoAimd(c) => c.on_ack(w, s.acked),
             Cc::Cubic(c) => c.on_ack(w, s),
             Cc::Hybla(c) => c.on_ack(w, s),
+        }
+    }
+
+    /// Whether the controller reads delivery-rate samples (the sender computes them only
+    /// then, or when `TcpConfig::rate_samples` asks).
+    pub fn uses_rate_samples(&self) -> bool {
+        match self {
+            Cc::RenoAimd(_) | Cc::Cubic(_) | Cc::Hybla(_) => false,
+        }
+    }
+
+    /// Every ACK, after growth, with its delivery-rate sample. The classic controllers
+    /// decide nothing here.
+    #[inline]
+    pub fn on_rate_sample(&mut self, _w: &Window, _ev: &RateEvent) -> Control {
+        match self {
+            Cc::RenoAimd(_) | Cc::Cubic(_) | Cc::Hybla(_) => Control::default(),
+        }
+    }
+
+    /// Fast recovery ended (`CongState::Recovery` -> `Open`) or the loss state of a timeout
+    /// did (`Loss` -> `Open`): a cwnd to apply, or `None` to keep the window as the recovery
+    /// left it (the classic controllers).
+    pub fn on_recovery_exit(&mut self, _w: &Window) -> Option<u64> {
+        match self {
+            Cc::RenoAimd(_) | Cc::Cubic(_) | Cc::Hybla(_) => None,
+        }
+    }
+
+    /// The connection was idle for an RTO (ns-2 `slow_start_restart_`, RFC 5681 §4.1):
+    /// the cwnd to restart with; `restart` is the configured initial window.
+    pub fn on_idle_restart(&mut self, _w: &Window, restart: u64) -> u64 {
+        match self {
+            Cc::RenoAimd(_) | Cc::Cubic(_) | Cc::Hybla(_) => restart,
         }
     }
 

@@ -214,9 +214,8 @@ impl App for SgwRelay {
     fn report(&mut self, end: SimTime) -> Option<AppReport> {
         let secs = end.as_secs_f64();
         let mut r = AppReport::default();
-        for l in [self.gw.forward_link_mut(), self.gw.return_link_mut()] {
-            l.finish(end);
-        }
+        self.gw.forward_link_mut().finish(end);
+        self.gw.return_link_mut().finish(end);
         r.links = [self.gw.forward_link(), self.gw.return_link()].into_iter().map(|l| crate::world::link_result(l, end)).collect();
         let mut conns = Vec::new();
         for (i, c) in self.conns.iter().enumerate() {
@@ -308,8 +307,12 @@ impl App for TcpRelay {
                 l.closed = true;
                 cx.close(l.satellite);
             }
-        } else if self.source.bytes == Some(delivered) {
-            cx.complete(flow);
+        } else {
+            // The client's application reads at once (seed 004 §II: large client buffers).
+            cx.read(flow, u64::MAX);
+            if self.source.bytes == Some(delivered) {
+                cx.complete(flow);
+            }
         }
     }
 

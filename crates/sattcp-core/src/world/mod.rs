@@ -184,6 +184,16 @@ impl AppCx<'_> {
         bytes
     }
 
+    /// Reads up to `max` bytes from the receive buffer of `flow` (finite buffers: the window
+    /// its peer sees opens, with a window update if due). Returns the bytes read (0 without a
+    /// finite receive buffer, where the application has read everything at once).
+    pub fn read(&mut self, flow: FlowId, max: u64) -> u64 {
+        let now = self.w.now;
+        let n = self.w.flows[flow as usize].receiver.app_read(now, max, &mut self.w.out);
+        self.w.after_receiver(flow);
+        n
+    }
+
     /// The application has no more data for `flow`: a FIN follows the last byte if tcp.fin.
     pub fn close(&mut self, flow: FlowId) {
         let now = self.w.now;
@@ -387,7 +397,9 @@ impl Simulation {
         let Some(e) = self.apps.get(app as usize) else { return };
         match dir {
             Dir::Data if e.interest.delivered => {
-                let d = self.w.flows[flow as usize].receiver.delivered();
+                // In-order bytes received, read or not (with a finite receive buffer the
+                // application reads them with `AppCx::read`; without, they are the same).
+                let d = self.w.flows[flow as usize].receiver.received();
                 self.with_app(flow, |a, cx| a.on_delivered(cx, flow, d));
             }
             Dir::Ack if e.interest.acked => {

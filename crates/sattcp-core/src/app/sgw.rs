@@ -99,8 +99,12 @@ pub fn install(setup: &mut Setup<'_>, g: &GatewaySpec) {
                 timer_copies: g.timer_copies,
             };
             let mut gw = Gateway::new(cfg, link("sat", &g.satellite), ret);
-            for &b in &g.buffers {
-                gw.add_conn(b, true);
+            for (i, (&b, srv)) in g.buffers.iter().zip(&g.servers).enumerate() {
+                let c = gw.add_conn(b, true);
+                // The SGW learns of the connection when the server's SYN arrives, then opens
+                // the satellite leg with a handshake of one satellite round trip (the split
+                // TCP baseline opens its satellite TCP at the same moment).
+                gw.set_open_at(c, source.start + source.stagger.times(i as u64) + srv.delay + g.sat_rtt());
             }
             let conns = relay.iter().map(|&flow| Conn { flow, pushed: 0, client: 0, done_at: None }).collect();
             setup.app(Box::new(SgwRelay { gw, conns, source, out: Vec::new(), buffers: g.buffers.clone() }), &relay);
@@ -112,7 +116,7 @@ pub fn install(setup: &mut Setup<'_>, g: &GatewaySpec) {
             let sat: Vec<FlowId> = (0..n).map(|i| setup.flow_with(Role::Data, sgw, first_client + i, client_tcp.clone())).collect();
             let mut owned = relay.clone();
             owned.extend(&sat);
-            let legs = relay.iter().zip(&sat).map(|(&a, &b)| Leg { terrestrial: a, satellite: b, relayed: 0, released: 0, closed: false }).collect();
+            let legs = relay.iter().zip(&sat).zip(&g.servers).map(|((&a, &b), srv)| Leg { terrestrial: a, satellite: b, syn_delay: srv.delay, relayed: 0, released: 0, closed: false }).collect();
             setup.app(Box::new(TcpRelay { legs, source }), &owned);
         }
         Scheme::E2e => unreachable!("end-to-end TCP uses the bulk and transfer sources"),
@@ -242,6 +246,7 @@ impl App for SgwRelay {
                 "peak_reorder_segments": rx.peak_reorder_segments,
             }));
         }
+        r.traces.push(("sgw/sat_bytes".into(), self.gw.sat_bytes.clone()));
         let ret = self.gw.return_link();
         r.section = Some((
             "gateway".into(),
@@ -260,6 +265,9 @@ impl App for SgwRelay {
 struct Leg {
     terrestrial: FlowId,
     satellite: FlowId,
+    /// The server's SYN reaches the SGW this long after the connection starts: the SGW then
+    /// opens the satellite leg.
+    syn_delay: SimTime,
     /// Bytes written to the satellite leg.
     relayed: u64,
     /// Bytes read out of the terrestrial receive buffer (acknowledged by the client).
@@ -282,7 +290,7 @@ impl App for TcpRelay {
         for (i, l) in self.legs.iter().enumerate() {
             let at = self.source.start + self.source.stagger.times(i as u64);
             cx.open_at(l.terrestrial, at);
-            cx.open_at(l.satellite, at);
+            cx.open_at(l.satellite, at + l.syn_delay);
         }
     }
 

@@ -366,6 +366,7 @@ mod tests {
             format!("{base}[app]\nkind = \"www\"\n"),
             format!("{base}[app]\nkind = \"transfer\"\nbytes = 1000\n[[loss]]\nsegment = 0\n"),
             "[topology]\nkind = \"path\"\n[[links.path]]\nrate = \"1Mbps\"\ndelay = \"10ms\"\n".to_string(),
+            "[topology]\nkind = \"gateway\"\n[gateway]\nbuffer = \"41KB\"\n[gateway.satellite]\nrate = \"600kbps\"\n[[gateway.servers]]\nrate = \"1Mbps\"\n".to_string(),
         ];
         let mut checked = BTreeSet::new();
         for text in &minimal {

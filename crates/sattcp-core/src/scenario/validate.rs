@@ -575,7 +575,8 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
                     c.err(key, "applies to ATM switches (switch.kind = \"atm\")", "");
                 }
             }
-            if buffer_ok {
+            // A gateway topology has no switch: its queues are the links' own.
+            if buffer_ok && !matches!(topology, Topology::Gateway(_)) {
                 c.droptail_queue("switch.buffer", buffer, &buffer_got, tcp.mss, bdp);
             }
             if !c.bad("switch.kind") {

@@ -504,6 +504,9 @@ impl World {
             if let Some(srtt) = srtt {
                 self.traces.entry(format!("flow/{flow}/srtt")).or_default().record(t, srtt.as_secs_f64());
             }
+            // Data in flight: sent and not yet acknowledged (seed 004 figures 3-4).
+            let inflight = fl.sender.snd_max().saturating_sub(fl.sender.snd_una()) as f64;
+            self.traces.entry(format!("flow/{flow}/inflight")).or_default().record(t, inflight);
         }
     }
 
@@ -514,6 +517,11 @@ impl World {
         let fl = &mut self.flows[flow as usize];
         if let Some(t) = fl.rcv_slot.arm(fl.receiver.poll_at().map(|t| t.max(now))) {
             self.queue.push(t, Ev::ReceiverTimer { flow });
+        }
+        if fl.traced {
+            // In-order bytes at the receiver (its received sequence number, seed 004 figure 10).
+            let got = fl.receiver.received() as f64;
+            self.traces.entry(format!("flow/{flow}/received")).or_default().record(now.as_secs_f64(), got);
         }
     }
 

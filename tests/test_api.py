@@ -91,7 +91,7 @@ BAD = [
     ({"tcp.window_scale": 15}, "tcp.window_scale", "between 0 and 14"),
     ({"run.duration": "0s"}, "run.duration", "must be > 0"),
     ({"run.duration": "-1s"}, "run.duration", ">= 0"),
-    ({"tcp.flavor": "tahoe"}, "tcp.flavor", "vanilla, reno, newreno, sack"),
+    ({"tcp.flavor": "vegas"}, "tcp.flavor", "vanilla, tahoe, reno, newreno, sack"),
 ]
 
 

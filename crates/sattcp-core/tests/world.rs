@@ -344,3 +344,59 @@ fn scripted_loss_at_a_link_drops_where_the_packet_enters_its_queue() {
         assert_eq!(r.flows[0].segments_retransmitted, 1, "one loss, one retransmission");
     }
 }
+
+/// Per-flow TCP settings (issue 9): two flows with different flavours on one dumbbell, under
+/// the same scripted losses, each behave as that flavour alone would (same recoveries, same
+/// retransmissions, same bytes, completion within a few bottleneck transmission times).
+#[test]
+fn two_flavours_on_one_dumbbell_each_behave_as_alone() {
+    let base = r#"
+        [run]
+        duration = "60s"
+        [topology]
+        pairs = 2
+        [links.access]
+        rate = "10Mbps"
+        delay = "1ms"
+        [links.bottleneck]
+        rate = "1Gbps"
+        delay = "50ms"
+        [switch]
+        buffer = "1000pkt"
+        [tcp]
+        mss = 1000
+        ssthresh = "64KB"
+        [app]
+        kind = "transfer"
+        bytes = 400000
+        [[loss]]
+        flow = 0
+        segment = 40
+        [[loss]]
+        flow = 0
+        segment = 41
+        [[loss]]
+        flow = 0
+        segment = 43
+        [[loss]]
+        flow = 1
+        segment = 40
+        [[loss]]
+        flow = 1
+        segment = 41
+        [[loss]]
+        flow = 1
+        segment = 43
+    "#;
+    let mixed = common::run(&format!("{base}\n        [[tcp.groups]]\n        flows = [1]\n        flavor = \"sack\"\n"), &[("tcp.flavor", "reno")]);
+    let reno = common::run(base, &[("tcp.flavor", "reno")]);
+    let sack = common::run(base, &[("tcp.flavor", "sack")]);
+    let sig = |f: &sattcp_core::metrics::result::FlowResult| (f.fast_retransmits, f.timeouts, f.segments_retransmitted, f.delivered_bytes, f.segments_sent);
+    assert_eq!(sig(&mixed.flows[0]), sig(&reno.flows[0]), "flow 0 behaves as Reno");
+    assert_eq!(sig(&mixed.flows[1]), sig(&sack.flows[1]), "flow 1 behaves as SACK");
+    assert_ne!(sig(&reno.flows[0]), sig(&sack.flows[0]), "the two flavours differ under these losses");
+    for (m, alone) in [(&mixed.flows[0], &reno.flows[0]), (&mixed.flows[1], &sack.flows[1])] {
+        let (a, b) = (m.completed_at_s.unwrap(), alone.completed_at_s.unwrap());
+        assert!((a - b).abs() < 1e-3, "flow {}: completes at {a} mixed, {b} alone", m.flow);
+    }
+}

@@ -51,7 +51,7 @@ impl App for Bulk {
 pub fn install(setup: &mut Setup<'_>, bytes: Option<u64>, start: SimTime, stagger: SimTime) {
     let endpoints = setup.endpoints;
     for (i, &(src, dst)) in endpoints.iter().enumerate() {
-        let flow = setup.flow(Role::Data, src, dst);
+        let flow = setup.flow_of(i as u32, Role::Data, src, dst);
         setup.app(Box::new(Bulk { flow, at: start + stagger.times(i as u64), bytes, done: false }), &[flow]);
     }
 }

@@ -119,8 +119,8 @@ pub struct FlowDecl {
     pub src: NodeId,
     pub dst: NodeId,
     pub app: AppId,
-    /// Its own TCP settings (`None`: the scenario's).
-    pub tcp: Option<TcpConfig>,
+    /// Its TCP configuration (both endpoints).
+    pub tcp: TcpConfig,
 }
 
 /// Where applications are created: declare flows between hosts, then install the application
@@ -143,15 +143,19 @@ impl<'a> Setup<'a> {
     /// A new TCP flow from `src` to `dst` (owned by the next application installed unless
     /// given to another with [`Setup::app`]).
     pub fn flow(&mut self, role: Role, src: NodeId, dst: NodeId) -> FlowId {
-        self.flows.push(FlowDecl { role, src, dst, app: u32::MAX, tcp: None });
-        (self.flows.len() - 1) as FlowId
+        self.flow_with(role, src, dst, self.scenario.tcp.clone())
     }
 
-    /// A new TCP flow with its own TCP settings (the two legs of a split connection).
+    /// A new flow for host pair `pair` (the scenario's flow number of that pair), with the TCP
+    /// configuration the scenario gives that pair (`[[tcp.groups]]` or `[tcp]`).
+    pub fn flow_of(&mut self, pair: u32, role: Role, src: NodeId, dst: NodeId) -> FlowId {
+        self.flow_with(role, src, dst, self.scenario.tcp_for(pair).clone())
+    }
+
+    /// A new flow with the TCP configuration `tcp`.
     pub fn flow_with(&mut self, role: Role, src: NodeId, dst: NodeId, tcp: TcpConfig) -> FlowId {
-        let f = self.flow(role, src, dst);
-        self.flows[f as usize].tcp = Some(tcp);
-        f
+        self.flows.push(FlowDecl { role, src, dst, app: u32::MAX, tcp });
+        (self.flows.len() - 1) as FlowId
     }
 
     /// The id the next installed application will have.

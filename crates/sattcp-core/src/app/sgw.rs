@@ -71,7 +71,8 @@ pub fn install(setup: &mut Setup<'_>, g: &GatewaySpec) {
     let source = Source::of(&sc.app);
     let n = g.servers.len() as u32;
     let (sgw, first_client) = (n, n + 2);
-    let relay: Vec<FlowId> = (0..n).map(|i| setup.flow_with(Role::Relay, i, sgw, terrestrial_tcp(&sc.tcp, g.buffers[i as usize]))).collect();
+    // Connection i's TCP settings are those the scenario gives flow i ([tcp], [[tcp.groups]]).
+    let relay: Vec<FlowId> = (0..n).map(|i| setup.flow_with(Role::Relay, i, sgw, terrestrial_tcp(sc.tcp_for(i), g.buffers[i as usize]))).collect();
     match g.scheme {
         Scheme::Sgw => {
             let rngs = setup.rngs;
@@ -110,10 +111,15 @@ pub fn install(setup: &mut Setup<'_>, g: &GatewaySpec) {
             setup.app(Box::new(SgwRelay { gw, conns, source, out: Vec::new(), buffers: g.buffers.clone() }), &relay);
         }
         Scheme::SplitTcp => {
-            let mut client_tcp = sc.tcp.clone();
-            client_tcp.rcv_buf = Some(g.client_buffer);
-            client_tcp.window_scale = scale_for(g.client_buffer, sc.tcp.window_scale);
-            let sat: Vec<FlowId> = (0..n).map(|i| setup.flow_with(Role::Data, sgw, first_client + i, client_tcp.clone())).collect();
+            // The satellite legs are flows n..2n: their settings those of flow n + i.
+            let sat: Vec<FlowId> = (0..n)
+                .map(|i| {
+                    let mut t = sc.tcp_for(n + i).clone();
+                    t.rcv_buf = Some(g.client_buffer);
+                    t.window_scale = scale_for(g.client_buffer, t.window_scale);
+                    setup.flow_with(Role::Data, sgw, first_client + i, t)
+                })
+                .collect();
             let mut owned = relay.clone();
             owned.extend(&sat);
             let legs = relay.iter().zip(&sat).zip(&g.servers).map(|((&a, &b), srv)| Leg { terrestrial: a, satellite: b, syn_delay: srv.delay, relayed: 0, released: 0, closed: false }).collect();

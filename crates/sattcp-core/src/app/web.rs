@@ -61,9 +61,10 @@ impl App for WwwPair {
 /// x_i; request flows are N..2N; application i is pair i.
 pub fn install(setup: &mut Setup<'_>, params: &WwwParams) {
     let endpoints = setup.endpoints;
-    let data: Vec<FlowId> = endpoints.iter().map(|&(src, dst)| setup.flow(Role::Data, src, dst)).collect();
+    let data: Vec<FlowId> = endpoints.iter().enumerate().map(|(i, &(src, dst))| setup.flow_of(i as u32, Role::Data, src, dst)).collect();
     for (i, &(src, dst)) in endpoints.iter().enumerate() {
-        let req = setup.flow(Role::Request, dst, src);
+        // The request half of pair i has pair i's TCP settings.
+        let req = setup.flow_of(i as u32, Role::Request, dst, src);
         let client = WwwClient::for_index(params, setup.rngs, i);
         let server = WwwServer::for_index(params, setup.rngs, i);
         setup.app(Box::new(WwwPair { client, server, req_flow: req, data_flow: data[i], seen: 0 }), &[req, data[i]]);

@@ -7,7 +7,10 @@
 //! each link's packets in flight in a FIFO and schedules only the head). The queue length at
 //! any instant is recovered from the start times of the packets still waiting.
 //!
-//! As in ns-2, the queue limit counts the packets waiting, not the one being transmitted.
+//! `QueueLimit::Packets(n)` counts the packets waiting, not the one being transmitted: n wait.
+//! ns-2's `DropTail` limit means one less: it drops an arrival when `q_->length() + 1 >=
+//! qlim_` (`drop-tail.cc`), so `queue-limit 8` holds 7 waiting packets plus the one in
+//! service; `QueueLimit::PacketsNs2(n)` has that meaning (tcp/ns2.rs `drop_tail_ns2`).
 
 use crate::engine::rng::Rng;
 use crate::metrics::result::Trace;
@@ -20,6 +23,8 @@ use std::collections::VecDeque;
 pub enum QueueLimit {
     Bytes(u64),
     Packets(u64),
+    /// ns-2's meaning of a packet limit: n - 1 waiting plus the one in service.
+    PacketsNs2(u64),
 }
 
 /// Why a packet was lost on a link.
@@ -145,6 +150,8 @@ impl Link {
             // It has to wait: check the drop-tail limit.
             let full = match self.limit {
                 QueueLimit::Packets(n) => self.waiting.len() as u64 >= n,
+                // drop-tail.cc `DropTail::enque()`: `(q_->length() + 1) >= qlim_` drops.
+                QueueLimit::PacketsNs2(n) => self.waiting.len() as u64 + 1 >= n,
                 QueueLimit::Bytes(b) => self.waiting_bytes + bytes as u64 > b,
             };
             if full {
@@ -227,6 +234,17 @@ mod tests {
         assert_eq!(l.enqueue(SimTime::ZERO, 1000), Admit::Dropped(DropReason::QueueFull));
         assert_eq!(l.stats.drops_queue_full, 1);
         assert_eq!(l.stats.peak_queue_packets, 2);
+    }
+
+    #[test]
+    fn ns2_limit_counts_the_packet_in_service() {
+        // ns-2 `queue-limit 2`: one in service, one waiting, the third arrival dropped.
+        let mut l = link(QueueLimit::PacketsNs2(2));
+        for _ in 0..2 {
+            assert!(matches!(l.enqueue(SimTime::ZERO, 1000), Admit::Sent { .. }));
+        }
+        assert_eq!(l.enqueue(SimTime::ZERO, 1000), Admit::Dropped(DropReason::QueueFull));
+        assert_eq!(l.stats.peak_queue_packets, 1);
     }
 
     #[test]

@@ -11,9 +11,14 @@ pub type NodeId = u32;
 
 /// IP header bytes (no options), as counted by the seeds (seed 000 4.3).
 pub const IP_HEADER: u32 = 20;
-/// TCP header bytes (no options counted, as ns-2 did: SACK and window-scale option bytes are
-/// not added to the packet size).
+/// TCP header bytes. By default no option bytes are counted (window scale, SACK-permitted and
+/// SACK blocks alike). ns-2 counted no options in its 40-byte header either, except SACK
+/// blocks: its SACK sink adds 8 bytes per block to the ACK (`tcp-sink.cc`, `Sacker::
+/// append_ack()`: `ch->size() += sack_index * 8`, no option header), which
+/// [`Segment::wire_bytes`] models with `sack_option_bytes` (tcp/ns2.rs).
 pub const TCP_HEADER: u32 = 20;
+/// ns-2's bytes per SACK block on an ACK (two 4-byte edges).
+pub const NS2_SACK_BLOCK_BYTES: u32 = 8;
 
 /// Segment flag bits.
 pub mod flags {
@@ -81,6 +86,11 @@ impl Segment {
     /// IP datagram size in bytes.
     pub fn ip_bytes(&self) -> u32 {
         self.len + IP_HEADER + TCP_HEADER
+    }
+    /// IP datagram size, with ns-2's 8 bytes per SACK block when `sack_option_bytes`.
+    #[inline]
+    pub fn wire_bytes(&self, sack_option_bytes: bool) -> u32 {
+        self.ip_bytes() + if sack_option_bytes { self.n_sack as u32 * NS2_SACK_BLOCK_BYTES } else { 0 }
     }
 }
 

@@ -101,9 +101,61 @@ pub struct RawSwitch {
     pub z: Option<f64>,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct RawTcp {
+/// Declares [`RawTcp`] (the `[tcp]` table) and [`RawTcpGroup`] (one `[[tcp.groups]]` entry: the
+/// same keys, each overriding `[tcp]` for the group's flows) from one list of fields.
+macro_rules! raw_tcp {
+    ($($(#[$doc:meta])* pub $field:ident: $ty:ty,)*) => {
+        #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+        #[serde(default)]
+        pub struct RawTcp {
+            $($(#[$doc])* pub $field: $ty,)*
+            /// Per-flow settings: each group names its flows and overrides any key above.
+            pub groups: Option<Vec<RawTcpGroup>>,
+        }
+
+        /// `[[tcp.groups]]`: `flows = [0, 2]` and any `[tcp]` key, which overrides `[tcp]` for
+        /// those flows.
+        #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+        #[serde(default)]
+        pub struct RawTcpGroup {
+            /// The flows (data flow indices, as in `[[loss]]` and `[trace]`) this group sets.
+            pub flows: Option<Vec<i64>>,
+            $($(#[$doc])* pub $field: $ty,)*
+        }
+
+        impl RawTcp {
+            /// `[tcp]` with the keys `g` gives replaced by `g`'s (no groups).
+            /// A group that names a flavour does not inherit `[tcp]`'s recovery and cc (a
+            /// flavour is that pair).
+            pub fn with_group(&self, g: &RawTcpGroup) -> RawTcp {
+                let mut t = RawTcp { $($field: g.$field.clone().or_else(|| self.$field.clone()),)* groups: None };
+                if g.flavor.is_some() {
+                    t.recovery = g.recovery.clone();
+                    t.cc = g.cc.clone();
+                }
+                t
+            }
+        }
+
+        impl RawTcpGroup {
+            /// The group of `flows` with the keys of `t`.
+            pub fn from_tcp(flows: Option<Vec<i64>>, t: RawTcp) -> RawTcpGroup {
+                RawTcpGroup { flows, $($field: t.$field,)* }
+            }
+
+            /// The `[tcp]` keys this group gives.
+            pub fn given(&self) -> Vec<&'static str> {
+                let mut v = Vec::new();
+                $(if self.$field.is_some() {
+                    v.push(stringify!($field));
+                })*
+                v
+            }
+        }
+    };
+}
+
+raw_tcp! {
     pub flavor: Option<String>,
     pub recovery: Option<String>,
     pub cc: Option<String>,
@@ -126,6 +178,31 @@ pub struct RawTcp {
     pub fin: Option<bool>,
     /// Slow-start restart after an idle RTO (ns-2's default, true).
     pub slow_start_restart: Option<bool>,
+    /// "default" or "ns2" (ns-2.35's agents as its test suites set them, tcp/ns2.rs).
+    pub profile: Option<String>,
+    /// The ns-2 compatibility switches one by one (over the profile).
+    pub ns2: Option<RawNs2>,
+}
+
+/// `[tcp.ns2]`: tcp/ns2.rs `Ns2Compat`, field by field.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RawNs2 {
+    pub window_arith: Option<bool>,
+    /// "on", "off" or "timeout_only".
+    pub bug_fix: Option<String>,
+    pub exit_fast_retrans: Option<bool>,
+    pub newreno_changes: Option<i64>,
+    pub newreno_changes1: Option<bool>,
+    pub partial_window_deflation: Option<bool>,
+    pub exit_recovery_fix: Option<bool>,
+    pub singledup: Option<bool>,
+    pub sack_old_code: Option<bool>,
+    pub sack_dupack_needs_news: Option<bool>,
+    pub rfc2988_rto: Option<bool>,
+    pub tick_phase: Option<Val>,
+    pub sack_option_bytes: Option<bool>,
+    pub drop_tail_ns2: Option<bool>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

@@ -12,12 +12,12 @@
 //!
 //! Loading the resolved scenario gives the same [`Scenario`] as the original (tested below).
 
-use super::raw::{RawLink, RawScenario, Val};
+use super::raw::{RawLink, RawScenario, RawTcp, RawTcpGroup, Val};
 use super::validate::{AppSpec, LinkSpec, Scenario, SwitchKind, Topology};
 use super::{load, raw_from_tree, ScenarioError};
 use crate::app::www::{FirstBatch, Truncation};
 use crate::atm::DropPolicy;
-use crate::tcp::{CcKind, RecoveryKind};
+use crate::tcp::{CcKind, RecoveryKind, TcpConfig};
 use crate::time::{Rate, SimTime};
 
 /// A rate in the largest unit that keeps it exact ("45Mbps", "155520kbps").
@@ -58,6 +58,7 @@ fn serde_name<T: serde::Serialize>(x: &T) -> String {
 pub fn flavor_name(recovery: RecoveryKind, cc: CcKind) -> String {
     let base = match recovery {
         RecoveryKind::Timeout => "vanilla",
+        RecoveryKind::Tahoe => "tahoe",
         RecoveryKind::Reno => "reno",
         RecoveryKind::NewrenoNs2 => "newreno",
         RecoveryKind::SackFallFloyd => "sack",
@@ -75,6 +76,47 @@ fn fill<T>(slot: &mut Option<T>, value: T) {
     if slot.is_none() {
         *slot = Some(value);
     }
+}
+
+/// Fills the `[tcp]` keys of `tcp` not given with the values of `t`.
+fn fill_tcp(tcp: &mut RawTcp, t: &TcpConfig) {
+    fill(&mut tcp.flavor, flavor_name(t.recovery, t.cc));
+    fill(&mut tcp.recovery, serde_name(&t.recovery));
+    fill(&mut tcp.cc, serde_name(&t.cc));
+    fill(&mut tcp.mss, Val::Int(t.mss as i64));
+    fill(&mut tcp.window, Val::Int(t.rcv_window_field as i64));
+    fill(&mut tcp.window_scale, t.window_scale as i64);
+    fill(&mut tcp.ssthresh, int(t.initial_ssthresh));
+    fill(&mut tcp.initial_cwnd, t.initial_cwnd as i64);
+    fill(&mut tcp.send_buffer, t.snd_buf.map_or_else(|| Val::Str("unlimited".into()), int));
+    fill(&mut tcp.delayed_ack, t.delayed_ack);
+    fill(&mut tcp.delack_timeout, dur(t.delack_timeout));
+    fill(&mut tcp.sws_avoidance, t.sws_avoidance);
+    fill(&mut tcp.timer_granularity, dur(t.timer_granularity));
+    fill(&mut tcp.initial_rto, dur(t.initial_rto));
+    fill(&mut tcp.min_rto, dur(t.min_rto));
+    fill(&mut tcp.max_rto, dur(t.max_rto));
+    fill(&mut tcp.sack, t.sack);
+    fill(&mut tcp.dupack_threshold, t.dupack_threshold as i64);
+    fill(&mut tcp.fin, t.fin);
+    fill(&mut tcp.slow_start_restart, t.slow_start_restart);
+    fill(&mut tcp.profile, "default".into());
+    let n = &t.ns2;
+    let rn = tcp.ns2.get_or_insert_with(Default::default);
+    fill(&mut rn.window_arith, n.window_arith);
+    fill(&mut rn.bug_fix, serde_name(&n.bug_fix));
+    fill(&mut rn.exit_fast_retrans, n.exit_fast_retrans);
+    fill(&mut rn.newreno_changes, n.newreno_changes as i64);
+    fill(&mut rn.newreno_changes1, n.newreno_changes1);
+    fill(&mut rn.partial_window_deflation, n.partial_window_deflation);
+    fill(&mut rn.exit_recovery_fix, n.exit_recovery_fix);
+    fill(&mut rn.singledup, n.singledup);
+    fill(&mut rn.sack_old_code, n.sack_old_code);
+    fill(&mut rn.sack_dupack_needs_news, n.sack_dupack_needs_news);
+    fill(&mut rn.rfc2988_rto, n.rfc2988_rto);
+    fill(&mut rn.tick_phase, dur(n.tick_phase));
+    fill(&mut rn.sack_option_bytes, n.sack_option_bytes);
+    fill(&mut rn.drop_tail_ns2, n.drop_tail_ns2);
 }
 
 fn fill_link(raw: &mut RawLink, spec: &LinkSpec) {
@@ -167,28 +209,13 @@ pub fn fill_defaults(raw: &RawScenario, sc: &Scenario) -> RawScenario {
     // The default buffer, as validation reads it (one bandwidth-delay product).
     fill(&mut r.switch.buffer, Val::Str("1bdp".into()));
 
-    let t = &sc.tcp;
-    let tcp = &mut r.tcp;
-    fill(&mut tcp.flavor, flavor_name(t.recovery, t.cc));
-    fill(&mut tcp.recovery, serde_name(&t.recovery));
-    fill(&mut tcp.cc, serde_name(&t.cc));
-    fill(&mut tcp.mss, Val::Int(t.mss as i64));
-    fill(&mut tcp.window, Val::Int(t.rcv_window_field as i64));
-    fill(&mut tcp.window_scale, t.window_scale as i64);
-    fill(&mut tcp.ssthresh, int(t.initial_ssthresh));
-    fill(&mut tcp.initial_cwnd, t.initial_cwnd as i64);
-    fill(&mut tcp.send_buffer, t.snd_buf.map_or_else(|| Val::Str("unlimited".into()), int));
-    fill(&mut tcp.delayed_ack, t.delayed_ack);
-    fill(&mut tcp.delack_timeout, dur(t.delack_timeout));
-    fill(&mut tcp.sws_avoidance, t.sws_avoidance);
-    fill(&mut tcp.timer_granularity, dur(t.timer_granularity));
-    fill(&mut tcp.initial_rto, dur(t.initial_rto));
-    fill(&mut tcp.min_rto, dur(t.min_rto));
-    fill(&mut tcp.max_rto, dur(t.max_rto));
-    fill(&mut tcp.sack, t.sack);
-    fill(&mut tcp.dupack_threshold, t.dupack_threshold as i64);
-    fill(&mut tcp.fin, t.fin);
-    fill(&mut tcp.slow_start_restart, t.slow_start_restart);
+    fill_tcp(&mut r.tcp, &sc.tcp);
+    // Each group with every key its flows run with (nothing left to inherit from [tcp]).
+    for (g, cfg) in r.tcp.groups.iter_mut().flatten().zip(&sc.tcp_groups) {
+        let mut t = RawTcp::default().with_group(g);
+        fill_tcp(&mut t, cfg);
+        *g = RawTcpGroup::from_tcp(g.flows.take(), t);
+    }
 
     let app = &mut r.app;
     match &sc.app {

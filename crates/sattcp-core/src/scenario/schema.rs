@@ -80,8 +80,9 @@ pub const KEYS: &[Key] = &[
     key!("switch.R", "number", "", Dflt::Value("0.8"), "(0, 1]", "switch.kind = \"atm\"", "Drop threshold of EPD, SD and FBA as a fraction of the buffer (seed 000 §4.2.3)."),
     key!("switch.Z", "number", "", Dflt::Value("0.8"), "(0, 1]", "switch.kind = \"atm\"", "The per-VC parameter Z of SD and FBA (seed 000 §4.2.3)."),
     // [tcp]
-    key!("tcp.flavor", "string", "", Dflt::Value("\"reno\""), "`vanilla`, `reno`, `newreno`, `sack`, `newreno_rfc6582`, `sack_rfc6675`, optionally `/reno`, `/cubic`, `/hybla`", "", "A (loss recovery, congestion control) pair by name (seed 001 §2); `recovery` and `cc` override its parts."),
-    key!("tcp.recovery", "string", "", Dflt::Computed("from `tcp.flavor`"), "`timeout`, `reno`, `newreno_ns2`, `newreno_rfc6582`, `sack_fall_floyd`, `sack_rfc6675`", "", "Loss recovery."),
+    key!("tcp.groups[].flows", "list of integers", "", Dflt::Required, "flow indices, each in one group at most", "", "Per-flow TCP settings: each `[[tcp.groups]]` entry names its flows (a WWW pair's request half follows its pair) and may give any `[tcp]` key below, which overrides `[tcp]` for those flows."),
+    key!("tcp.flavor", "string", "", Dflt::Value("\"reno\""), "`vanilla`, `tahoe`, `reno`, `newreno`, `sack`, `newreno_rfc6582`, `sack_rfc6675`, optionally `/reno`, `/cubic`, `/hybla`", "", "A (loss recovery, congestion control) pair by name (seed 001 §2); `recovery` and `cc` override its parts."),
+    key!("tcp.recovery", "string", "", Dflt::Computed("from `tcp.flavor`"), "`timeout`, `tahoe`, `reno`, `newreno_ns2`, `newreno_rfc6582`, `sack_fall_floyd`, `sack_rfc6675`", "", "Loss recovery."),
     key!("tcp.cc", "string", "", Dflt::Computed("from `tcp.flavor`"), "`reno_aimd`, `cubic`, `hybla`", "", "Congestion control."),
     key!("tcp.mss", "integer", "bytes", Dflt::Value("1024"), "1 to 65495", "", "Maximum segment size (TCP payload bytes)."),
     key!("tcp.window", "integer", "bytes", Dflt::Value("65535"), "1 to 65535", "", "The 16-bit advertised window field; the receive window is `window << window_scale`."),
@@ -100,6 +101,21 @@ pub const KEYS: &[Key] = &[
     key!("tcp.dupack_threshold", "integer", "ACKs", Dflt::Value("3"), "1 to 1000", "", "Duplicate ACKs that trigger fast retransmit."),
     key!("tcp.fin", "boolean", "", Dflt::Value("false"), "", "", "Close with a FIN when a finite transfer has been sent."),
     key!("tcp.slow_start_restart", "boolean", "", Dflt::Value("true"), "", "", "Slow-start restart after an idle RTO (ns-2's default)."),
+    key!("tcp.profile", "string", "", Dflt::Value("\"default\""), "`default`, `ns2`", "", "`ns2`: ns-2.35's agents as its test-suite-tcpVariants sets them (every `tcp.ns2` switch, tcpTick_ 10 ms, minrto_ 1 s, rtxcur_init_ 6 s, maxrto_ 60 s, windowInit_ 2); explicit keys override it (docs/tcp.md)."),
+    key!("tcp.ns2.window_arith", "boolean", "", Dflt::Value("false"), "", "", "ns-2's fractional window in packets (cwnd_ += 1/cwnd_; cwnd_ = int(window()/2) at a fast retransmit)."),
+    key!("tcp.ns2.bug_fix", "string", "", Dflt::Value("\"timeout_only\""), "`timeout_only`, `on`, `off`", "", "ns-2 bugFix_: which RECOVER blocks a new fast retransmit (ours: only a timeout's)."),
+    key!("tcp.ns2.exit_fast_retrans", "boolean", "", Dflt::Value("false"), "", "", "ns-2 exitFastRetrans_: duplicates inflate the window only in a recovery actually entered."),
+    key!("tcp.ns2.newreno_changes", "integer", "", Dflt::Value("1"), "0 or 1", "", "ns-2 NewReno newreno_changes_: 1 Hoe's flywheel (the seeds'), 0 the inflated window sends (2 per ACK)."),
+    key!("tcp.ns2.newreno_changes1", "boolean", "", Dflt::Value("false"), "", "", "ns-2 NewReno newreno_changes1_: only the first partial ACK restarts the timer."),
+    key!("tcp.ns2.partial_window_deflation", "boolean", "", Dflt::Value("false"), "", "", "ns-2 NewReno partial_window_deflation_ (RFC 2582)."),
+    key!("tcp.ns2.exit_recovery_fix", "boolean", "", Dflt::Value("false"), "", "", "ns-2 NewReno exit_recovery_fix_: cwnd = min(ssthresh, outstanding) on leaving recovery."),
+    key!("tcp.ns2.singledup", "boolean", "", Dflt::Value("false"), "", "", "ns-2 singledup_: limited transmit (RFC 3042) on the first two duplicate ACKs."),
+    key!("tcp.ns2.sack_old_code", "boolean", "", Dflt::Value("true"), "", "", "ns-2 Sack1 oldCode_: PIPE = cwnd - 3 (true, seed 001) or packets outstanding - 3."),
+    key!("tcp.ns2.sack_dupack_needs_news", "boolean", "", Dflt::Value("false"), "", "", "ns-2 Sack1 CheckUpdate(): outside recovery a duplicate ACK counts only if it SACKs new data."),
+    key!("tcp.ns2.rfc2988_rto", "boolean", "", Dflt::Value("false"), "", "", "ns-2 rfc2988_: an RTO below min_rto becomes min_rto before the backoff multiplies."),
+    key!("tcp.ns2.tick_phase", "duration", DURATION_UNITS, Dflt::Value("\"0s\""), ">= 0 (taken modulo the tick)", "", "ns-2 boot_time_: phase of the RTT tick grid."),
+    key!("tcp.ns2.sack_option_bytes", "boolean", "", Dflt::Value("false"), "", "", "ns-2's SACK sink adds 8 bytes per SACK block to the ACK."),
+    key!("tcp.ns2.drop_tail_ns2", "boolean", "", Dflt::Value("false"), "", "", "ns-2's DropTail limit N = N - 1 waiting + 1 in service (ours: N waiting)."),
     // [app]
     key!("app.kind", "string", "", Dflt::Value("\"bulk\""), "`bulk`, `transfer`, `www`", "", "Persistent senders, one fixed-size transfer per flow, or the seeds' WWW client/server pairs (seed 000 §4.1)."),
     key!("app.bytes", "size", BYTE_UNITS, Dflt::Required, "> 0", "app.kind = \"transfer\"", "Size of each transfer."),
@@ -153,7 +169,11 @@ pub const KEYS: &[Key] = &[
 pub fn expand(key: &str) -> Vec<String> {
     match key.strip_prefix("links.<link>.") {
         Some(rest) => LINK_TABLES.iter().map(|t| format!("{t}.{rest}")).collect(),
-        None => vec![key.to_string()],
+        // Every [tcp] key may also be given in a [[tcp.groups]] entry.
+        None => match key.strip_prefix("tcp.").filter(|r| !r.starts_with("groups[]")) {
+            Some(rest) => vec![key.to_string(), format!("tcp.groups[].{rest}")],
+            None => vec![key.to_string()],
+        },
     }
 }
 

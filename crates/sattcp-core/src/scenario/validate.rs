@@ -1,6 +1,6 @@
 //! Raw scenario -> validated [`Scenario`], collecting every problem with its path.
 
-use super::raw::{RawLink, RawScenario, Val};
+use super::raw::{RawLink, RawScenario, RawTcp, Val};
 use super::{Problem, ScenarioError};
 use crate::app::www::{FirstBatch, Truncation, WwwParams};
 use crate::atm::{buffer_cells, cells_for_tcp_payload, DropPolicy, SEED_R, SEED_Z};
@@ -88,7 +88,12 @@ pub struct Scenario {
     pub seed: u64,
     pub topology: Topology,
     pub switch: SwitchSpec,
+    /// The `[tcp]` configuration: every flow's unless a group sets it.
     pub tcp: TcpConfig,
+    /// `[[tcp.groups]]`, in order, each merged over `[tcp]`.
+    pub tcp_groups: Vec<TcpConfig>,
+    /// Data flow index -> its group in `tcp_groups`.
+    pub tcp_of_flow: std::collections::BTreeMap<u32, usize>,
     pub app: AppSpec,
     pub losses: Vec<LossSpec>,
     pub trace: TraceSpec,
@@ -166,6 +171,12 @@ impl Scenario {
             Topology::Path { .. } => 1,
             Topology::Gateway(g) => g.servers.len() as u32,
         }
+    }
+
+    /// The TCP configuration of data flow (host pair) `flow`: its `[[tcp.groups]]` entry's, or
+    /// `[tcp]`.
+    pub fn tcp_for(&self, flow: u32) -> &TcpConfig {
+        self.tcp_of_flow.get(&flow).map_or(&self.tcp, |&g| &self.tcp_groups[g])
     }
 
     /// The bottleneck's line rate: see [`Topology::bottleneck_rate`].
@@ -376,6 +387,148 @@ fn few_names(names: &[String]) -> String {
     format!("{}{more}", few.join(", "))
 }
 
+/// The `[tcp]` section (`p` = "tcp") or one `[[tcp.groups]]` entry merged over it (`p` =
+/// "tcp.groups.N"): a TCP configuration; `bdp` serves the default ssthresh and "bdp" sizes.
+fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
+    let mut tcp = TcpConfig::default();
+    match t.profile.as_deref().unwrap_or("default") {
+        "default" => {}
+        // tcp/ns2.rs: ns-2.35's switches and timers; the keys below override them.
+        "ns2" => tcp = crate::tcp::ns2::Ns2Compat::profile_ns235(tcp),
+        other => c.err(&format!("{p}.profile"), "must be \"default\" or \"ns2\"", format!("{other:?}")),
+    }
+    let flavor_name = t.flavor.as_deref().unwrap_or("reno");
+    let by_flavor = flavor(flavor_name);
+    match by_flavor {
+        Some((rec, cc)) => {
+            tcp.recovery = rec;
+            tcp.cc = cc;
+        }
+        None => c.err(
+            &format!("{p}.flavor"),
+            format!("must be one of {}, optionally with /{} (\"sack/cubic\")", FLAVORS.join(", "), variant_names::<CcKind>().iter().map(|n| if *n == "reno_aimd" { "reno" } else { n }).collect::<Vec<_>>().join(" or /")),
+            format!("{flavor_name:?}"),
+        ),
+    }
+    if let Some(r) = &t.recovery {
+        match serde_json::from_value::<RecoveryKind>(serde_json::Value::String(r.clone())) {
+            Ok(k) => tcp.recovery = k,
+            Err(_) => c.err(&format!("{p}.recovery"), format!("must be one of {}", variant_names::<RecoveryKind>().join(", ")), format!("{r:?}")),
+        }
+    }
+    if let Some(cc) = &t.cc {
+        match serde_json::from_value::<CcKind>(serde_json::Value::String(cc.clone())) {
+            Ok(k) => tcp.cc = k,
+            Err(_) => c.err(&format!("{p}.cc"), format!("must name a congestion control ({})", variant_names::<CcKind>().join(", ")), format!("{cc:?}")),
+        }
+    }
+    // A flavour names a (recovery, cc) pair: an explicit part that disagrees is a contradiction.
+    if let (Some(name), Some((rec, cc))) = (&t.flavor, by_flavor) {
+        if t.recovery.is_some() && tcp.recovery != rec && !c.bad(&format!("{p}.recovery")) {
+            c.err(&format!("{p}.recovery"), format!("contradicts {p}.flavor = {name:?} (whose recovery is {}); give one or the other", variant_name(rec)), format!("{:?}", t.recovery.as_deref().unwrap_or("")));
+        }
+        if t.cc.is_some() && tcp.cc != cc && !c.bad(&format!("{p}.cc")) {
+            c.err(&format!("{p}.cc"), format!("contradicts {p}.flavor = {name:?} (whose congestion control is {}); give one or the other", variant_name(cc)), format!("{:?}", t.cc.as_deref().unwrap_or("")));
+        }
+    }
+    tcp.sack = t.sack.unwrap_or(matches!(tcp.recovery, RecoveryKind::SackFallFloyd | RecoveryKind::SackRfc6675));
+    if !tcp.sack && matches!(tcp.recovery, RecoveryKind::SackFallFloyd | RecoveryKind::SackRfc6675) {
+        c.err(&format!("{p}.sack"), "SACK recovery needs the SACK option", "false");
+    }
+    match &t.mss {
+        None => {}
+        Some(Val::Int(m)) if *m > 0 && *m <= 65_495 => tcp.mss = *m as u32,
+        Some(v) => c.err(&format!("{p}.mss"), "must be an integer number of bytes between 1 and 65495", v.to_string()),
+    }
+    match &t.window {
+        None => {}
+        Some(Val::Int(w)) if *w > 0 && *w <= 65_535 => tcp.rcv_window_field = *w as u16,
+        Some(v) => c.err(&format!("{p}.window"), "is the 16-bit advertised window field: an integer between 1 and 65535 (use tcp.window_scale for more)", v.to_string()),
+    }
+    // RFC 7323 (2.3): the shift count is limited to 14.
+    tcp.window_scale = c.int(&format!("{p}.window_scale"), t.window_scale, 0, 0, 14) as u8;
+    tcp.initial_ssthresh = match &t.ssthresh {
+        None => bdp.max(2 * tcp.mss as u64),
+        Some(Val::Str(s)) if s == "bdp" => bdp,
+        v => c.bytes(&format!("{p}.ssthresh"), v.as_ref(), Some(bdp)).unwrap_or(65_535),
+    };
+    // Checks against a rate or MSS already reported invalid would only repeat that problem.
+    if tcp.initial_ssthresh == 0 && !c.bad("links") && !c.bad(&format!("{p}.mss")) {
+        c.err(&format!("{p}.ssthresh"), "must be > 0", "0");
+    }
+    tcp.initial_cwnd = c.int(&format!("{p}.initial_cwnd"), t.initial_cwnd, tcp.initial_cwnd as i64, 1, 1000) as u32;
+    tcp.snd_buf = match &t.send_buffer {
+        None => None,
+        Some(Val::Str(s)) if s == "unlimited" => None,
+        v => c.bytes(&format!("{p}.send_buffer"), v.as_ref(), Some(bdp)),
+    };
+    if tcp.snd_buf.is_some_and(|b| b < tcp.mss as u64) && !c.bad(&format!("{p}.mss")) {
+        c.err(&format!("{p}.send_buffer"), "must hold at least one segment (MSS)", tcp.snd_buf.unwrap().to_string());
+    }
+    tcp.delayed_ack = t.delayed_ack.unwrap_or(false);
+    tcp.delack_timeout = c.duration(&format!("{p}.delack_timeout"), t.delack_timeout.as_ref(), tcp.delack_timeout);
+    tcp.sws_avoidance = t.sws_avoidance.unwrap_or(false);
+    tcp.timer_granularity = c.duration(&format!("{p}.timer_granularity"), t.timer_granularity.as_ref(), tcp.timer_granularity);
+    if tcp.timer_granularity == SimTime::ZERO {
+        c.err(&format!("{p}.timer_granularity"), "must be > 0", "0s");
+    }
+    tcp.initial_rto = c.duration(&format!("{p}.initial_rto"), t.initial_rto.as_ref(), tcp.initial_rto);
+    tcp.min_rto = c.duration(&format!("{p}.min_rto"), t.min_rto.as_ref(), tcp.min_rto);
+    tcp.max_rto = c.duration(&format!("{p}.max_rto"), t.max_rto.as_ref(), tcp.max_rto);
+    if tcp.min_rto > tcp.max_rto {
+        c.err(&format!("{p}.min_rto"), format!("must not exceed {p}.max_rto"), tcp.min_rto.to_string());
+    }
+    tcp.dupack_threshold = c.int(&format!("{p}.dupack_threshold"), t.dupack_threshold, 3, 1, 1000) as u32;
+    tcp.fin = t.fin.unwrap_or(false);
+    tcp.slow_start_restart = t.slow_start_restart.unwrap_or(tcp.slow_start_restart);
+    if let Some(n) = &t.ns2 {
+        let w = &mut tcp.ns2;
+        let set = |v: &mut bool, x: Option<bool>| *v = x.unwrap_or(*v);
+        set(&mut w.window_arith, n.window_arith);
+        match n.bug_fix.as_deref() {
+            None => {}
+            Some("on") => w.bug_fix = crate::tcp::ns2::BugFix::On,
+            Some("off") => w.bug_fix = crate::tcp::ns2::BugFix::Off,
+            Some("timeout_only") => w.bug_fix = crate::tcp::ns2::BugFix::TimeoutOnly,
+            Some(o) => c.err(&format!("{p}.ns2.bug_fix"), "must be \"on\", \"off\" or \"timeout_only\"", format!("{o:?}")),
+        }
+        set(&mut w.exit_fast_retrans, n.exit_fast_retrans);
+        w.newreno_changes = c.int(&format!("{p}.ns2.newreno_changes"), n.newreno_changes, w.newreno_changes as i64, 0, 1) as u8;
+        set(&mut w.newreno_changes1, n.newreno_changes1);
+        set(&mut w.partial_window_deflation, n.partial_window_deflation);
+        set(&mut w.exit_recovery_fix, n.exit_recovery_fix);
+        set(&mut w.singledup, n.singledup);
+        set(&mut w.sack_old_code, n.sack_old_code);
+        set(&mut w.sack_dupack_needs_news, n.sack_dupack_needs_news);
+        set(&mut w.rfc2988_rto, n.rfc2988_rto);
+        let phase = w.tick_phase;
+        w.tick_phase = c.duration(&format!("{p}.ns2.tick_phase"), n.tick_phase.as_ref(), phase);
+        set(&mut w.sack_option_bytes, n.sack_option_bytes);
+        set(&mut w.drop_tail_ns2, n.drop_tail_ns2);
+    }
+    tcp
+}
+
+/// Flavour names accepted by `tcp::config::flavor` (a test checks each one parses and that
+/// together they reach every recovery).
+pub const FLAVORS: [&str; 7] = ["vanilla", "tahoe", "reno", "newreno", "sack", "newreno_rfc6582", "sack_rfc6675"];
+
+/// The names of an enum's variants as serde spells them (derived from the enum: its
+/// deserialiser lists them when given a name it does not know).
+pub fn variant_names<T: serde::de::DeserializeOwned>() -> Vec<String> {
+    let msg = match serde_json::from_value::<T>(serde_json::Value::String("\u{0}".into())) {
+        Err(e) => e.to_string(),
+        Ok(_) => String::new(),
+    };
+    let list = msg.split_once("expected one of ").map(|(_, l)| l).or_else(|| msg.split_once("expected ").map(|(_, l)| l)).unwrap_or("");
+    list.split(", ").map(|n| n.trim().trim_matches('`').to_string()).filter(|n| !n.is_empty()).collect()
+}
+
+/// The name serde gives a variant.
+pub fn variant_name<T: serde::Serialize>(v: T) -> String {
+    serde_json::to_value(v).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+}
+
 /// Checks every rule; on success every field is in engine units.
 pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenario, ScenarioError> {
     validate_read(raw, seed_override, &[])
@@ -458,79 +611,43 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
     };
     let bdp = topology.bdp_bytes();
 
-    // TCP.
-    let t = &raw.tcp;
-    let mut tcp = TcpConfig::default();
-    let flavor_name = t.flavor.as_deref().unwrap_or("reno");
-    match flavor(flavor_name) {
-        Some((rec, cc)) => {
-            tcp.recovery = rec;
-            tcp.cc = cc;
-        }
-        None => c.err("tcp.flavor", "must be one of vanilla, reno, newreno, sack, newreno_rfc6582, sack_rfc6675, optionally with /cubic or /hybla (\"sack/cubic\")", format!("{flavor_name:?}")),
-    }
-    if let Some(r) = &t.recovery {
-        match serde_json::from_value::<RecoveryKind>(serde_json::Value::String(r.clone())) {
-            Ok(k) => tcp.recovery = k,
-            Err(_) => c.err("tcp.recovery", "must be one of timeout, reno, newreno_ns2, newreno_rfc6582, sack_fall_floyd, sack_rfc6675", format!("{r:?}")),
-        }
-    }
-    if let Some(cc) = &t.cc {
-        match serde_json::from_value::<CcKind>(serde_json::Value::String(cc.clone())) {
-            Ok(k) => tcp.cc = k,
-            Err(_) => c.err("tcp.cc", "must name a congestion control (reno_aimd, cubic, hybla)", format!("{cc:?}")),
-        }
-    }
-    tcp.sack = t.sack.unwrap_or(matches!(tcp.recovery, RecoveryKind::SackFallFloyd | RecoveryKind::SackRfc6675));
-    if !tcp.sack && matches!(tcp.recovery, RecoveryKind::SackFallFloyd | RecoveryKind::SackRfc6675) {
-        c.err("tcp.sack", "SACK recovery needs the SACK option", "false");
-    }
-    match &t.mss {
-        None => {}
-        Some(Val::Int(m)) if *m > 0 && *m <= 65_495 => tcp.mss = *m as u32,
-        Some(v) => c.err("tcp.mss", "must be an integer number of bytes between 1 and 65495", v.to_string()),
-    }
-    match &t.window {
-        None => {}
-        Some(Val::Int(w)) if *w > 0 && *w <= 65_535 => tcp.rcv_window_field = *w as u16,
-        Some(v) => c.err("tcp.window", "is the 16-bit advertised window field: an integer between 1 and 65535 (use tcp.window_scale for more)", v.to_string()),
-    }
-    // RFC 7323 (2.3): the shift count is limited to 14.
-    tcp.window_scale = c.int("tcp.window_scale", t.window_scale, 0, 0, 14) as u8;
-    tcp.initial_ssthresh = match &t.ssthresh {
-        None => bdp.max(2 * tcp.mss as u64),
-        Some(Val::Str(s)) if s == "bdp" => bdp,
-        v => c.bytes("tcp.ssthresh", v.as_ref(), Some(bdp)).unwrap_or(65_535),
+    // TCP: [tcp], then each [[tcp.groups]] entry over it (problems only for the keys it gives).
+    let tcp = section_tcp(&mut c, "tcp", &raw.tcp, bdp);
+    let nflows = match &topology {
+        Topology::Dumbbell { pairs, .. } => *pairs as i64,
+        Topology::Path { .. } => 1,
+        // Split TCP has two flows a connection: the terrestrial legs, then the satellite legs.
+        Topology::Gateway(g) if g.scheme == gateway::Scheme::SplitTcp => 2 * g.servers.len() as i64,
+        Topology::Gateway(g) => g.servers.len() as i64,
     };
-    // Checks against a rate or MSS already reported invalid would only repeat that problem.
-    if tcp.initial_ssthresh == 0 && !c.bad("links") && !c.bad("tcp.mss") {
-        c.err("tcp.ssthresh", "must be > 0", "0");
+    let flows_known = !c.bad("topology");
+    let mut tcp_groups = Vec::new();
+    let mut tcp_of_flow = std::collections::BTreeMap::new();
+    for (i, g) in raw.tcp.groups.iter().flatten().enumerate() {
+        let p = format!("tcp.groups.{i}");
+        let mut scratch = Ctx { problems: Vec::new(), unread: c.unread.clone() };
+        let cfg = section_tcp(&mut scratch, &p, &raw.tcp.with_group(g), bdp);
+        let given = g.given();
+        for pr in scratch.problems {
+            // Problems of keys inherited from [tcp] were reported there.
+            if given.iter().any(|k| at_or_under(&pr.path, &format!("{p}.{k}"))) {
+                c.problems.push(pr);
+            }
+        }
+        match &g.flows {
+            None => c.err(&format!("{p}.flows"), "is required (the flows this group sets, such as [0, 2])", ""),
+            Some(fs) => {
+                for (j, &f) in fs.iter().enumerate() {
+                    if flows_known && (f < 0 || f >= nflows) {
+                        c.err(&format!("{p}.flows.{j}"), format!("must name a flow between 0 and {}", nflows - 1), f.to_string());
+                    } else if let Some(other) = tcp_of_flow.insert(f as u32, i) {
+                        c.err(&format!("{p}.flows.{j}"), format!("flow {f} is already set by tcp.groups.{other}"), f.to_string());
+                    }
+                }
+            }
+        }
+        tcp_groups.push(cfg);
     }
-    tcp.initial_cwnd = c.int("tcp.initial_cwnd", t.initial_cwnd, 1, 1, 1000) as u32;
-    tcp.snd_buf = match &t.send_buffer {
-        None => None,
-        Some(Val::Str(s)) if s == "unlimited" => None,
-        v => c.bytes("tcp.send_buffer", v.as_ref(), Some(bdp)),
-    };
-    if tcp.snd_buf.is_some_and(|b| b < tcp.mss as u64) && !c.bad("tcp.mss") {
-        c.err("tcp.send_buffer", "must hold at least one segment (MSS)", tcp.snd_buf.unwrap().to_string());
-    }
-    tcp.delayed_ack = t.delayed_ack.unwrap_or(false);
-    tcp.delack_timeout = c.duration("tcp.delack_timeout", t.delack_timeout.as_ref(), tcp.delack_timeout);
-    tcp.sws_avoidance = t.sws_avoidance.unwrap_or(false);
-    tcp.timer_granularity = c.duration("tcp.timer_granularity", t.timer_granularity.as_ref(), tcp.timer_granularity);
-    if tcp.timer_granularity == SimTime::ZERO {
-        c.err("tcp.timer_granularity", "must be > 0", "0s");
-    }
-    tcp.initial_rto = c.duration("tcp.initial_rto", t.initial_rto.as_ref(), tcp.initial_rto);
-    tcp.min_rto = c.duration("tcp.min_rto", t.min_rto.as_ref(), tcp.min_rto);
-    tcp.max_rto = c.duration("tcp.max_rto", t.max_rto.as_ref(), tcp.max_rto);
-    if tcp.min_rto > tcp.max_rto {
-        c.err("tcp.min_rto", "must not exceed tcp.max_rto", tcp.min_rto.to_string());
-    }
-    tcp.dupack_threshold = c.int("tcp.dupack_threshold", t.dupack_threshold, 3, 1, 1000) as u32;
-    tcp.fin = t.fin.unwrap_or(false);
-    tcp.slow_start_restart = t.slow_start_restart.unwrap_or(tcp.slow_start_restart);
 
     // Switch (the port feeding the bottleneck).
     let inputs_ok = !c.bad("links") && !c.bad("tcp.mss");
@@ -697,11 +814,6 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
     }
 
     // Scripted losses.
-    let nflows = match &topology {
-        Topology::Dumbbell { pairs, .. } => *pairs as i64,
-        Topology::Path { .. } => 1,
-        Topology::Gateway(g) => g.servers.len() as i64,
-    };
     // Offsets are checked against the MSS and the transfer size only when both could be read
     // and the application is one whose segments start at multiples of the MSS.
     let transfer_bytes = match &app {
@@ -709,11 +821,12 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
         _ => None,
     };
     let loss_checks_ok = matches!(app, AppSpec::Bulk { .. } | AppSpec::Transfer { .. }) && !c.bad("tcp.mss") && !c.bad("app.kind") && !c.bad("app.bytes");
-    let flows_known = !c.bad("topology");
     let mut losses = Vec::new();
     for (i, l) in raw.loss.iter().enumerate() {
         let p = format!("loss.{i}");
         let flow = if flows_known { c.int(&format!("{p}.flow"), l.flow, 0, 0, nflows - 1) as u32 } else { 0 };
+        // The flow's own MSS (its [[tcp.groups]] entry may set one).
+        let mss = tcp_of_flow.get(&flow).map_or(tcp.mss, |&g: &usize| tcp_groups[g].mss);
         let transmission = c.int(&format!("{p}.transmission"), l.transmission, 0, 0, 1000) as u16;
         let offset = match (&l.offset, l.segment) {
             (Some(_), Some(_)) => {
@@ -725,17 +838,17 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
                 let offset = c.bytes(&path, Some(v), None).unwrap_or(0);
                 // Bulk and transfer senders start their data segments at multiples of the MSS,
                 // so any other offset would never match a segment and the loss never happen.
-                if !offset.is_multiple_of(tcp.mss as u64) && loss_checks_ok {
-                    c.err(&path, format!("must be a multiple of tcp.mss ({}): data segments start at multiples of the MSS (or give segment instead)", tcp.mss), v.to_string());
+                if !offset.is_multiple_of(mss as u64) && loss_checks_ok {
+                    c.err(&path, format!("must be a multiple of tcp.mss ({}): data segments start at multiples of the MSS (or give segment instead)", mss), v.to_string());
                 } else if transfer_bytes.is_some_and(|b| offset >= b) && loss_checks_ok {
                     c.err(&path, format!("must be less than app.bytes ({}): the transfer has no data there", transfer_bytes.unwrap()), v.to_string());
                 }
                 offset
             }
             (None, Some(k)) if k >= 0 => {
-                let offset = (k as u64).saturating_mul(tcp.mss as u64);
+                let offset = (k as u64).saturating_mul(mss as u64);
                 if let Some(b) = transfer_bytes.filter(|&b| offset >= b && loss_checks_ok) {
-                    c.err(&format!("{p}.segment"), format!("must be less than {}: the transfer of app.bytes ({b}) has that many segments of tcp.mss ({})", b.div_ceil(tcp.mss as u64), tcp.mss), k.to_string());
+                    c.err(&format!("{p}.segment"), format!("must be less than {}: the transfer of app.bytes ({b}) has that many segments of tcp.mss ({})", b.div_ceil(mss as u64), mss), k.to_string());
                 }
                 offset
             }
@@ -793,6 +906,8 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
         topology,
         switch: SwitchSpec { kind, buffer, buffer_cells: buffer_cells_n },
         tcp,
+        tcp_groups,
+        tcp_of_flow,
         app,
         losses,
         trace,
@@ -957,6 +1072,45 @@ mod tests {
     }
 
     #[test]
+    fn a_flavour_and_an_explicit_part_that_disagrees_is_an_error_naming_both() {
+        scenario(GEO2, &[("tcp.flavor", "sack"), ("tcp.recovery", "sack_fall_floyd")]);
+        scenario(GEO2, &[("tcp.recovery", "newreno_rfc6582"), ("tcp.cc", "cubic")]);
+        assert_only(GEO2, &[("tcp.flavor", "reno"), ("tcp.recovery", "sack_rfc6675")], "tcp.recovery: contradicts tcp.flavor = \"reno\" (whose recovery is reno); give one or the other, got \"sack_rfc6675\"");
+        assert_only(GEO2, &[("tcp.flavor", "sack/cubic"), ("tcp.cc", "hybla")], "tcp.cc: contradicts tcp.flavor = \"sack/cubic\" (whose congestion control is cubic); give one or the other, got \"hybla\"");
+    }
+
+    #[test]
+    fn name_lists_come_from_the_enums() {
+        assert_eq!(variant_names::<RecoveryKind>(), ["timeout", "tahoe", "reno", "newreno_ns2", "newreno_rfc6582", "sack_fall_floyd", "sack_rfc6675"]);
+        assert_only(GEO2, &[("tcp.cc", "bbr9")], &format!("tcp.cc: must name a congestion control ({}), got \"bbr9\"", variant_names::<CcKind>().join(", ")));
+        // Every flavour name parses, and together they reach every recovery.
+        let reached: Vec<String> = FLAVORS.iter().map(|f| variant_name(flavor(f).expect(f).0)).collect();
+        let mut all = variant_names::<RecoveryKind>();
+        all.sort();
+        let mut reached_sorted = reached.clone();
+        reached_sorted.sort();
+        assert_eq!(reached_sorted, all);
+    }
+
+    #[test]
+    fn tcp_groups_set_their_flows_and_report_only_their_own_problems() {
+        let groups = |body: &str| format!("{GEO2}\n        [[tcp.groups]]\n        {body}\n");
+        let s = scenario(&groups("flows = [1]\n        flavor = \"sack\"\n        mss = 512"), &[("tcp.flavor", "reno"), ("tcp.delayed_ack", "true")]);
+        assert_eq!(s.tcp_for(0).recovery, RecoveryKind::Reno);
+        assert_eq!(s.tcp_for(1).recovery, RecoveryKind::SackFallFloyd);
+        assert!(s.tcp_for(1).sack, "a SACK flavour in a group turns SACK on");
+        assert_eq!((s.tcp_for(0).mss, s.tcp_for(1).mss), (1024, 512));
+        assert!(s.tcp_for(1).delayed_ack, "keys the group does not give come from [tcp]");
+        assert_only(&groups("flows = [2]"), &[], "tcp.groups.0.flows.0: must name a flow between 0 and 1, got 2");
+        assert_only(&groups("mss = 512"), &[], "tcp.groups.0.flows: is required (the flows this group sets, such as [0, 2])");
+        assert_only(&groups("flows = [0]\n        mss = 0"), &[], "tcp.groups.0.mss: must be an integer number of bytes between 1 and 65495, got 0");
+        // A problem of [tcp] is reported once, not again for each group inheriting it.
+        assert_only(&groups("flows = [0]\n        flavor = \"sack\""), &[("tcp.window_scale", "15")], "tcp.window_scale: must be between 0 and 14, got 15");
+        let two = format!("{}\n        [[tcp.groups]]\n        flows = [1]\n", groups("flows = [1, 0]"));
+        assert_only(&two, &[], "tcp.groups.1.flows.0: flow 1 is already set by tcp.groups.0, got 1");
+    }
+
+    #[test]
     fn path_hops_are_capped() {
         let hop = "\n        [[links.path]]\n        rate = \"10Mbps\"\n        delay = \"1ms\"";
         let many = format!("[topology]\n        kind = \"path\"{}", hop.repeat(MAX_HOPS + 1));
@@ -977,5 +1131,22 @@ mod tests {
         assert_eq!(s.switch.buffer_cells, crate::atm::bdp_cells(rtt, Rate(149_760_000)));
         // A path's bottleneck is its slowest hop: 2 Mbps x 60 ms = 15,000 bytes.
         assert_eq!(scenario(PATH2, &[]).bdp_bytes(), 15_000);
+    }
+
+    #[test]
+    fn ns2_profile_and_its_switches_one_by_one() {
+        use crate::tcp::ns2::{BugFix, Ns2Compat};
+        let s = scenario(GEO2, &[("tcp.profile", "ns2"), ("tcp.flavor", "tahoe")]);
+        assert_eq!(s.tcp.ns2, Ns2Compat::ns235());
+        assert_eq!((s.tcp.recovery, s.tcp.initial_cwnd, s.tcp.min_rto, s.tcp.timer_granularity), (RecoveryKind::Tahoe, 2, SimTime::from_secs(1), SimTime::from_millis(10)));
+        // A key overrides the profile; a switch alone leaves the others at our defaults.
+        assert_eq!(scenario(GEO2, &[("tcp.profile", "ns2"), ("tcp.min_rto", "200ms")]).tcp.min_rto, SimTime::from_millis(200));
+        let one = scenario(GEO2, &[("tcp.ns2.singledup", "true"), ("tcp.ns2.bug_fix", "on"), ("tcp.ns2.tick_phase", "3ms")]).tcp.ns2;
+        assert_eq!(one, Ns2Compat { singledup: true, bug_fix: BugFix::On, tick_phase: SimTime::from_millis(3), ..Ns2Compat::default() });
+        assert_eq!(scenario(GEO2, &[]).tcp.ns2, Ns2Compat::default());
+        assert_only(GEO2, &[("tcp.profile", "ns3")], "tcp.profile: must be \"default\" or \"ns2\", got \"ns3\"");
+        assert_only(GEO2, &[("tcp.ns2.bug_fix", "maybe")], "tcp.ns2.bug_fix: must be \"on\", \"off\" or \"timeout_only\", got \"maybe\"");
+        assert!(problems(GEO2, &[("tcp.ns2.newreno_changes", "2")])[0].starts_with("tcp.ns2.newreno_changes: "));
+        assert!(problems(GEO2, &[("tcp.ns2.bogus", "true")])[0].contains("tcp.ns2.bogus"));
     }
 }

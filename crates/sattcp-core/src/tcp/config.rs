@@ -8,6 +8,9 @@ use crate::time::SimTime;
 pub enum RecoveryKind {
     /// Timeout only, then slow start from one segment ("Vanilla", seed 001 §2).
     Timeout,
+    /// Tahoe as ns-2's `Agent/TCP`: fast retransmit on the third duplicate ACK, then slow
+    /// start from one segment going back N (no fast recovery).
+    Tahoe,
     /// RFC 2581 fast retransmit and fast recovery.
     Reno,
     /// NewReno as in ns-2.1b3 with Hoe's changes (seed 001 §2.1).
@@ -40,6 +43,7 @@ pub enum CcKind {
 /// | name | recovery | cc |
 /// |---|---|---|
 /// | `vanilla` | Timeout | RenoAimd |
+/// | `tahoe` | Tahoe | RenoAimd |
 /// | `reno` | Reno | RenoAimd |
 /// | `newreno` | NewrenoNs2 | RenoAimd |
 /// | `sack` | SackFallFloyd | RenoAimd |
@@ -58,6 +62,7 @@ pub fn flavor(name: &str) -> Option<(RecoveryKind, CcKind)> {
     };
     let r = match name {
         "vanilla" => RecoveryKind::Timeout,
+        "tahoe" => RecoveryKind::Tahoe,
         "reno" => RecoveryKind::Reno,
         "newreno" => RecoveryKind::NewrenoNs2,
         "sack" => RecoveryKind::SackFallFloyd,
@@ -121,6 +126,8 @@ pub struct TcpConfig {
     /// Compute delivery-rate samples (tcp/rate.rs) even if the congestion controller does not
     /// use them (for traces and tests; BBR turns them on itself).
     pub rate_samples: bool,
+    /// The ns-2 compatibility switches (tcp/ns2.rs); the default is our behaviour.
+    pub ns2: super::ns2::Ns2Compat,
 }
 
 impl TcpConfig {
@@ -164,6 +171,7 @@ impl Default for TcpConfig {
             fin: false,
             slow_start_restart: true,
             rate_samples: false,
+            ns2: Default::default(),
         }
     }
 }

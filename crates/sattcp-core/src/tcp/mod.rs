@@ -19,6 +19,7 @@ pub mod cc;
 pub mod config;
 pub mod pacing;
 pub mod rate;
+pub mod ns2;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;

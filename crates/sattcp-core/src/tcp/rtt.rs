@@ -4,8 +4,11 @@
 //!
 //! The RTT is measured in ticks of the coarse TCP clock (`timer_granularity`, 100 ms in the
 //! seeds, seed 000 §4.2.2): a sample is the number of tick boundaries crossed between sending
-//! the timed segment and receiving the ACK that covers it, at least one. (ns-2 added a random
-//! boot-time phase to the tick grid; we keep the grid at t = 0 so runs are deterministic.)
+//! the timed segment and receiving the ACK that covers it, at least one. ns-2 put the tick
+//! grid at a random boot-time phase per agent (`boot_time_ = Random::uniform(tcpTick_)`,
+//! `rtt_update()`: `t_rtt_ = int((tao + fmod(sendtime + boot_time_, tcpTick_)) / tcpTick_)`,
+//! which is the number of boundaries of the grid shifted by `boot_time_`); ours is given
+//! (`Ns2Compat::tick_phase`, 0 by default: the grid at t = 0), so runs are deterministic.
 
 use crate::time::SimTime;
 
@@ -39,11 +42,23 @@ pub struct RttEstimator {
     /// The segment being timed: (sequence number the ACK must reach, send time).
     timing: Option<(u64, SimTime)>,
     samples: u64,
+    /// ns-2 `boot_time_` in ns, in [0, tick).
+    phase: u64,
+    /// ns-2 `rfc2988_`: below `min_rto` the RTO is `min_rto * backoff`.
+    rfc2988: bool,
 }
 
 impl RttEstimator {
     pub fn new(tick: SimTime, initial_rto: SimTime, min_rto: SimTime, max_rto: SimTime) -> Self {
-        RttEstimator { tick: tick.as_nanos().max(1), srtt: 0, rttvar: 0, rtxcur: initial_rto, backoff: 1, min_rto, max_rto, timing: None, samples: 0 }
+        RttEstimator { tick: tick.as_nanos().max(1), srtt: 0, rttvar: 0, rtxcur: initial_rto, backoff: 1, min_rto, max_rto, timing: None, samples: 0, phase: 0, rfc2988: false }
+    }
+
+    /// ns-2's tick phase (`boot_time_`, reduced modulo the tick) and `rfc2988_` clamp
+    /// (tcp/ns2.rs).
+    pub fn with_ns2(mut self, tick_phase: SimTime, rfc2988: bool) -> Self {
+        self.phase = tick_phase.as_nanos() % self.tick;
+        self.rfc2988 = rfc2988;
+        self
     }
 
     /// A segment ending at `end` (exclusive) was sent for the first time. Starts timing it if
@@ -75,7 +90,8 @@ impl RttEstimator {
             if ack >= end {
                 self.timing = None;
                 self.backoff = 1;
-                let ticks = (now.as_nanos() / self.tick).saturating_sub(sent.as_nanos() / self.tick).max(1);
+                let (n, s) = (now.as_nanos() + self.phase, sent.as_nanos() + self.phase);
+                let ticks = (n / self.tick).saturating_sub(s / self.tick).max(1);
                 self.update(ticks as i64);
             }
         }
@@ -128,6 +144,12 @@ impl RttEstimator {
     /// The retransmission timeout to arm now: the current RTO times the backoff, at most
     /// `max_rto`, at least `min_rto` and two ticks (ns-2 `rtt_timeout()`).
     pub fn rto(&self) -> SimTime {
+        if self.rfc2988 {
+            // ns-2 `rtt_timeout()` with `rfc2988_` (Tom Kelly's correction): "clamping
+            // minrto_ before applying t_backoff_".
+            let base = if self.rtxcur < self.min_rto { self.min_rto } else { self.rtxcur };
+            return base.times(self.backoff).min(self.max_rto).max(SimTime(self.tick * MIN_RTO_TICKS));
+        }
         let t = self.rtxcur.times(self.backoff).min(self.max_rto);
         t.max(self.min_rto).max(SimTime(self.tick * MIN_RTO_TICKS))
     }
@@ -180,6 +202,25 @@ mod tests {
         // rttvar decays by 1/4 per sample in integer quarters of a tick and sticks at 3/4
         // (3 - (3 >> 2) = 3): RTO = 6 + 4 * 0.75 = 9 ticks.
         assert_eq!(e.rto(), SimTime::from_millis(900));
+    }
+
+    #[test]
+    fn tick_phase_shifts_the_grid_and_rfc2988_clamps_before_the_backoff() {
+        // 580 ms from t = 10 ms: 5 boundaries of the grid at 0; with boot_time_ = 15 ms (the
+        // boundaries at 85, 185, ..., 585 ms) it crosses 6.
+        let mut e = est().with_ns2(SimTime::from_millis(15), true);
+        sample(&mut e, 10, 590);
+        assert_eq!(e.srtt(), Some(SimTime::from_millis(600)));
+        // Grid at 0: RTO = 5 + 4 * 2.5 = 15 ticks = 1.5 s, below min_rto (2 s): ns-2 clamps first.
+        let mut e = RttEstimator::new(SimTime::from_millis(100), SimTime::from_secs(3), SimTime::from_secs(2), SimTime::from_secs(64)).with_ns2(SimTime::ZERO, true);
+        sample(&mut e, 10, 590);
+        assert_eq!(e.rto(), SimTime::from_secs(2));
+        e.on_timeout();
+        assert_eq!(e.rto(), SimTime::from_secs(4), "min_rto * backoff (ours without rfc2988: max(1.5 s * 2, 2 s) = 3 s)");
+        let mut ours = RttEstimator::new(SimTime::from_millis(100), SimTime::from_secs(3), SimTime::from_secs(2), SimTime::from_secs(64));
+        sample(&mut ours, 10, 590);
+        ours.on_timeout();
+        assert_eq!(ours.rto(), SimTime::from_secs(3));
     }
 
     #[test]

@@ -120,6 +120,7 @@ macro_rules! cx {
             acked: $acked,
             state: $s.state,
             new_data: $s.snd_max < $s.app_end,
+            ns2: &$s.cfg.ns2,
         }
     };
 }
@@ -170,8 +171,8 @@ impl TcpSender {
     pub fn new(cfg: TcpConfig) -> Self {
         let mss = cfg.mss as u64;
         let win = Window { cwnd: cfg.initial_cwnd as u64 * mss, ssthresh: cfg.initial_ssthresh, mss };
-        let rtt = RttEstimator::new(cfg.timer_granularity, cfg.initial_rto, cfg.min_rto, cfg.max_rto);
-        let cc = Cc::new(cfg.cc);
+        let rtt = RttEstimator::new(cfg.timer_granularity, cfg.initial_rto, cfg.min_rto, cfg.max_rto).with_ns2(cfg.ns2.tick_phase, cfg.ns2.rfc2988_rto);
+        let cc = Cc::new(cfg.cc).with_ns2_window(cfg.ns2.window_arith);
         TcpSender {
             rate_on: cfg.rate_samples || cc.uses_rate_samples(),
             cc,
@@ -318,13 +319,17 @@ impl TcpSender {
             self.rate.begin_ack(self.in_flight());
         }
         let rate = &mut self.rate;
+        let mut sack_news = false;
         if self.sack_ok && seg.n_sack > 0 {
-            if rate_on {
-                self.sb.sack_with(seg.sack_blocks(), |e| rate.on_delivered(now, e.end - e.start, e.last_sent, &mut e.tx, e.tx_count > 0));
+            let newly = if rate_on {
+                self.sb.sack_with(seg.sack_blocks(), |e| rate.on_delivered(now, e.end - e.start, e.last_sent, &mut e.tx, e.tx_count > 0))
             } else {
-                self.sb.sack(seg.sack_blocks());
-            }
+                self.sb.sack(seg.sack_blocks())
+            };
+            sack_news = newly > 0;
         }
+        // tcp/ns2.rs `sack_dupack_needs_news` (ns-2 Sack1 `CheckUpdate()`).
+        let counts = sack_news || !self.sack_ok || !self.cfg.ns2.sack_dupack_needs_news || self.state == CongState::Recovery;
         let mut o = Out { rtt_sample: true, ..Default::default() };
         let new_ack = ack > self.snd_una;
         if new_ack {
@@ -362,7 +367,7 @@ impl TcpSender {
                 let sample = AckSample { now, acked, srtt: self.rtt.srtt() };
                 self.win.cwnd = self.cc.on_ack(&self.win, &sample);
             }
-        } else if ack == self.snd_una && self.snd_una < self.snd_max && seg.len == 0 && self.rwnd == prior_rwnd && self.probe.is_none() {
+        } else if ack == self.snd_una && self.snd_una < self.snd_max && seg.len == 0 && counts && self.rwnd == prior_rwnd && self.probe.is_none() {
             // A duplicate ACK (RFC 5681 §2): no data, no new acknowledgement, data outstanding,
             // the same window (a window update is not a duplicate; nor is a probe's answer).
             self.end_rate_sample(now);
@@ -414,6 +419,16 @@ impl TcpSender {
         if o.exit {
             self.state = CongState::Open;
             self.recovery_exit();
+        }
+        if o.go_back_n {
+            // Tahoe's fast retransmit (recovery/tahoe.rs): slow start from snd_una.
+            self.state = CongState::Loss;
+            self.recover = self.snd_max;
+            self.after_timeout = true;
+            self.stats.fast_retransmits += 1;
+            self.rtt.on_retransmit();
+            self.sb.clear_retransmitted();
+            self.snd_nxt = self.snd_una;
         }
         match self.state {
             CongState::Loss if self.snd_una >= self.recover => {
@@ -588,6 +603,7 @@ impl TcpSender {
             return;
         }
         self.pace_wait = None;
+        let mut burst = 0;
         loop {
             match self.rec.gate(self.state, self.dupacks) {
                 Gate::Closed => break,
@@ -614,6 +630,12 @@ impl TcpSender {
                     if !self.send_in_window(now, extra, out) {
                         break;
                     }
+                }
+                Gate::Burst { extra, max } => {
+                    if burst >= max || !self.send_in_window(now, extra, out) {
+                        break;
+                    }
+                    burst += 1;
                 }
             }
         }
@@ -1189,7 +1211,8 @@ mod tests {
         use super::super::config::{flavor, CcKind, RecoveryKind};
         assert_eq!(flavor("newreno"), Some((RecoveryKind::NewrenoNs2, CcKind::RenoAimd)));
         assert_eq!(flavor("sack"), Some((RecoveryKind::SackFallFloyd, CcKind::RenoAimd)));
-        assert_eq!(flavor("tahoe"), None);
+        assert_eq!(flavor("tahoe"), Some((RecoveryKind::Tahoe, CcKind::RenoAimd)));
+        assert_eq!(flavor("westwood"), None);
         assert_eq!(flavor("sack/cubic"), Some((RecoveryKind::SackFallFloyd, CcKind::Cubic)));
         assert_eq!(flavor("newreno/hybla"), Some((RecoveryKind::NewrenoNs2, CcKind::Hybla)));
         assert_eq!(flavor("reno/bbr"), None);

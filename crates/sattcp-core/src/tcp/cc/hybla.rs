@@ -34,11 +34,11 @@ impl Hybla {
     }
 
     pub fn on_dupack_loss(&mut self, w: &Window, basis: u64) -> Reduction {
-        super::reno::RenoAimd.on_dupack_loss(w, basis)
+        super::reno::RenoAimd::default().on_dupack_loss(w, basis)
     }
 
     pub fn on_timeout(&mut self, w: &Window, basis: u64) -> Reduction {
-        super::reno::RenoAimd.on_timeout(w, basis)
+        super::reno::RenoAimd::default().on_timeout(w, basis)
     }
 }
 

@@ -89,9 +89,18 @@ pub enum Cc {
 impl Cc {
     pub fn new(kind: CcKind) -> Self {
         match kind {
-            CcKind::RenoAimd => Cc::RenoAimd(reno::RenoAimd),
+            CcKind::RenoAimd => Cc::RenoAimd(Default::default()),
             CcKind::Cubic => Cc::Cubic(Default::default()),
             CcKind::Hybla => Cc::Hybla(hybla::Hybla),
+        }
+    }
+
+    /// This controller with ns-2's fractional window arithmetic (tcp/ns2.rs `window_arith`;
+    /// Reno AIMD only: the others keep bytes).
+    pub fn with_ns2_window(self, on: bool) -> Self {
+        match self {
+            Cc::RenoAimd(_) if on => Cc::RenoAimd(reno::RenoAimd::ns2()),
+            c => c,
         }
     }
 

@@ -11,10 +11,12 @@ pub mod newreno_rfc6582;
 pub mod reno;
 pub mod sack_ff;
 pub mod sack_rfc6675;
+pub mod tahoe;
 pub mod timeout;
 
 use super::cc::{Cc, Reduction, Window};
 use super::config::RecoveryKind;
+use super::ns2::{BugFix, Ns2Compat};
 use super::scoreboard::Scoreboard;
 use crate::time::SimTime;
 
@@ -55,6 +57,8 @@ pub struct Cx<'a> {
     pub state: CongState,
     /// Whether data beyond `snd_max` is waiting to be sent.
     pub new_data: bool,
+    /// The ns-2 compatibility switches (tcp/ns2.rs).
+    pub ns2: &'a Ns2Compat,
 }
 
 impl Cx<'_> {
@@ -69,7 +73,38 @@ impl Cx<'_> {
     /// `bug_fix_`, RFC 6582 §3.2 step 2): the duplicate-ACK threshold is reached, and a timeout
     /// is not still being recovered from (the ACK must pass the RECOVER of that timeout).
     pub fn may_fast_retransmit(&self) -> bool {
-        self.state != CongState::Recovery && self.dupacks == self.dup_thresh && (!self.after_timeout || self.snd_una > self.recover)
+        self.may_fast_retransmit_ns2(true)
+    }
+    /// [`may_fast_retransmit`](Self::may_fast_retransmit) under the `bug_fix` switch
+    /// (tcp/ns2.rs). `recover_lives_on` says whether RECOVER set by a fast retransmit still
+    /// blocks after the recovery ended (ns-2 Tahoe, Reno, NewReno); ns-2's Sack1 clears it
+    /// (`recover_ = 0`) when its recovery ends, so only a timeout's RECOVER blocks.
+    pub fn may_fast_retransmit_ns2(&self, recover_lives_on: bool) -> bool {
+        if self.state == CongState::Recovery || self.dupacks != self.dup_thresh {
+            return false;
+        }
+        let recovered = self.snd_una > self.recover;
+        match self.ns2.bug_fix {
+            BugFix::TimeoutOnly => !self.after_timeout || recovered,
+            BugFix::Off => true,
+            // ns-2 `dupack_action()`: `recovered || (bugfix_ss_ && highest_ack_ == 0)`, the
+            // latter letting the first data packet be fast-retransmitted.
+            BugFix::On => recovered || self.snd_una <= 1 || (!recover_lives_on && !self.after_timeout),
+        }
+    }
+    /// ns-2 `send_one()` (`singledup_`, RFC 3042 limited transmit) on the first and second
+    /// duplicate ACKs: one more segment in sequence if `t_seqno_ <= highest_ack_ + wnd_`,
+    /// the application has data, and `t_seqno_ <= highest_ack_ + cwnd_ + dupacks_`.
+    pub fn limited_transmit(&self, out: &mut Out) {
+        if !self.ns2.singledup || self.dupacks == 0 || self.dupacks >= self.dup_thresh {
+            return;
+        }
+        let mss = self.mss();
+        let after = self.snd_nxt + mss - self.snd_una;
+        let data = self.new_data || self.snd_nxt < self.snd_max;
+        if data && after <= self.rwnd && after <= self.win.cwnd + self.dupacks as u64 * mss {
+            out.force_new = 1;
+        }
     }
     /// ns-2's window in whole segments: `window() = min(int(cwnd_) + extra, int(wnd_))`.
     pub fn ns2_window(&self, extra: u64) -> u64 {
@@ -87,13 +122,23 @@ impl Cx<'_> {
         let r = self.reduce(basis);
         let mss = self.mss();
         let floor = |b: u64| (b / mss).max(super::cc::reno::MIN_SSTHRESH_SEGMENTS) * mss;
+        if self.ns2.window_arith {
+            // ns-2 `slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_HALF)`: `cwnd_ = halfwin` with no
+            // floor (only `ssthresh_` is raised to 2): a window of 3 leaves cwnd = 1. (ns-2
+            // would even reach 0 from a window of 1; we keep one segment.)
+            return Reduction { ssthresh: floor(r.ssthresh), cwnd: (basis / 2 / mss).max(1) * mss };
+        }
         Reduction { ssthresh: floor(r.ssthresh), cwnd: floor(r.cwnd) }
     }
     /// Reno-style window inflation on a duplicate ACK (RFC 2581 (3.2) steps 3-4): the extra
     /// window is the threshold's worth of segments on the third duplicate ACK (ns-2 sets
     /// `dupwnd_ = NUMDUPACKS` even when the fast retransmit is suppressed), then one segment
     /// per further duplicate ACK.
-    pub fn inflate(&self, dupwnd: &mut u64) {
+    pub fn inflate(&self, dupwnd: &mut u64, in_recovery: bool) {
+        // ns-2 `exitFastRetrans_`: only a recovery actually entered is inflated.
+        if self.ns2.exit_fast_retrans && !in_recovery {
+            return;
+        }
         if self.dupacks == self.dup_thresh {
             *dupwnd = self.dup_thresh as u64 * self.mss();
         } else if self.dupacks > self.dup_thresh {
@@ -148,6 +193,10 @@ pub struct Out {
     pub rtt_sample: bool,
     /// Do not reset the duplicate-ACK counter on this new ACK (ns-2 NewReno's partial ACKs).
     pub keep_dupacks: bool,
+    /// Tahoe's fast retransmit (ns-2 `Agent/TCP` `dupack_action()`, the window already cut
+    /// by the recovery): RECOVER = highest sent, go back to `snd_una` in slow start as after a
+    /// timeout (`reset_rtx_timer(0, 0)`: timer restarted, not backed off, timing stopped).
+    pub go_back_n: bool,
 }
 
 /// What the sender may send now.
@@ -155,6 +204,8 @@ pub struct Out {
 pub enum Gate {
     /// Send in sequence from `snd_nxt` while `snd_nxt + len - snd_una <= min(cwnd + extra, rwnd)`.
     Window { extra: u64 },
+    /// As `Window`, at most `max` segments for this event (ns-2 `send_much(0, 0, maxburst)`).
+    Burst { extra: u64, max: u32 },
     /// Ask [`Recovery::pick`] for each segment (SACK recoveries in fast recovery).
     Pipe,
     /// Send nothing (ns-2.1b3 NewReno sends only forced segments in fast recovery).
@@ -185,6 +236,7 @@ pub enum Pick {
 #[derive(Clone, Debug)]
 pub enum Recovery {
     Timeout(timeout::TimeoutOnly),
+    Tahoe(tahoe::Tahoe),
     Reno(reno::Reno),
     NewrenoNs2(newreno_ns2::NewrenoNs2),
     NewrenoRfc6582(newreno_rfc6582::NewrenoRfc6582),
@@ -196,6 +248,7 @@ macro_rules! dispatch {
     ($self:ident, $r:ident => $e:expr) => {
         match $self {
             Recovery::Timeout($r) => $e,
+            Recovery::Tahoe($r) => $e,
             Recovery::Reno($r) => $e,
             Recovery::NewrenoNs2($r) => $e,
             Recovery::NewrenoRfc6582($r) => $e,
@@ -209,6 +262,7 @@ impl Recovery {
     pub fn new(kind: RecoveryKind) -> Self {
         match kind {
             RecoveryKind::Timeout => Recovery::Timeout(Default::default()),
+            RecoveryKind::Tahoe => Recovery::Tahoe(Default::default()),
             RecoveryKind::Reno => Recovery::Reno(Default::default()),
             RecoveryKind::NewrenoNs2 => Recovery::NewrenoNs2(Default::default()),
             RecoveryKind::NewrenoRfc6582 => Recovery::NewrenoRfc6582(Default::default()),
@@ -284,6 +338,7 @@ mod tests {
         dupacks: u32,
         recover: u64,
         state: CongState,
+        ns2: Ns2Compat,
     }
 
     fn bare(kind: RecoveryKind) -> Bare {
@@ -291,12 +346,12 @@ mod tests {
         for i in 0..20 {
             sb.push(1 + i * MSS, 1 + (i + 1) * MSS, false, SimTime::ZERO);
         }
-        Bare { rec: Recovery::new(kind), win: Window { cwnd: 20 * MSS, ssthresh: 1 << 30, mss: MSS }, cc: Cc::new(CcKind::RenoAimd), sb, snd_una: 1, snd_max: 20 * MSS + 1, dupacks: 0, recover: 0, state: CongState::Open }
+        Bare { rec: Recovery::new(kind), win: Window { cwnd: 20 * MSS, ssthresh: 1 << 30, mss: MSS }, cc: Cc::new(CcKind::RenoAimd), sb, snd_una: 1, snd_max: 20 * MSS + 1, dupacks: 0, recover: 0, state: CongState::Open, ns2: Ns2Compat::default() }
     }
 
     impl Bare {
         fn cx(&mut self, acked: u64) -> Cx<'_> {
-            Cx { now: SimTime::ZERO, win: &mut self.win, cc: &mut self.cc, sb: &mut self.sb, snd_una: self.snd_una, snd_nxt: self.snd_max, snd_max: self.snd_max, rwnd: 1 << 30, dupacks: self.dupacks, dup_thresh: 3, recover: self.recover, after_timeout: false, acked, state: self.state, new_data: true }
+            Cx { now: SimTime::ZERO, win: &mut self.win, cc: &mut self.cc, sb: &mut self.sb, snd_una: self.snd_una, snd_nxt: self.snd_max, snd_max: self.snd_max, rwnd: 1 << 30, dupacks: self.dupacks, dup_thresh: 3, recover: self.recover, after_timeout: false, acked, state: self.state, new_data: true, ns2: &self.ns2 }
         }
         fn settle(&mut self, o: &Out) {
             if o.enter {

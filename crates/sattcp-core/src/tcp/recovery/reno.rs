@@ -35,7 +35,8 @@ impl Reno {
             // RFC 2581 (3.2) steps 1-3 (ns-2 `closecwnd(1)`).
             cx.fast_retransmit_ns2(out);
         }
-        cx.inflate(&mut self.dupwnd);
+        cx.inflate(&mut self.dupwnd, cx.state == CongState::Recovery || out.enter);
+        cx.limited_transmit(out);
     }
 
     pub fn on_timeout(&mut self, cx: &mut Cx) -> u64 {

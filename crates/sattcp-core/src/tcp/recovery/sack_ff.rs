@@ -60,13 +60,20 @@ impl SackFallFloyd {
             self.pipe -= 1;
             return;
         }
-        if cx.may_fast_retransmit() {
+        if cx.may_fast_retransmit_ns2(false) {
             let mss = cx.mss();
-            self.pipe = (cx.win.cwnd / mss) as i64 - PIPE_DUPACKS;
+            self.pipe = if cx.ns2.sack_old_code {
+                (cx.win.cwnd / mss) as i64 - PIPE_DUPACKS
+            } else {
+                // ns-2.35 Sack1 without `oldCode_`: `pipe_ = maxseq_ - highest_ack_ -
+                // numdupacks(cwnd_)`, the packets outstanding less the three that left.
+                (cx.flight_size() / mss) as i64 - PIPE_DUPACKS
+            };
             let r = cx.fast_retransmit_ns2(out);
             self.cwnd_segs = (r.cwnd / mss) as i64;
             cx.sb.clear_retransmitted();
         }
+        cx.limited_transmit(out);
     }
 
     pub fn on_timeout(&mut self, cx: &mut Cx) -> u64 {

@@ -1,0 +1,143 @@
+//! The `ns2` compatibility switches (issue 11): behaviours of ns-2's one-way TCP agents that
+//! our defaults do not share, each settable alone (`[tcp.ns2]` in a scenario) or all at once
+//! as the profile that ns-2.35's `test-suite-tcpVariants.tcl` uses (`tcp.profile = "ns2"`).
+//! With every switch at its default the TCP behaves as before the switches existed (the
+//! snapshot and the 72 study digests are unchanged). Each switch names the ns-2 variable it
+//! mirrors; docs/tcp.md describes them.
+
+use super::config::TcpConfig;
+use crate::time::SimTime;
+
+/// When a fast retransmit is refused because an earlier loss is still being recovered from
+/// (ns-2 `bugFix_`; RFC 2582 §3 "bugfix"; RFC 6582 §3.2 step 2).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BugFix {
+    /// Ours before the switches: only a retransmission timeout blocks fast retransmit until
+    /// its RECOVER is acknowledged (no ns-2 setting behaves so for Reno).
+    TimeoutOnly,
+    /// ns-2 `bugFix_ true`: a fast retransmit or a timeout sets RECOVER = highest sent, and
+    /// three duplicates below it do nothing (Sack1 clears RECOVER when its recovery ends).
+    On,
+    /// ns-2 `bugFix_ false`: every third duplicate ACK fast-retransmits.
+    Off,
+}
+
+/// The switches. `Default` is our behaviour; [`Ns2Compat::ns235`] is ns-2.35's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ns2Compat {
+    /// cwnd kept in fractional packets as ns-2's `double cwnd_`: +1 per ACK in slow start,
+    /// `+increase_num_/cwnd_` (1/cwnd) per ACK in congestion avoidance (`windowOption_ 1`);
+    /// the usable window is its integer part. Off: bytes, MSS*MSS/cwnd rounded down.
+    pub window_arith: bool,
+    /// ns-2 `bugFix_` (see [`BugFix`]).
+    pub bug_fix: BugFix,
+    /// ns-2 `exitFastRetrans_` (true in ns-2.35): the window is inflated by duplicate ACKs only
+    /// in a fast recovery actually entered; a fast retransmit refused by `bugFix_` inflates
+    /// nothing. Off (ns-2.1b3): `dupwnd_ = 3` even when refused.
+    pub exit_fast_retrans: bool,
+    /// ns-2 NewReno `newreno_changes_`: 1 (ours, Hoe's flywheel as in ns-2.1b3: in fast
+    /// recovery only one new segment per two duplicates, the window sends nothing); 0 (ns-2.35's
+    /// default): the inflated window sends, at most 2 segments per ACK (`send_much(0, 0, 2)`).
+    pub newreno_changes: u8,
+    /// ns-2 NewReno `newreno_changes1_`: only the first partial ACK restarts the timer.
+    pub newreno_changes1: bool,
+    /// ns-2 NewReno `partial_window_deflation_` (RFC 2582): a partial ACK deflates the
+    /// inflation by the data it acknowledges, less one segment.
+    pub partial_window_deflation: bool,
+    /// ns-2 NewReno `exit_recovery_fix_`: on leaving fast recovery cwnd = min(ssthresh,
+    /// outstanding).
+    pub exit_recovery_fix: bool,
+    /// ns-2 `singledup_` (RFC 3042 limited transmit): the first and second duplicate ACKs each
+    /// send one new segment if `t_seqno_ <= highest_ack_ + cwnd_ + dupacks_`.
+    pub singledup: bool,
+    /// ns-2 Sack1 `oldCode_`: PIPE at the fast retransmit = cwnd - 3 (ours, the seed's text);
+    /// false (ns-2.35): PIPE = packets outstanding - 3.
+    pub sack_old_code: bool,
+    /// ns-2 Sack1's `if (scb_->CheckUpdate())`: outside fast recovery a duplicate ACK counts
+    /// only if its SACK blocks report data not SACKed before (a duplicate caused by a
+    /// needlessly retransmitted segment does not). Off: every duplicate ACK counts.
+    pub sack_dupack_needs_news: bool,
+    /// ns-2 `rfc2988_`: an RTO below `minrto_` is raised to it before the backoff multiplies
+    /// (`minrto_ * t_backoff_`); off: the backed-off RTO is floored at `min_rto`.
+    pub rfc2988_rto: bool,
+    /// ns-2 `boot_time_`: the phase of the RTT tick grid (ns-2 draws it at random per agent,
+    /// `Random::uniform(tcpTick_)`; here it is given, 0 = ticks at multiples of the granularity).
+    pub tick_phase: SimTime,
+    /// ns-2's SACK sink adds 8 bytes per SACK block to the ACK's size (`ch->size() +=
+    /// sack_index * 8`); off: every ACK is 40 bytes.
+    pub sack_option_bytes: bool,
+    /// ns-2 `DropTail` limit N: N - 1 packets wait and one is in service (`q_->length() + 1 >=
+    /// qlim_` drops); off: N packets wait besides the one in service.
+    pub drop_tail_ns2: bool,
+}
+
+impl Default for Ns2Compat {
+    fn default() -> Self {
+        Ns2Compat {
+            window_arith: false,
+            bug_fix: BugFix::TimeoutOnly,
+            exit_fast_retrans: false,
+            newreno_changes: 1,
+            newreno_changes1: false,
+            partial_window_deflation: false,
+            exit_recovery_fix: false,
+            singledup: false,
+            sack_old_code: true,
+            sack_dupack_needs_news: false,
+            rfc2988_rto: false,
+            tick_phase: SimTime::ZERO,
+            sack_option_bytes: false,
+            drop_tail_ns2: false,
+        }
+    }
+}
+
+/// ns-2.35 `tcpTick_ 0.01`.
+pub const NS235_TICK: SimTime = SimTime::from_millis(10);
+/// test-suite-tcpVariants.tcl: `Agent/TCP set minrto_ 1`.
+pub const NS235_SUITE_MIN_RTO: SimTime = SimTime::from_secs(1);
+/// test-suite-tcpVariants.tcl: `Agent/TCP set rtxcur_init_ 6.0`.
+pub const NS235_SUITE_INITIAL_RTO: SimTime = SimTime::from_secs(6);
+/// ns-2.35 `maxrto_ 60`.
+pub const NS235_MAX_RTO: SimTime = SimTime::from_secs(60);
+/// ns-2.35 `windowInit_ 2`.
+pub const NS235_INITIAL_WINDOW: u32 = 2;
+
+impl Ns2Compat {
+    /// ns-2.35's agents as `test-suite-tcpVariants.tcl` configures them (`bugFix_ true`,
+    /// `exitFastRetrans_ true`, `newreno_changes_ 0`, `newreno_changes1_ 0`,
+    /// `partial_window_deflation_ 0`, `singledup_ 0`, `oldCode_ false`, `rfc2988_ true`).
+    pub fn ns235() -> Self {
+        Ns2Compat {
+            window_arith: true,
+            bug_fix: BugFix::On,
+            exit_fast_retrans: true,
+            newreno_changes: 0,
+            newreno_changes1: false,
+            partial_window_deflation: false,
+            exit_recovery_fix: false,
+            singledup: false,
+            sack_old_code: false,
+            sack_dupack_needs_news: true,
+            rfc2988_rto: true,
+            tick_phase: SimTime::ZERO,
+            sack_option_bytes: true,
+            drop_tail_ns2: true,
+        }
+    }
+
+    /// `cfg` with the ns-2.35 switches and the suite's timer settings (`tcpTick_ 0.01`,
+    /// `minrto_ 1`, `rtxcur_init_ 6`, `maxrto_ 60`, `windowInit_ 2`, slow-start restart).
+    pub fn profile_ns235(mut cfg: TcpConfig) -> TcpConfig {
+        cfg.ns2 = Ns2Compat::ns235();
+        cfg.timer_granularity = NS235_TICK;
+        cfg.min_rto = NS235_SUITE_MIN_RTO;
+        cfg.initial_rto = NS235_SUITE_INITIAL_RTO;
+        cfg.max_rto = NS235_MAX_RTO;
+        cfg.initial_cwnd = NS235_INITIAL_WINDOW;
+        cfg.slow_start_restart = true;
+        cfg.delayed_ack = false;
+        cfg
+    }
+}

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Regenerate the ns-2 reference traces of crates/sattcp-core/tests/data/ns2/ (issue 11).
+
+Needs ns-2.35 (`ns`) and Debian's `ns2-examples` (the test suites and their shipped reference
+outputs under /usr/share/doc/ns2/examples/tcl/test). CI does not run this: it reads the stored
+traces. For every test it
+
+1. runs `ns test-suite-<suite>.tcl <test> quiet` in a scratch copy of the test directory,
+   exactly as `test-all-<suite>` does (the `finish` step, which needs xgraph and perl tools
+   that Debian does not ship, fails after `all.tr` is complete and is ignored);
+2. checks that `all.tr` reproduces the suite's shipped reference output
+   (`test-output-<suite>/<test>.gz`: the `+`/`-` events and drops of the data link r1 -> k1,
+   as `getrc -s 2 -d 3 | raw2xg -s 0.01 -m 90` plots them), and stops if it does not;
+3. writes `<test>.txt`: one line per event of the TCP sender's data packets, in trace order:
+   `s <time_ns> <seqno>` when the sender hands a packet to its link (the `+` at node 0) and
+   `d <time_ns> <seqno>` when the network drops it (a `d` anywhere), times in integer
+   nanoseconds (ns-2 prints them exactly: every delay is a whole number of microseconds).
+
+Usage: scripts/ns2_refs.py [--out DIR] [--check-only]
+"""
+
+import argparse
+import gzip
+import shutil
+import subprocess
+import sys
+import tempfile
+from decimal import Decimal
+from pathlib import Path
+
+TEST_DIR = Path("/usr/share/doc/ns2/examples/tcl/test")
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "crates/sattcp-core/tests/data/ns2"
+
+SCENARIOS = ["onedrop", "twodrops", "threedrops", "fourdrops", "multiple", "multiple2"]
+FLAVOURS = ["tahoe", "reno", "newreno", "sack"]
+# (suite, test) pairs: tcpVariants without and with limited transmit (`_SA_`).
+TESTS = [("tcpVariants", f"{s}_{f}") for s in SCENARIOS for f in FLAVOURS] + [
+    ("tcpVariants", f"{s}_SA_{f}") for s in SCENARIOS for f in FLAVOURS
+]
+# test-suite-newreno.tcl (same topology): many losses in one window, timeouts with backoff,
+# bugFix_ on and off, RFC 2582's newreno_changes1_ / partial_window_deflation_ /
+# exit_recovery_fix_.
+TESTS += [
+    ("newreno", t) for t in ["reno1", "reno2", "reno2_bugfix", "newreno1_A", "newreno1_B0", "newreno2_B", "newreno_rto_loss", "newreno6"]
+]
+
+# raw2xg's plot of a sequence number: -s 0.01 -m 90 (test-suite-tcpVariants.tcl `finish`).
+WRAP = 90
+
+
+def ns_time(s: str) -> int:
+    return int(Decimal(s) * 1_000_000_000)
+
+
+def run_test(workdir: Path, suite: str, test: str) -> list[list[str]]:
+    tr = workdir / "all.tr"
+    if tr.exists():
+        tr.unlink()
+    subprocess.run(["ns", f"test-suite-{suite}.tcl", test, "quiet"], cwd=workdir, capture_output=True, check=False)
+    if not tr.exists():
+        sys.exit(f"{suite}/{test}: ns wrote no all.tr")
+    return [line.split() for line in tr.read_text().splitlines() if line.strip()]
+
+
+def plotted(rows: list[list[str]]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """Our rendering of the reference's "packets" and "drops" sets for link 2 -> 3."""
+    pk, dr = [], []
+    for r in rows:
+        if r[2] == "2" and r[3] == "3" and r[4] == "tcp":
+            y = f"{1 + (int(r[10]) % WRAP) * 0.01:.2f}"
+            t = f"{Decimal(r[1]):.5f}"
+            if r[0] in "+-":
+                pk.append((t, y))
+            elif r[0] == "d":
+                dr.append((t, y))
+    return sorted(pk), sorted(set(dr))
+
+
+def reference(suite: str, test: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]] | None:
+    path = TEST_DIR / f"test-output-{suite}" / f"{test}.gz"
+    if not path.exists():
+        return None
+    sections: dict[str, list[tuple[str, str]]] = {}
+    cur = None
+    for line in gzip.open(path, "rt"):
+        line = line.strip()
+        if line.startswith('"'):
+            cur = line[1:]
+            if cur in sections:  # the second block (ACKs) repeats the names
+                cur = cur + "#2"
+            sections[cur] = []
+        elif cur and line and line[0].isdigit():
+            t, y = line.split()
+            sections[cur].append((f"{Decimal(t):.5f}", f"{Decimal(y):.2f}"))
+    # raw2xg plots each drop twice
+    return sorted(sections.get("packets", [])), sorted(set(sections.get("drops", [])))
+
+
+def events(rows: list[list[str]]) -> list[str]:
+    out = []
+    for r in rows:
+        if r[4] != "tcp":
+            continue
+        if r[0] == "+" and r[2] == "0":
+            out.append(f"s {ns_time(r[1])} {r[10]}")
+        elif r[0] == "d":
+            out.append(f"d {ns_time(r[1])} {r[10]}")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--check-only", action="store_true", help="only compare with the shipped outputs")
+    a = ap.parse_args()
+    if shutil.which("ns") is None or not TEST_DIR.exists():
+        sys.exit("needs ns-2 and ns2-examples (apt-get install ns2 ns2-examples)")
+    version = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "ns2"], capture_output=True, text=True).stdout
+    a.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp) / "test"
+        shutil.copytree(TEST_DIR, work)
+        for suite, test in TESTS:
+            rows = run_test(work, suite, test)
+            ref = reference(suite, test)
+            ours = plotted(rows)
+            if ref is not None and ours != ref:
+                sys.exit(f"{suite}/{test}: all.tr does not reproduce test-output-{suite}/{test}.gz")
+            status = "matches the shipped output" if ref is not None else "no shipped output"
+            print(f"{suite}/{test}: {status}")
+            if a.check_only:
+                continue
+            ev = events(rows)
+            head = [
+                f"# ns-2 {version} test-suite-{suite}.tcl {test} ({status}), regenerated by scripts/ns2_refs.py",
+                "# s <time_ns> <seqno>: the sender hands packet <seqno> to its link; d: the network drops it",
+            ]
+            name = test if suite == "tcpVariants" else f"{suite}-{test}"
+            (a.out / f"{name}.txt").write_text("\n".join(head + ev) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -139,7 +139,7 @@ pub const KEYS: &[Key] = &[
     key!("gateway.peak_rate", "rate", RATE_UNITS, Dflt::None, "<= the satellite rate", GW, "Static peak rate per connection: buffer = peak rate x (satellite RTT + its terrestrial RTT) (seed 004 §II.A)."),
     key!("gateway.semantics", "string", "", Dflt::Value("\"modified\""), "`modified`, `normal`", GW, "SACKed segments leave the SGW buffer at once and survive timeouts (seed 004 §IV), or stay until cumulatively acknowledged (RFC 2018)."),
     key!("gateway.ack_every", "integer or string", "packets", Dflt::Value("\"tcp\""), "N >= 1, or `tcp`", GW, "The client acknowledges every N packets in or out of order (seed 004 §V.A.2), or every other in-order and every out-of-order packet."),
-    key!("gateway.ack_delay", "duration", DURATION_UNITS, Dflt::Value("\"100ms\""), ">= 0", GW, "The client acknowledges a partial count after this long."),
+    key!("gateway.ack_delay", "duration", DURATION_UNITS, Dflt::Value("\"500ms\""), ">= 0", GW, "The client acknowledges a partial count after this long (the seed names no timer; RFC 1122's delayed-ACK bound)."),
     key!("gateway.ack_pacing", "boolean", "", Dflt::Value("false"), "", GW, "Spread the room freed by a satellite ACK over the ACK inter-arrival time toward the server (seed 004 §IV)."),
     key!("gateway.client_buffer", "size", BYTE_UNITS, Dflt::Value("262144"), ">= tcp.mss", GW, "Each client's receive buffer (seed 004 §V.B: 256 KB); its window is counted in segments."),
     key!("gateway.timer_granularity", "duration", DURATION_UNITS, Dflt::Value("\"10ms\""), "> 0", GW, "Granularity of the satellite leg's retransmission timer (finer than TCP's, seed 004 §III.B)."),

@@ -314,3 +314,25 @@ def test_docs_scenario_md_is_generated_from_the_schema():
     keys = [k["key"] for k in _json.loads(_core.schema())["keys"]]
     for k in ("tcp.mss", "switch.buffer", "links.<link>.rate", "loss[].segment"):
         assert k in keys and f"| `{k}` |" in have
+
+
+def test_import_and_run_load_no_heavy_modules():
+    """`import sattcp` and `sattcp run` stay fast (issue 15): pandas, numpy and pyarrow come only
+    when a table is asked for (bench/startup.py measures the times)."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    code = ("import sys, contextlib, io\nimport sattcp\nheavy = ('pandas', 'numpy', 'pyarrow', 'matplotlib', 'duckdb', 'scipy')\n"
+            "print(' '.join(m for m in heavy if m in sys.modules))\n"
+            "from sattcp.cli import main\nwith contextlib.redirect_stdout(io.StringIO()):\n"
+            "    main(['run', 'scenarios/geo-bulk.toml', '--set', 'run.duration=2s', '--json'])\n"
+            "print(' '.join(m for m in heavy if m in sys.modules))\n"
+            "r = sattcp.run('scenarios/geo-bulk.toml', overrides={'run.duration': '1s'}); r.flows\n"
+            "print('pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    after_import, after_run, after_flows = out.stdout.split("\n")[:3]
+    assert after_import == "" and after_run == "", out.stdout
+    assert after_flows == "True", "asking for a table loads pandas"

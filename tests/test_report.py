@@ -10,9 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sattcp.plots import LEVEL_COLORS
 from sattcp.report import (
+    BUFFER_CLAIMS,
     CLAIMS,
+    analyse_study,
     build_report,
+    build_study_report,
+    check_buffer_recommendations,
     check_conclusions,
     load_paper,
 )
@@ -104,6 +109,22 @@ def test_report_renders_in_headless_chromium(tmp_path):
     tables = int(re.search(r'data-tables="(\d+)"', dom).group(1))
     assert tables >= 12
     assert "Table 12: allocation of variation" in dom
+    # The figures in the browser, in the seeds' order of link types, each decoded ("!" if not).
+    order = re.search(r'data-figure-order="([^"]*)"', dom).group(1).split(",")
+    assert order == ["wan-results", "wan-effects", "meo-results", "meo-effects", "geo-results", "geo-effects",
+                     "allocation-of-variation"], order
+    # The colour key as the browser paints it: each level its one colour.
+    painted = dict(item.rsplit(":", 1) for item in re.search(r'data-key-colors="([^"]*)"', dom).group(1).split(";"))
+    for factor, colors in LEVEL_COLORS.items():
+        if factor == "link":
+            continue
+        for level, hex_color in colors.items():
+            r, g, b = (int(hex_color[i:i + 2], 16) for i in (1, 3, 5))
+            assert painted[f"{factor}={level}"] == f"rgb({r}, {g}, {b})", (factor, level, painted)
+    # Every figure declares the same levels, in the same order and colours.
+    declared = set(re.findall(r'<figure data-figure="[a-z]+-results" data-levels="([^"]*)"', dom))
+    assert len(declared) == 1, declared
+    assert declared.pop().startswith("tcp=Vanilla:#E69F00,Reno:#56B4E9,NewReno:#009E73,SACK:#CC79A7;buffer_rtt=0.5:")
 
 
 @pytest.fixture
@@ -148,3 +169,99 @@ def test_cli_reproduce_with_replications(kota_standins, capsys):
         main(["reproduce", "kota-www", "--replications", "0"])
     assert e.value.code == 2
     assert "must be a whole number >= 1" in capsys.readouterr().err
+
+
+def _svg_levels(svg: str) -> list[tuple[str, str]]:
+    """(level id, colour) of every bar (its fill) or point (its marker's stroke) a figure tagged
+    with its level."""
+    out = []
+    for m in re.finditer(r'<g id="level-([^"]+?)__\d+">\s*(?:<defs>\s*)?<path[^>]*?style="[^"]*?(?:fill|stroke): ?(#[0-9a-fA-F]{6})', svg):
+        out.append((m.group(1), m.group(2).upper()))
+    return out
+
+
+def test_figures_keep_one_order_and_one_colour_per_level(tmp_path):
+    store = fake_store(tmp_path / "r.duckdb")
+    build_report(store, "kota-www", tmp_path / "out", paper_dir=DATA)
+    figs = tmp_path / "out" / "figures"
+    want = {f"{f}-{lv}": c.upper() for f, levels in LEVEL_COLORS.items() for lv, c in levels.items()}
+    for link in ("wan", "meo", "geo"):
+        svg = (figs / f"{link}-results.svg").read_text()
+        bars = _svg_levels(svg)
+        assert len(bars) == 2 * 2 * 4 * 3, len(bars)  # responses x policies x flavours x buffers
+        for level, color in bars:
+            assert want[level] == color, (link, level, color)
+        # Bars of each panel in buffer order 0.5, 1, 2; x labels in flavour order; panels EPD, SD.
+        assert [lv for lv, _ in bars[:12]] == [f"buffer_rtt-{b}" for b in ("0.5", "1", "2") for _ in range(4)]
+        texts = re.findall(r"<text[^>]*>([^<]+)</text>", svg)
+        ticks = [t.strip() for t in texts if t.strip() in ("Vanilla", "Reno", "NewReno", "SACK")]
+        assert ticks[:4] == ["Vanilla", "Reno", "NewReno", "SACK"], ticks
+        panels = [t.strip() for t in texts if t.strip().startswith("policy ")]
+        assert panels[:2] == ["policy EPD", "policy SD"], panels
+        effects = _svg_levels((figs / f"{link}-effects.svg").read_text())
+        assert [lv for lv, _ in effects[:9]] == ["tcp-Vanilla", "tcp-Reno", "tcp-NewReno", "tcp-SACK", "buffer_rtt-0.5",
+                                                 "buffer_rtt-1", "buffer_rtt-2", "drop_policy-EPD", "drop_policy-SD"]
+        for level, color in effects:
+            assert want[level] == color, (link, level, color)
+
+
+def test_results_axes_show_the_differences(tmp_path):
+    """Efficiency of 0.83-0.94 is not drawn on a 0-1.05 axis."""
+    from sattcp import plots
+
+    store = fake_store(tmp_path / "r.duckdb")
+    paper = load_paper(DATA).results
+    meo = paper[paper["link"] == "MEO"]
+    fig = plots.results_figure(meo, meo, responses=["efficiency", "fairness"], x="tcp", group="buffer_rtt",
+                               panel="drop_policy", title="t")
+    lo, hi = fig.axes[0].get_ylim()
+    assert 0.75 < lo < meo.efficiency.min() and meo.efficiency.max() < hi < 1.0, (lo, hi)
+    assert store.exists()
+
+
+def test_buffer_recommendations_hold_on_the_papers_values():
+    paper = load_paper(DATA).results
+    checks = check_buffer_recommendations(paper, paper)
+    assert [c.link for c in checks] == ["WAN", "MEO", "GEO"] and len(checks) == len(BUFFER_CLAIMS)
+    assert all(c.holds_paper and c.holds_ours for c in checks), [(c.claim, c.paper) for c in checks]
+    # A worse 0.5 RTT for SACK at GEO breaks the GEO recommendation.
+    worse = paper.copy()
+    sel = (worse.link == "GEO") & (worse.tcp == "SACK") & (worse.buffer_rtt == "0.5")
+    worse.loc[sel, "efficiency"] -= 0.08
+    geo = check_buffer_recommendations(worse, paper)[2]
+    assert geo.holds_paper and geo.holds_ours is False
+
+
+def test_report_lists_buffer_recommendations(tmp_path):
+    store = fake_store(tmp_path / "r.duckdb")
+    html = build_report(store, "kota-www", tmp_path / "out", paper_dir=DATA).read_text()
+    assert "SACK with a 0.5 RTT buffer is the optimal choice" in html and "a 1 RTT buffer is enough" in html
+
+
+def _two_factor_store(path: Path, blocks: list[str]) -> Path:
+    """A 2 x 2 study with one run per combination in each block (zero degrees of freedom for
+    error), blocks stored in the order given."""
+    with Store(path) as st:
+        st.save_study("tiny", {"description": "tiny", "factors": {"tcp.flavor": ["reno", "sack"], "switch.policy": ["epd", "sd"]},
+                               "blocks": [{"name": b} for b in ("WAN", "MEO", "GEO")], "responses": ["efficiency"]})
+        i = 0
+        for b in blocks:
+            for t, tv in (("reno", 0.0), ("sack", 0.05)):
+                for p, pv in (("epd", 0.0), ("sd", 0.01)):
+                    st.record_run("tiny", f"r{i}", factors={"tcp.flavor": t, "switch.policy": p}, status="ok", block=b,
+                                  seed=1, summary={"efficiency": 0.8 + tv + pv + 0.003 * i, "events": 1, "wall_time_s": 0.1})
+                    i += 1
+    return path
+
+
+def test_blocks_come_in_the_studys_order(tmp_path):
+    store = _two_factor_store(tmp_path / "t.duckdb", ["MEO", "GEO", "WAN"])
+    assert [b for b, _ in analyse_study(store, "tiny")] == ["WAN", "MEO", "GEO"]
+
+
+def test_zero_degrees_of_freedom_says_replications_are_needed(tmp_path):
+    store = _two_factor_store(tmp_path / "t.duckdb", ["GEO"])
+    html = build_study_report(store, "tiny", tmp_path / "out").read_text()
+    assert "Confidence intervals cannot be computed" in html and "Replications are needed" in html
+    assert "not significant" not in html and "ci_low" not in html
+    assert "no confidence intervals: zero degrees of freedom for error" in (tmp_path / "out" / "figures" / "geo-efficiency-effects.svg").read_text()

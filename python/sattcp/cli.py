@@ -138,7 +138,7 @@ def register_run(sub: argparse._SubParsersAction) -> None:
 #: Modules whose ``register(subparsers)`` adds subcommands (each sets ``func`` to a function
 #: ``(args) -> exit status``). A module that cannot be imported (optional dependencies
 #: missing) is left out. Add a module here to add commands.
-SUBCOMMAND_MODULES = ["sattcp.cli_study"]
+SUBCOMMAND_MODULES = ["sattcp.cli_study", "sattcp.emulate"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -277,6 +277,79 @@ def _across(res: Results) -> list[tuple[str, tuple[str, bool]]]:
     ]
 
 
+#: "Close to the best" in the seeds' buffer recommendations: within 3% (relative) of the best
+#: efficiency. Seed 000 §4.6.1 calls the gains of larger buffers "around 2% or less"; on the
+#: paper's own Table 8 the recommended 0.5 RTT is up to 2.9% below the best (SD, Reno), so 3%
+#: is the tightest bound under which the seed's recommendations hold on its own numbers.
+CLOSE_TO_BEST = 0.03
+
+CellCheck = Callable[[pd.DataFrame], tuple[str, bool]]
+
+
+def _cells(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean efficiency per (drop policy, flavour, buffer) over seeds."""
+    return df.groupby(["drop_policy", "tcp", "buffer_rtt"])["efficiency"].mean()
+
+
+def _buffer_enough(buffer: str, flavours: list[str]) -> CellCheck:
+    """For each of these flavours, with either policy, ``buffer`` gives an efficiency within
+    CLOSE_TO_BEST of the best buffer's."""
+    def f(df: pd.DataFrame) -> tuple[str, bool]:
+        c = _cells(df)
+        worst, at = 0.0, ""
+        for pol in LEVELS["drop_policy"]:
+            for t in flavours:
+                row = c.loc[(pol, t)]
+                short = 1 - float(row[buffer]) / float(row.max())
+                if short >= worst:
+                    worst, at = short, f"{t} {pol}"
+        return (f"largest shortfall of {buffer} RTT from the best buffer {100 * worst:.1f}% ({at})",
+                worst <= CLOSE_TO_BEST)
+    return f
+
+
+def _best_choice(flavour: str, buffer: str) -> CellCheck:
+    """With either policy, (flavour, buffer) is within CLOSE_TO_BEST of the best combination and
+    above every combination of another flavour."""
+    def f(df: pd.DataFrame) -> tuple[str, bool]:
+        c = _cells(df)
+        parts, ok = [], True
+        for pol in LEVELS["drop_policy"]:
+            cp = c.loc[pol]
+            mine = float(cp.loc[(flavour, buffer)])
+            best = float(cp.max())
+            other = float(cp.drop(flavour, level="tcp").max())
+            parts.append(f"{pol}: {mine:.4f} vs best {best:.4f}, best other flavour {other:.4f}")
+            ok = ok and mine >= best * (1 - CLOSE_TO_BEST) and mine > other
+        return "; ".join(parts), ok
+    return f
+
+
+#: The seeds' buffer recommendations (seed 000 §4.5.1, §4.6.1, §4.7.1), each checked on the
+#: efficiency of every combination (Tables 5/8/11, ours averaged over seeds).
+BUFFER_CLAIMS: list[tuple[str, str, CellCheck]] = [
+    ("WAN", "for NewReno and SACK a 1 RTT buffer is enough: close to the best efficiency with either EPD or SD "
+     f"(within {100 * CLOSE_TO_BEST:g}% of the best buffer) (4.5.1)", _buffer_enough("1", ["NewReno", "SACK"])),
+    ("MEO", "0.5 RTT is the optimal buffer for every non-Vanilla flavour with either EPD or SD "
+     f"(within {100 * CLOSE_TO_BEST:g}% of the best buffer) (4.6.1)", _buffer_enough("0.5", ["Reno", "NewReno", "SACK"])),
+    ("GEO", "SACK with a 0.5 RTT buffer is the optimal choice with either EPD or SD (within "
+     f"{100 * CLOSE_TO_BEST:g}% of the best combination, above every other flavour) (4.7.1)", _best_choice("SACK", "0.5")),
+]
+
+
+def check_buffer_recommendations(ours: pd.DataFrame, paper: pd.DataFrame) -> list[ClaimCheck]:
+    """The seeds' buffer recommendations on the paper's Tables 5/8/11 and on our runs (frames
+    with the columns of :func:`kota_frame`; a link whose runs are incomplete is not available)."""
+    out = []
+    for link, text, f in BUFFER_CLAIMS:
+        pv, ph = f(paper[paper["link"] == link])
+        o = ours[ours["link"] == link].dropna(subset=["efficiency"])
+        complete = len(o.groupby(["drop_policy", "tcp", "buffer_rtt"])) == 24
+        ov, oh = f(o) if complete else ("not available", None)
+        out.append(ClaimCheck(link, "efficiency", text, pv, ov, ph, oh))
+    return out
+
+
 def check_conclusions(ours: Results, paper: Results) -> list[ClaimCheck]:
     """Check each conclusion on the paper's values and on ours (``ours`` may lack entries)."""
     out = []
@@ -305,6 +378,8 @@ th{background:#f3f3f3} td:first-child,th:first-child{text-align:left}
 .claims td{text-align:left} .holds{color:#1a7f37;font-weight:600} .fails{color:#cf222e;font-weight:600} .na{color:#888}
 .note{background:#fff8e6;border-left:4px solid #e0a800;padding:.5em 1em}
 img{max-width:100%;border:1px solid #eee;margin:.5em 0}
+.chip{display:inline-block;width:.9em;height:.9em;margin:0 .25em 0 .6em;vertical-align:-.1em;border-radius:2px}
+.key{list-style:none;padding-left:0}
 """
 
 # Marks the page once every figure has decoded (checked by the headless-browser test).
@@ -315,6 +390,15 @@ window.addEventListener('load', function () {
   var ok = imgs.filter(function (i) { return i.complete && i.naturalWidth > 0; }).length;
   document.body.setAttribute('data-images-loaded', String(ok));
   document.body.setAttribute('data-tables', String(document.querySelectorAll('table').length));
+  var figs = Array.prototype.map.call(document.querySelectorAll('figure[data-figure]'), function (f) {
+    var img = f.querySelector('img');
+    return f.getAttribute('data-figure') + (img && img.complete && img.naturalWidth > 0 ? '' : '!');
+  });
+  document.body.setAttribute('data-figure-order', figs.join(','));
+  var chips = Array.prototype.map.call(document.querySelectorAll('.chip[data-level]'), function (c) {
+    return c.getAttribute('data-level') + ':' + getComputedStyle(c).backgroundColor;
+  });
+  document.body.setAttribute('data-key-colors', chips.join(';'));
 });
 </script>
 """
@@ -328,10 +412,31 @@ def _table(df: pd.DataFrame, cls: str = "") -> str:
     return df.to_html(classes=cls, na_rep="–", border=0, escape=True, float_format=lambda v: f"{v:.4f}")
 
 
-def _img(png: bytes, alt: str, files: str) -> str:
+def _img(png: bytes, alt: str, files: str, name: str = "", levels: Mapping[str, list[Any]] | None = None) -> str:
+    """A figure, with its name and the levels it shows in their order and colours as data
+    attributes (``data-levels="tcp=Vanilla:#E69F00,..."``), which the rendering test reads."""
     b64 = base64.b64encode(png).decode()
-    return (f'<figure><img alt="{_e(alt)}" src="data:image/png;base64,{b64}">'
-            f"<figcaption>{_e(alt)} (files: {_e(files)})</figcaption></figure>")
+    lv = ";".join(f"{f}=" + ",".join(f"{v}:{plots.level_color(f, v, vals)}" for v in vals)
+                  for f, vals in (levels or {}).items())
+    return (f'<figure data-figure="{_e(name)}" data-levels="{_e(lv)}"><img alt="{_e(alt)}" '
+            f'src="data:image/png;base64,{b64}"><figcaption>{_e(alt)} (files: {_e(files)})</figcaption></figure>')
+
+
+def _color_key(levels: Mapping[str, list[Any]]) -> str:
+    """The colour of every level, as every figure uses it."""
+    rows = []
+    for f, vals in levels.items():
+        chips = "".join(f"<span class='chip' data-level='{_e(f)}={_e(v)}' style='background:{plots.level_color(f, v, vals)}'>"
+                        f"</span>{_e(v)} " for v in vals)
+        rows.append(f"<li>{_e(plots._pretty(f))}: {chips}</li>")
+    return "<h2>Colour key</h2><ul class='key'>" + "".join(rows) + "</ul>"
+
+
+def _no_dof_note(a: AllocationOfVariation) -> str:
+    return ("<p class='note'>Confidence intervals cannot be computed: the error has zero degrees of "
+            f"freedom ({a.n} observations, {a.replications} replication(s), every effect in the model). "
+            "Replications are needed: run each combination with two or more seeds "
+            "(<code>replications = 2</code> in the study, or <code>reproduce --replications 2</code>).</p>")
 
 
 def _verdict(h: bool | None) -> str:
@@ -396,7 +501,10 @@ def _effects_table(ours: Mapping[str, AllocationOfVariation] | None, paper: pd.D
                 p = paper[(paper["factor"] == f) & (paper["level"] == lv) & (paper["response"] == r)]
                 if ours:
                     e = ours[r].effect(f, lv)
-                    row[(r, "ours")] = f"{e['effect']:+.4f} ({e['ci_low']:+.4f}, {e['ci_high']:+.4f})"
+                    if ours[r].dof_error > 0 and pd.notna(e["ci_low"]):
+                        row[(r, "ours")] = f"{e['effect']:+.4f} ({e['ci_low']:+.4f}, {e['ci_high']:+.4f})"
+                    else:
+                        row[(r, "ours")] = f"{e['effect']:+.4f} (no CI: needs replications)"
                 else:
                     row[(r, "ours")] = "–"
                 if len(p):
@@ -408,7 +516,8 @@ def _effects_table(ours: Mapping[str, AllocationOfVariation] | None, paper: pd.D
     return df
 
 
-def _run_info(runs: pd.DataFrame) -> pd.DataFrame:
+def _run_info(runs: pd.DataFrame, order: list[str] | None = None) -> pd.DataFrame:
+    """Runs per block, blocks in ``order`` (the study's; WAN, MEO, GEO for the seeds')."""
     g = runs.groupby("block", sort=False)
     info = pd.DataFrame({
         "runs": g.size(),
@@ -418,7 +527,8 @@ def _run_info(runs: pd.DataFrame) -> pd.DataFrame:
         "events": g["events"].sum(min_count=1),
     })
     info.index.name = "link"
-    return info
+    blocks = plots.ordered("link", list(info.index), order)
+    return info.reindex(blocks)
 
 
 def _analyse(
@@ -450,10 +560,11 @@ def _analyse(
 def check_conclusions_summary(store_path: str | Path, study: str,
                               paper_dir: str | Path | None = None) -> str:
     """One line per conclusion: link, claim, paper's value, ours, verdict (for the terminal)."""
-    paper_aov = load_paper(paper_dir).analysis()
-    ours_aov = _analyse(store_path, study)[3]
+    paper = load_paper(paper_dir)
+    paper_aov = paper.analysis()
+    _, _, ours_df, ours_aov, _ = _analyse(store_path, study)
     lines = []
-    for c in check_conclusions(ours_aov, paper_aov):
+    for c in check_conclusions(ours_aov, paper_aov) + check_buffer_recommendations(ours_df, paper.results):
         verdict = {None: "not available", True: "holds", False: "DOES NOT HOLD"}[c.holds_ours]
         lines.append(f"{c.link:>4} {c.response:<10} {c.claim}: paper {c.paper}; ours {c.ours} "
                      f"-> {verdict}")
@@ -473,7 +584,7 @@ def build_report(
     paper = load_paper(paper_dir)
     paper_aov = paper.analysis()
     runs, definition, ours_df, ours_aov, problems = _analyse(store_path, study)
-    claims = check_conclusions(ours_aov, paper_aov)
+    claims = check_conclusions(ours_aov, paper_aov) + check_buffer_recommendations(ours_df, paper.results)
 
     head = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>sattcp reproduction: {_e(study)}</title><style>{_CSS}</style></head><body>")
@@ -500,6 +611,7 @@ def build_report(
             failed[["block", "run_key", "seed", "error"]].assign(
                 error=failed["error"].fillna("").str.split("\n").str[0]).set_index("run_key")))
 
+    parts.append(_color_key({f: LEVELS[f] for f in FACTORS}))
     parts.append("<h2>The seeds' conclusions, checked</h2>")
     ct = pd.DataFrame([{"link": c.link, "response": c.response, "conclusion": c.claim,
                         "paper": c.paper, "paper verdict": "holds" if c.holds_paper else "does not hold",
@@ -532,22 +644,28 @@ def build_report(
         pe = paper.effects[paper.effects["link"] == link]
         conf = next(iter(aov.values())).confidence if aov else 0.9
         parts.append(f"<h3>Table {t_eff}: main effects and {100 * conf:g}% confidence intervals</h3>")
+        if aov and min(a.dof_error for a in aov.values()) <= 0:
+            parts.append(_no_dof_note(next(iter(aov.values()))))
         parts.append(_table(_effects_table(aov if have else None, pe), "effects"))
 
         if not ours_link.dropna(subset=RESPONSES).empty:
             mean = ours_link.groupby(["drop_policy", "tcp", "buffer_rtt"], sort=False)[RESPONSES].mean()
             fig = plots.results_figure(mean.reset_index(), paper_link, responses=RESPONSES, x="tcp",
-                                       group="buffer_rtt", panel="drop_policy",
+                                       group="buffer_rtt", panel="drop_policy", orders=LEVELS,
                                        title=f"{link}: ours (bars) and paper (markers)")
             stem = figdir / f"{link.lower()}-results"
             parts.append(_img(plots.save(fig, stem), f"{link} efficiency and fairness per flavour, "
-                              "buffer and policy", f"figures/{stem.name}.png/.svg/.pdf"))
+                              "buffer and policy (the axes span the data: they do not start at 0)",
+                              f"figures/{stem.name}.png/.svg/.pdf", name=stem.name,
+                              levels={"tcp": LEVELS["tcp"], "buffer_rtt": LEVELS["buffer_rtt"],
+                                      "drop_policy": LEVELS["drop_policy"]}))
         if have:
             fig = plots.effects_figure(aov, {r: paper_aov[(link, r)] for r in RESPONSES},
                                        f"{link}: main effects")
             stem = figdir / f"{link.lower()}-effects"
             parts.append(_img(plots.save(fig, stem), f"{link} main effects with confidence intervals",
-                              f"figures/{stem.name}.png/.svg/.pdf"))
+                              f"figures/{stem.name}.png/.svg/.pdf", name=stem.name,
+                              levels={f: LEVELS[f] for f in FACTORS}))
 
     bars = {}
     for link in LINKS:
@@ -559,7 +677,7 @@ def build_report(
     stem = figdir / "allocation-of-variation"
     parts.append("<h2>Allocation of variation</h2>")
     parts.append(_img(plots.save(fig, stem), "Allocation of variation, paper and ours",
-                      f"figures/{stem.name}.png/.svg/.pdf"))
+                      f"figures/{stem.name}.png/.svg/.pdf", name=stem.name, levels={"link": LINKS}))
     parts.append(_SCRIPT + "</body></html>")
     out.mkdir(parents=True, exist_ok=True)
     path = out / "report.html"
@@ -586,7 +704,9 @@ def analyse_study(
     levels = {k: list(v) for k, v in definition["factors"].items()}
     responses = list(responses or definition.get("responses") or ["efficiency"])
     ok = runs[runs["status"] == "ok"] if len(runs) else runs
-    blocks = list(dict.fromkeys(ok["block"])) if len(ok) else []
+    # Blocks in the study's order (its [[blocks]]), not in the order their runs finished.
+    defined = [b.get("name") for b in definition.get("blocks") or [] if isinstance(b, dict)]
+    blocks = plots.ordered("link", ok["block"], defined or None) if len(ok) else []
     if block is not None:
         if block not in blocks:
             raise ValueError(f"no successful runs in block {block!r} (blocks: {blocks})")
@@ -625,19 +745,28 @@ def build_study_report(
     parts = [head, f"<h1>Study {_e(study)}</h1><p>{_e(definition.get('description', ''))}</p>"]
     parts.append("<p>Allocation of variation, main effects and confidence intervals as in seed "
                  "000 &sect;4.4.1 (see docs/analysis.md).</p>")
-    parts.append("<h2>Runs</h2>" + _table(_run_info(runs)))
+    order = [b.get("name") for b in definition.get("blocks") or [] if isinstance(b, dict)] or None
+    parts.append("<h2>Runs</h2>" + _table(_run_info(runs, order)))
+    factor_levels = {k: list(v) for k, v in (definition.get("factors") or {}).items()}
+    if factor_levels:
+        parts.append(_color_key(factor_levels))
     variation, effects = [], []
     for (b, r), a in results.items():
         parts.append(f"<h2>{_e(b)}: {_e(r)}</h2>")
         v = a.variation.reset_index()
         parts.append(_table(a.variation[["ss", "percent", "dof"]]))
-        parts.append(f"<p>s_e = {a.s_e:.4g} with d_e = {a.dof_error}; "
-                     f"t quantile {a.t_quantile:.4f}; {a.replications} replication(s).</p>")
-        parts.append(_table(a.effects.set_index(["factor", "level"])))
+        if a.dof_error <= 0:
+            # No error estimate: intervals and significance would be dashes and "not significant".
+            parts.append(_no_dof_note(a))
+            parts.append(_table(a.effects.set_index(["factor", "level"])[["effect"]]))
+        else:
+            parts.append(f"<p>s_e = {a.s_e:.4g} with d_e = {a.dof_error}; "
+                         f"t quantile {a.t_quantile:.4f}; {a.replications} replication(s).</p>")
+            parts.append(_table(a.effects.set_index(["factor", "level"])))
         fig = plots.effects_figure({r: a}, None, f"{b}: {r}")
         stem = figdir / f"{_slug(b)}-{_slug(r)}-effects"
         parts.append(_img(plots.save(fig, stem), f"{b} {r}: main effects",
-                          f"figures/{stem.name}.png/.svg/.pdf"))
+                          f"figures/{stem.name}.png/.svg/.pdf", name=stem.name, levels=factor_levels))
         variation.append(v.assign(block=b, response=r))
         effects.append(a.effects.assign(block=b, response=r))
     fig = plots.variation_figure({f"{b} {r}": a for (b, r), a in results.items()},
@@ -645,7 +774,7 @@ def build_study_report(
     stem = figdir / "allocation-of-variation"
     parts.append("<h2>Allocation of variation</h2>")
     parts.append(_img(plots.save(fig, stem), "Allocation of variation",
-                      f"figures/{stem.name}.png/.svg/.pdf"))
+                      f"figures/{stem.name}.png/.svg/.pdf", name=stem.name))
     parts.append(_SCRIPT + "</body></html>")
     out.mkdir(parents=True, exist_ok=True)
     pd.concat(variation).to_csv(out / "variation.csv", index=False)

@@ -8,6 +8,7 @@ pub mod atm;
 pub mod engine;
 pub mod metrics;
 pub mod net;
+pub mod orbit;
 pub mod pep;
 pub mod scenario;
 pub mod tcp;

@@ -400,3 +400,98 @@ fn two_flavours_on_one_dumbbell_each_behave_as_alone() {
         assert!((a - b).abs() < 1e-3, "flow {}: completes at {a} mixed, {b} alone", m.flow);
     }
 }
+
+/// Finite receive buffer (issue 9): B bytes limit one bulk flow over round trip R to B/R.
+#[test]
+fn a_receive_buffer_of_b_bytes_limits_a_bulk_flow_to_b_over_r() {
+    // The window field could offer 65535 << 2 = 262 KB; the buffer offers 146,000 bytes
+    // (100 segments of 1460).
+    let sc = scenario(WINDOW_LIMITED, &[("tcp.window_scale", "2"), ("tcp.receive_buffer", "146000")]);
+    let mut sim = Simulation::new(&sc);
+    sim.run_until(SimTime::from_secs(20));
+    let d0 = sim.receiver(0).delivered();
+    sim.run_until(SimTime::from_secs(120));
+    let bps = (sim.receiver(0).delivered() - d0) as f64 * 8.0 / 100.0;
+    // R = 580 ms of propagation + one 1500-byte packet at 100 Mbps (120 us) + its ACK (3.2 us).
+    let r = 0.580 + 1500.0 * 8.0 / 100e6 + 40.0 * 8.0 / 100e6;
+    let want = 146_000.0 * 8.0 / r;
+    assert!((bps / want - 1.0).abs() < 0.02, "throughput {bps:.0} bps, B/R = {want:.0}");
+    // Without the buffer the window field allows 262 KB per round trip: the limit is the buffer's.
+    let mut free = Simulation::new(&scenario(WINDOW_LIMITED, &[("tcp.window_scale", "2")]));
+    free.run_until(SimTime::from_secs(120));
+    assert!(free.receiver(0).delivered() as f64 > 1.5 * sim.receiver(0).delivered() as f64);
+}
+
+/// A bulk writer and a reader that stops reading from `stop` to `resume`.
+struct StallingReader {
+    flow: sattcp_core::net::packet::FlowId,
+    stop: SimTime,
+    resume: SimTime,
+}
+
+impl sattcp_core::app::App for StallingReader {
+    fn start(&mut self, cx: &mut sattcp_core::app::AppCx<'_>) {
+        cx.open_at(self.flow, SimTime::ZERO);
+        cx.set_timer(Some(self.resume));
+    }
+    fn on_open(&mut self, cx: &mut sattcp_core::app::AppCx<'_>, flow: u32) {
+        cx.write(flow, 1 << 40);
+    }
+    fn on_readable(&mut self, cx: &mut sattcp_core::app::AppCx<'_>, flow: u32, _readable: u64) {
+        if cx.now() < self.stop || cx.now() >= self.resume {
+            cx.read(flow, u64::MAX);
+        }
+    }
+    fn on_timer(&mut self, cx: &mut sattcp_core::app::AppCx<'_>) {
+        cx.read(self.flow, u64::MAX);
+    }
+}
+
+/// Finite receive buffer (issue 9): a reader that stops lets the window close to zero; the
+/// sender's persist timer probes it; when the reader resumes the flow recovers its B/R rate
+/// and every byte arrives once.
+#[test]
+fn a_reader_that_stops_and_resumes_gives_a_zero_window_the_persist_timer_rides_out() {
+    let text = r#"
+        [run]
+        duration = "30s"
+        [topology]
+        kind = "path"
+        [[links.path]]
+        rate = "10Mbps"
+        delay = "50ms"
+        [switch]
+        buffer = "1000pkt"
+        [tcp]
+        mss = 1000
+        window_scale = 1
+        receive_buffer = 64000
+        ssthresh = "1MB"
+    "#;
+    let sc = scenario(text, &[]);
+    let (stop, resume) = (SimTime::from_secs(5), SimTime::from_secs(12));
+    let mut sim = Simulation::with_apps(&sc, |s| {
+        let (a, b) = s.endpoints[0];
+        let flow = s.flow(sattcp_core::app::Role::Data, a, b);
+        s.app(Box::new(StallingReader { flow, stop, resume }), &[flow]);
+    });
+    sim.run_until(SimTime::from_secs(11));
+    assert_eq!(sim.receiver(0).window(), 0, "the buffer is full: zero window");
+    assert_eq!(sim.receiver(0).readable(), 64_000, "unread bytes fill the buffer");
+    assert!(sim.sender(0).in_persist(), "the sender waits on its persist timer");
+    let stalled = sim.receiver(0).delivered();
+    let probes = sim.sender(0).stats().window_probes;
+    assert!(probes >= 2, "the persist timer probes the zero window ({probes} probes)");
+    sim.run_until(SimTime::from_secs(20));
+    let d20 = sim.receiver(0).delivered();
+    sim.run();
+    let d30 = sim.receiver(0).delivered();
+    assert!(!sim.sender(0).in_persist());
+    // Back to B/R: 64,000 bytes per ~102 ms round trip, about 5 Mbps.
+    let bps = (d30 - d20) as f64 * 8.0 / 10.0;
+    let r = 0.100 + 1040.0 * 8.0 / 10e6 + 40.0 * 8.0 / 10e6;
+    assert!((bps / (64_000.0 * 8.0 / r) - 1.0).abs() < 0.02, "after resuming: {bps:.0} bps");
+    assert!(d20 > stalled + 64_000, "reading resumed and data flowed again");
+    assert_eq!(sim.receiver(0).stats().duplicate_bytes, 0, "no byte arrived twice");
+    assert_eq!(sim.receiver(0).received(), d30 + sim.receiver(0).readable(), "every in-order byte read or waiting");
+}

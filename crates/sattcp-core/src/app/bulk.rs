@@ -1,6 +1,6 @@
 //! Bulk and fixed-size transfer sources: one per host pair, each owning one data flow that
-//! opens at `start + i x stagger` and is handed all its bytes at once (a bulk source: more than
-//! any run can carry).
+//! opens at `start + i x stagger` and writes all its bytes (a bulk source: more than any run
+//! can carry), as fast as a finite send buffer accepts them.
 
 use super::{App, AppCx, Interest, Role, Setup};
 use crate::net::packet::FlowId;
@@ -15,7 +15,20 @@ pub struct Bulk {
     at: SimTime,
     /// A fixed-size transfer: its size (then closed, with a FIN if tcp.fin).
     bytes: Option<u64>,
+    /// Bytes not yet accepted by a finite send buffer.
+    pending: u64,
     done: bool,
+}
+
+impl Bulk {
+    /// Writes what is pending; a transfer closes once all is written.
+    fn write(&mut self, cx: &mut AppCx<'_>) {
+        self.pending -= cx.write(self.flow, self.pending);
+        if self.pending == 0 && self.bytes.is_some() {
+            // A fixed-size transfer has nothing more: a FIN follows if tcp.fin.
+            cx.close(self.flow);
+        }
+    }
 }
 
 impl App for Bulk {
@@ -27,11 +40,13 @@ impl App for Bulk {
         cx.open_at(self.flow, self.at);
     }
 
-    fn on_open(&mut self, cx: &mut AppCx<'_>, flow: FlowId) {
-        cx.write(flow, self.bytes.unwrap_or(BULK_BYTES));
-        if self.bytes.is_some() {
-            // A fixed-size transfer has nothing more: a FIN follows if tcp.fin.
-            cx.close(flow);
+    fn on_open(&mut self, cx: &mut AppCx<'_>, _flow: FlowId) {
+        self.write(cx);
+    }
+
+    fn on_send_space(&mut self, cx: &mut AppCx<'_>, _flow: FlowId) {
+        if self.pending > 0 {
+            self.write(cx);
         }
     }
 
@@ -52,6 +67,6 @@ pub fn install(setup: &mut Setup<'_>, bytes: Option<u64>, start: SimTime, stagge
     let endpoints = setup.endpoints;
     for (i, &(src, dst)) in endpoints.iter().enumerate() {
         let flow = setup.flow_of(i as u32, Role::Data, src, dst);
-        setup.app(Box::new(Bulk { flow, at: start + stagger.times(i as u64), bytes, done: false }), &[flow]);
+        setup.app(Box::new(Bulk { flow, at: start + stagger.times(i as u64), bytes, pending: bytes.unwrap_or(BULK_BYTES), done: false }), &[flow]);
     }
 }

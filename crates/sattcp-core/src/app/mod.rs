@@ -11,9 +11,11 @@
 //! An application acts through its [`AppCx`]: write bytes to a flow's sender, close it, mark a
 //! flow complete, open flows, arm its timer.
 //!
-//! Finite socket buffers: [`AppCx::write`] returns the bytes accepted (today always all: the
-//! send buffer is unbounded) and [`App::on_send_space`] is where a writer that was refused
-//! resumes. Until receive buffers exist, delivered bytes count as read at once.
+//! Finite socket buffers (`tcp.send_buffer`, `tcp.receive_buffer`): [`AppCx::write`] returns
+//! the bytes the send buffer accepted and [`App::on_send_space`] is where a writer that was
+//! refused resumes; [`App::on_readable`] says bytes wait in a finite receive buffer, and
+//! [`AppCx::read`] takes them (by default at once). Unbounded buffers (the default) accept
+//! every write and need no reads.
 //!
 //! Kinds: [`bulk::Bulk`] (bulk and fixed-size transfer sources), [`web::WwwPair`] (the seeds'
 //! WWW client/server pair over two half-connections, model in [`www`]). A new kind is one file
@@ -87,6 +89,11 @@ pub trait App: Send + Sync {
     fn on_acked(&mut self, _cx: &mut AppCx<'_>, _flow: FlowId, _acked: u64) {}
     /// Room freed in the send buffer of `flow` after a write was refused in part.
     fn on_send_space(&mut self, _cx: &mut AppCx<'_>, _flow: FlowId) {}
+    /// `readable` in-order bytes wait in the (finite) receive buffer of `flow`. By default the
+    /// application reads them all at once; one that stops reading lets the window close.
+    fn on_readable(&mut self, cx: &mut AppCx<'_>, flow: FlowId, _readable: u64) {
+        cx.read(flow, u64::MAX);
+    }
     /// Whether the application has finished its work (for tests and reports).
     fn done(&self) -> bool {
         false

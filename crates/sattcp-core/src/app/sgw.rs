@@ -107,7 +107,7 @@ pub fn install(setup: &mut Setup<'_>, g: &GatewaySpec) {
                 // TCP baseline opens its satellite TCP at the same moment).
                 gw.set_open_at(c, source.start + source.stagger.times(i as u64) + srv.delay + g.sat_rtt());
             }
-            let conns = relay.iter().map(|&flow| Conn { flow, pushed: 0, client: 0, done_at: None }).collect();
+            let conns = relay.iter().map(|&flow| Conn { flow, pushed: 0, read: 0, client: 0, done_at: None }).collect();
             setup.app(Box::new(SgwRelay { gw, conns, source, out: Vec::new(), buffers: g.buffers.clone() }), &relay);
         }
         Scheme::SplitTcp => {
@@ -135,6 +135,8 @@ struct Conn {
     flow: FlowId,
     /// Bytes handed to the gateway so far.
     pushed: u64,
+    /// Bytes read out of the TCP receive buffer (released by the satellite leg).
+    read: u64,
     /// Bytes the client holds in order.
     client: u64,
     done_at: Option<SimTime>,
@@ -161,7 +163,8 @@ impl SgwRelay {
         for o in out.drain(..) {
             match o {
                 GwOut::Release { conn, bytes } => {
-                    cx.read(self.conns[conn as usize].flow, bytes);
+                    let c = &mut self.conns[conn as usize];
+                    c.read += cx.read(c.flow, bytes);
                 }
                 GwOut::Delivered { conn, total } => {
                     let c = &mut self.conns[conn as usize];
@@ -179,9 +182,6 @@ impl SgwRelay {
 }
 
 impl App for SgwRelay {
-    fn interest(&self) -> Interest {
-        Interest { delivered: true, acked: false }
-    }
 
     fn start(&mut self, cx: &mut AppCx<'_>) {
         for (i, c) in self.conns.iter().enumerate() {
@@ -196,10 +196,13 @@ impl App for SgwRelay {
         }
     }
 
-    fn on_delivered(&mut self, cx: &mut AppCx<'_>, flow: FlowId, delivered: u64) {
+    /// New bytes wait in the terrestrial receive buffer: they are handed to the gateway but
+    /// stay in the buffer (unread) until the client holds them.
+    fn on_readable(&mut self, cx: &mut AppCx<'_>, flow: FlowId, readable: u64) {
         let conn = self.conn_of(flow);
         let now = cx.now();
         let c = &mut self.conns[conn as usize];
+        let delivered = c.read + readable;
         if delivered > c.pushed {
             // The TCP receive buffer is the gateway buffer, so what TCP delivered always fits.
             let n = self.gw.push(now, conn, delivered - c.pushed, &mut self.out);
@@ -289,6 +292,7 @@ pub struct TcpRelay {
 
 impl App for TcpRelay {
     fn interest(&self) -> Interest {
+        // Delivered: the clients' transfers complete; acked: the satellite legs release.
         Interest { delivered: true, acked: true }
     }
 
@@ -309,24 +313,29 @@ impl App for TcpRelay {
         }
     }
 
-    fn on_delivered(&mut self, cx: &mut AppCx<'_>, flow: FlowId, delivered: u64) {
-        if let Some(l) = self.legs.iter_mut().find(|l| l.terrestrial == flow) {
-            // New bytes at the SGW go on to the client (the satellite leg's send buffer is
-            // unbounded: the terrestrial receive buffer is the one buffer).
-            if delivered > l.relayed {
-                cx.write(l.satellite, delivered - l.relayed);
-                l.relayed = delivered;
-            }
-            if self.source.bytes == Some(l.relayed) && !l.closed {
-                l.closed = true;
-                cx.close(l.satellite);
-            }
-        } else {
-            // The client's application reads at once (seed 004 §II: large client buffers).
+    fn on_readable(&mut self, cx: &mut AppCx<'_>, flow: FlowId, readable: u64) {
+        let Some(l) = self.legs.iter_mut().find(|l| l.terrestrial == flow) else {
+            // A client: its application reads at once (seed 004 §II: large client buffers).
             cx.read(flow, u64::MAX);
-            if self.source.bytes == Some(delivered) {
-                cx.complete(flow);
-            }
+            return;
+        };
+        // New bytes at the SGW go on to the client, and stay (unread) in the terrestrial
+        // receive buffer, the one buffer, until the client holds them. The satellite leg's
+        // send buffer is unbounded.
+        let delivered = l.released + readable;
+        if delivered > l.relayed {
+            cx.write(l.satellite, delivered - l.relayed);
+            l.relayed = delivered;
+        }
+        if self.source.bytes == Some(l.relayed) && !l.closed {
+            l.closed = true;
+            cx.close(l.satellite);
+        }
+    }
+
+    fn on_delivered(&mut self, cx: &mut AppCx<'_>, flow: FlowId, delivered: u64) {
+        if self.source.bytes == Some(delivered) && self.legs.iter().any(|l| l.satellite == flow) {
+            cx.complete(flow);
         }
     }
 
@@ -335,8 +344,7 @@ impl App for TcpRelay {
             // The client holds them: they leave the SGW buffer.
             let acked = acked.min(l.relayed);
             if acked > l.released {
-                cx.read(l.terrestrial, acked - l.released);
-                l.released = acked;
+                l.released += cx.read(l.terrestrial, acked - l.released);
             }
         }
     }

@@ -166,6 +166,9 @@ raw_tcp! {
     pub ssthresh: Option<Val>,
     pub initial_cwnd: Option<i64>,
     pub send_buffer: Option<Val>,
+    /// Receive buffer: its free space is the advertised window ("unlimited": the fixed
+    /// `window` field and an application that reads at once).
+    pub receive_buffer: Option<Val>,
     pub delayed_ack: Option<bool>,
     pub delack_timeout: Option<Val>,
     pub sws_avoidance: Option<bool>,

@@ -89,6 +89,7 @@ fn fill_tcp(tcp: &mut RawTcp, t: &TcpConfig) {
     fill(&mut tcp.ssthresh, int(t.initial_ssthresh));
     fill(&mut tcp.initial_cwnd, t.initial_cwnd as i64);
     fill(&mut tcp.send_buffer, t.snd_buf.map_or_else(|| Val::Str("unlimited".into()), int));
+    fill(&mut tcp.receive_buffer, t.rcv_buf.map_or_else(|| Val::Str("unlimited".into()), int));
     fill(&mut tcp.delayed_ack, t.delayed_ack);
     fill(&mut tcp.delack_timeout, dur(t.delack_timeout));
     fill(&mut tcp.sws_avoidance, t.sws_avoidance);

@@ -90,6 +90,7 @@ pub const KEYS: &[Key] = &[
     key!("tcp.ssthresh", "size", BYTE_UNITS, Dflt::Computed("max(1 bdp, 2 x MSS)"), "> 0; `\"bdp\"` or `\"Xbdp\"` allowed", "", "Initial slow-start threshold."),
     key!("tcp.initial_cwnd", "integer", "segments", Dflt::Value("1"), "1 to 1000", "", "Initial congestion window."),
     key!("tcp.send_buffer", "size", BYTE_UNITS, Dflt::Value("\"unlimited\""), "`\"unlimited\"` or at least one MSS; `\"Xbdp\"` allowed", "", "Send buffer (bytes the application may have queued beyond what is acknowledged)."),
+    key!("tcp.receive_buffer", "size", BYTE_UNITS, Dflt::Value("\"unlimited\""), "`\"unlimited\"` or at least one MSS and 2^window_scale bytes; `\"Xbdp\"` allowed", "", "Receive buffer: the advertised window is its free space (zero window and persist timer when the application stops reading); unlimited: the fixed `window` and an application that reads at once."),
     key!("tcp.delayed_ack", "boolean", "", Dflt::Value("false"), "", "", "Delayed ACKs (off in the seeds: every segment is acknowledged at once)."),
     key!("tcp.delack_timeout", "duration", DURATION_UNITS, Dflt::Value("\"100ms\""), ">= 0", "", "Delayed-ACK timer."),
     key!("tcp.sws_avoidance", "boolean", "", Dflt::Value("false"), "", "", "Silly-window-syndrome avoidance (off in the seeds)."),

@@ -465,6 +465,18 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
     if tcp.snd_buf.is_some_and(|b| b < tcp.mss as u64) && !c.bad(&format!("{p}.mss")) {
         c.err(&format!("{p}.send_buffer"), "must hold at least one segment (MSS)", tcp.snd_buf.unwrap().to_string());
     }
+    tcp.rcv_buf = match &t.receive_buffer {
+        None => None,
+        Some(Val::Str(s)) if s == "unlimited" => None,
+        v => c.bytes(&format!("{p}.receive_buffer"), v.as_ref(), Some(bdp)),
+    };
+    if let Some(b) = tcp.rcv_buf.filter(|_| !c.bad(&format!("{p}.mss")) && !c.bad(&format!("{p}.window_scale"))) {
+        // tcp/receiver.rs: a buffer under one window-scale unit advertises zero forever.
+        let unit = 1u64 << tcp.window_scale;
+        if b < tcp.mss as u64 || b < unit {
+            c.err(&format!("{p}.receive_buffer"), format!("must hold at least one segment (MSS {}) and one window-scale unit ({unit} bytes at window_scale {})", tcp.mss, tcp.window_scale), b.to_string());
+        }
+    }
     tcp.delayed_ack = t.delayed_ack.unwrap_or(false);
     tcp.delack_timeout = c.duration(&format!("{p}.delack_timeout"), t.delack_timeout.as_ref(), tcp.delack_timeout);
     tcp.sws_avoidance = t.sws_avoidance.unwrap_or(false);
@@ -1108,6 +1120,14 @@ mod tests {
         assert_only(&groups("flows = [0]\n        flavor = \"sack\""), &[("tcp.window_scale", "15")], "tcp.window_scale: must be between 0 and 14, got 15");
         let two = format!("{}\n        [[tcp.groups]]\n        flows = [1]\n", groups("flows = [1, 0]"));
         assert_only(&two, &[], "tcp.groups.1.flows.0: flow 1 is already set by tcp.groups.0, got 1");
+    }
+
+    #[test]
+    fn receive_buffers_hold_a_segment_and_a_scale_unit() {
+        assert_eq!(scenario(GEO2, &[("tcp.receive_buffer", "64KB")]).tcp.rcv_buf, Some(64_000));
+        assert_eq!(scenario(GEO2, &[("tcp.receive_buffer", "unlimited")]).tcp.rcv_buf, None);
+        assert_only(GEO2, &[("tcp.receive_buffer", "1000")], "tcp.receive_buffer: must hold at least one segment (MSS 1024) and one window-scale unit (1 bytes at window_scale 0), got 1000");
+        assert_only(GEO2, &[("tcp.receive_buffer", "2000"), ("tcp.window_scale", "14")], "tcp.receive_buffer: must hold at least one segment (MSS 1024) and one window-scale unit (16384 bytes at window_scale 14), got 2000");
     }
 
     #[test]

@@ -173,25 +173,35 @@ impl AppCx<'_> {
         }
     }
 
-    /// Writes `bytes` to the sender of `flow` and sends what TCP may. Returns the bytes
-    /// accepted (all of them: send buffers are unbounded).
+    /// Writes `bytes` to the send buffer of `flow` and sends what TCP may. Returns the bytes
+    /// accepted: all of them with an unbounded buffer; with a finite one at most its free
+    /// room, and [`App::on_send_space`] follows when acknowledgements free room.
     pub fn write(&mut self, flow: FlowId, bytes: u64) -> u64 {
         let now = self.w.now;
         let fl = &mut self.w.flows[flow as usize];
-        fl.scheduled = fl.scheduled.saturating_add(bytes);
-        fl.sender.app_send(now, bytes, &mut self.w.out);
+        let n = fl.sender.app_write(now, bytes, &mut self.w.out);
+        fl.scheduled = fl.scheduled.saturating_add(n);
         self.w.after_sender(flow);
-        bytes
+        n
     }
 
-    /// Reads up to `max` bytes from the receive buffer of `flow` (finite buffers: the window
-    /// its peer sees opens, with a window update if due). Returns the bytes read (0 without a
-    /// finite receive buffer, where the application has read everything at once).
+    /// Reads up to `max` bytes from the receive buffer of `flow` (finite buffers; a window
+    /// update follows when the window can open). Returns the bytes read.
     pub fn read(&mut self, flow: FlowId, max: u64) -> u64 {
         let now = self.w.now;
         let n = self.w.flows[flow as usize].receiver.app_read(now, max, &mut self.w.out);
         self.w.after_receiver(flow);
         n
+    }
+
+    /// Free room in the send buffer of `flow` (`u64::MAX` when unbounded).
+    pub fn send_space(&self, flow: FlowId) -> u64 {
+        self.w.flows[flow as usize].sender.send_space()
+    }
+
+    /// Bytes waiting in the receive buffer of `flow`.
+    pub fn readable(&self, flow: FlowId) -> u64 {
+        self.w.flows[flow as usize].receiver.readable()
     }
 
     /// The application has no more data for `flow`: a FIN follows the last byte if tcp.fin.
@@ -395,18 +405,29 @@ impl Simulation {
     fn took(&mut self, flow: FlowId, dir: Dir) {
         let app = self.w.flows[flow as usize].app;
         let Some(e) = self.apps.get(app as usize) else { return };
+        let interest = e.interest;
         match dir {
-            Dir::Data if e.interest.delivered => {
-                // In-order bytes received, read or not (with a finite receive buffer the
-                // application reads them with `AppCx::read`; without, they are the same).
-                let d = self.w.flows[flow as usize].receiver.received();
-                self.with_app(flow, |a, cx| a.on_delivered(cx, flow, d));
+            Dir::Data => {
+                // Finite receive buffers only (always 0 otherwise).
+                let readable = self.w.flows[flow as usize].receiver.readable();
+                if readable > 0 {
+                    self.with_app(flow, |a, cx| a.on_readable(cx, flow, readable));
+                }
+                if interest.delivered {
+                    let d = self.w.flows[flow as usize].receiver.delivered();
+                    self.with_app(flow, |a, cx| a.on_delivered(cx, flow, d));
+                }
             }
-            Dir::Ack if e.interest.acked => {
-                let d = self.w.flows[flow as usize].sender.bytes_acked();
-                self.with_app(flow, |a, cx| a.on_acked(cx, flow, d));
+            Dir::Ack => {
+                // Finite send buffers only: a short write earlier, room freed now.
+                if self.w.flows[flow as usize].sender.take_writable() {
+                    self.with_app(flow, |a, cx| a.on_send_space(cx, flow));
+                }
+                if interest.acked {
+                    let d = self.w.flows[flow as usize].sender.bytes_acked();
+                    self.with_app(flow, |a, cx| a.on_acked(cx, flow, d));
+                }
             }
-            _ => {}
         }
     }
 

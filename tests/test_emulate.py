@@ -1,0 +1,246 @@
+"""`sattcp emulate`: the link emulator on real namespaces (root, /dev/net/tun and `ip` needed;
+skipped with the reason otherwise), its bad-input and missing-privilege errors (everywhere the
+emulator is built).
+
+Each test sends a few seconds of traffic at most. Expected values are the link model's:
+serialisation at the rate plus the one-way delay, IP bytes on the wire (or 53-byte cells with
+ATM framing), p(corrupt) = 1 - (1 - BER)^bits.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_cli
+from sattcp import emulate
+from sattcp.emulate import Emulation
+
+UDP_IP_HEADERS = 28  # IPv4 (20) + UDP (8)
+
+
+def _privileged_reason() -> str | None:
+    missing = emulate.missing_privileges()
+    if missing:
+        return "needs " + "; ".join(missing)
+    return None
+
+
+@pytest.fixture(scope="session")
+def emu_binary() -> Path:
+    try:
+        return emulate.find_binary()
+    except emulate.EmulateError:
+        pass
+    if shutil.which("cargo") is None:
+        pytest.skip("sattcp-emu is not built and cargo is missing")
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "sattcp-emu"], cwd=ROOT, check=True, timeout=1800)
+    return emulate.find_binary()
+
+
+@pytest.fixture
+def privileged(emu_binary: Path) -> Path:
+    reason = _privileged_reason()
+    if reason:
+        pytest.skip(reason)
+    return emu_binary
+
+
+@pytest.fixture
+def tool() -> list[str]:
+    """The probe programs (sattcp.emulate's `probe` modes), as run inside a namespace."""
+    return [sys.executable, "-m", "sattcp.emulate", "probe"]
+
+
+def _scenario(tmp_path: Path, body: str) -> Path:
+    p = tmp_path / "emu.toml"
+    p.write_text("[emulate]\n" + textwrap.dedent(body))
+    return p
+
+
+def _start(em: Emulation, side: str, argv: list[str]) -> subprocess.Popen[str]:
+    p = em.popen(side, argv, stdout=subprocess.PIPE, text=True)
+    assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+    return p
+
+
+def _result(p: subprocess.Popen[str]) -> dict:
+    assert p.stdout is not None
+    out, _ = p.communicate(timeout=60)
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _gone(em: Emulation) -> None:
+    """Nothing the emulation made is left: namespaces, devices, emulator."""
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    for side in ("server", "client"):
+        assert em.ns[side] not in netns
+        assert em.tun[side] not in links
+    assert em._proc is None
+
+
+# -- everywhere the emulator is built -------------------------------------------------------
+def test_bad_scenario_lists_every_problem_with_its_path(emu_binary: Path, tmp_path: Path) -> None:
+    s = _scenario(tmp_path, 'rate = "2Mbs"\nqueue = "10B"\nframing = "aal5"\n')
+    r = run_cli("emulate", str(s), "--set", "emulate.ber=2", "--", "true")
+    assert r.returncode == 2, r.stderr
+    for want in ['emulate.rate: unknown rate unit "Mbs"', 'emulate.framing: must be "ip" or "atm", got "aal5"', "emulate.ber: must be a number in [0, 1)"]:
+        assert want in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_bad_invocation_is_exit_2(emu_binary: Path, tmp_path: Path) -> None:
+    s = _scenario(tmp_path, 'rate = "2Mbps"\n')
+    r = run_cli("emulate", str(s), "--bogus", "--", "true")
+    assert r.returncode == 2 and "unexpected arguments before `--`" in r.stderr and "--bogus" in r.stderr, r.stderr
+    r = run_cli("emulate", str(tmp_path / "missing.toml"), "--", "true")
+    assert r.returncode == 2 and "scenario file not found" in r.stderr, r.stderr
+
+
+def test_missing_privileges_are_named(emu_binary: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from sattcp import cli
+
+    monkeypatch.setattr(emulate.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(emulate, "_effective_caps", lambda: 0)
+    monkeypatch.setattr(emulate, "TUN_PATH", str(tmp_path / "no-tun"))
+    s = _scenario(tmp_path, 'rate = "2Mbps"\n')
+    assert cli.main(["emulate", str(s), "--", "true"]) == 2
+    err = capsys.readouterr().err
+    assert "needs root (or CAP_NET_ADMIN" in err and f"{tmp_path / 'no-tun'} (modprobe tun" in err, err
+
+
+@pytest.mark.skipif(shutil.which("setpriv") is None or os.geteuid() != 0, reason="needs setpriv and root to drop to an unprivileged user")
+def test_the_emulator_without_cap_net_admin_says_so(emu_binary: Path, tmp_path: Path) -> None:
+    # A file the unprivileged user can read (pytest's tmp_path is private to root).
+    fd, name = tempfile.mkstemp(suffix=".toml", prefix="sattcp-emu-")
+    os.write(fd, b'[emulate]\nrate = "2Mbps"\n')
+    os.close(fd)
+    s = Path(name)
+    s.chmod(0o644)
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", str(emu_binary), "run", str(s), "--tun-a", "stcnoperm0", "--tun-b", "stcnoperm1"],
+                       capture_output=True, text=True, timeout=30)
+    s.unlink()
+    if "cannot read" in r.stderr or "Permission denied" in r.stderr and "TUN" not in r.stderr:
+        pytest.skip(f"the unprivileged user cannot run the emulator here: {r.stderr.strip()}")
+    assert r.returncode == 2, r.stderr
+    assert "the emulator needs root or CAP_NET_ADMIN" in r.stderr, r.stderr
+
+
+# -- on real namespaces ---------------------------------------------------------------------
+def test_delay_accuracy_udp_echo(privileged: Path, tmp_path: Path, tool: list[str]) -> None:
+    # 2 Mbps, 20 ms one way; a 100-byte UDP payload is a 128-byte IP packet: 0.512 ms on the
+    # wire each way. RTT = 2 x (20 + 0.512) ms = 41.024 ms.
+    s = _scenario(tmp_path, 'rate = "2Mbps"\ndelay = "20ms"\n')
+    expected = 2 * (0.020 + 128 * 8 / 2e6)
+    with Emulation(s) as em:
+        _start(em, "server", [*tool, "echo-server"])
+        out = em.run("client", [*tool, "echo-client", "{server}", "30", "100"], capture_output=True, text=True, timeout=60)
+        rtts = sorted(json.loads(out.stdout))
+    _gone(em)
+    assert len(rtts) == 30
+    median = rtts[len(rtts) // 2]
+    # Never faster than the model; the median within 1 ms of it (issue 13).
+    assert rtts[0] >= expected - 50e-6, (rtts[0], expected)
+    assert abs(median - expected) < 1e-3, (median, expected)
+    st = em.stats
+    assert st is not None
+    for d in st["directions"]:
+        assert d["packets_in"] == d["packets_out"] == 30
+        assert d["drops_queue_full"] == d["drops_corrupted"] == 0
+        assert d["late_mean_us"] < 1000
+
+
+def test_rate_accuracy_saturated_udp(privileged: Path, tmp_path: Path, tool: list[str]) -> None:
+    # Offer about 4 Mbps of 1028-byte IP packets to a 2 Mbps link for about 2.5 s: the receiver
+    # sees them at the link's rate (IP bytes), within 2% (issue 13); the excess is tail-dropped.
+    s = _scenario(tmp_path, 'rate = "2Mbps"\ndelay = "10ms"\nqueue = "20pkt"\n')
+    payload = 1000
+    with Emulation(s) as em:
+        sink = _start(em, "server", [*tool, "udp-sink"])
+        # Bursts of 10 packets every 20 ms: 4.1 Mbps.
+        em.run("client", [*tool, "udp-source", "{server}", "1200", str(payload), "10", "0.02"], check=True, timeout=60)
+        r = _result(sink)
+    st = em.stats
+    _gone(em)
+    ip_bytes = r["bytes"] + r["n"] * UDP_IP_HEADERS
+    first = r["first"] + UDP_IP_HEADERS
+    rate = (ip_bytes - first) * 8 / (r["t_last"] - r["t_first"])
+    assert abs(rate / 2e6 - 1) < 0.02, rate
+    up = st["directions"][1]
+    assert up["direction"] == "b_to_a"
+    assert up["drops_queue_full"] > 0 and up["peak_queue_packets"] == 20
+    assert up["packets_out"] == r["n"] == up["packets_in"] - up["drops_queue_full"]
+
+
+@pytest.mark.parametrize(("framing", "wire_per_packet"), [("ip", 1500), ("atm", 32 * 53)])
+def test_kernel_tcp_transfer_gets_the_link_rate(privileged: Path, tmp_path: Path, tool: list[str], framing: str, wire_per_packet: int) -> None:
+    # 400 KB of kernel TCP (cubic) over 2 Mbps, 10 ms: MSS 1448 (1500 - 40 - 12 bytes of
+    # timestamps) per 1500-byte packet, which ATM framing carries in 32 cells. Past the first
+    # 64 KB the link is never idle: goodput = rate x 1448 / wire bytes, within 2%.
+    s = _scenario(tmp_path, f'rate = "2Mbps"\ndelay = "10ms"\nframing = "{framing}"\ncc = "cubic"\n')
+    n = 400_000
+    with Emulation(s) as em:
+        sink = _start(em, "server", [*tool, "tcp-sink", "65536"])
+        em.run("client", [*tool, "tcp-source", "{server}", str(n)], check=True, timeout=60)
+        r = _result(sink)
+        cc = em.run("client", ["sysctl", "-n", "net.ipv4.tcp_congestion_control"], capture_output=True, text=True).stdout.strip()
+    _gone(em)
+    assert cc == "cubic"
+    assert r["bytes"] == n
+    expected = 2e6 * 1448 / wire_per_packet
+    assert abs(r["goodput_bps"] / expected - 1) < 0.02, (r["goodput_bps"], expected)
+    down = em.stats["directions"][1]
+    assert down["drops_queue_full"] == down["drops_corrupted"] == 0
+
+
+def test_bit_errors_drop_the_expected_share(privileged: Path, tmp_path: Path, tool: list[str]) -> None:
+    # 1028-byte IP packets at BER 1e-5: p = 1 - (1 - 1e-5)^8224 = 0.0790. Over 2000 packets the
+    # share corrupted is within 4 standard deviations (sqrt(p (1 - p) / n) = 0.0060) of p, and
+    # the receiver gets exactly the packets the emulator delivered.
+    s = _scenario(tmp_path, 'rate = "20Mbps"\ndelay = "1ms"\nber = 1e-5\nqueue = "10000pkt"\nseed = 3\n')
+    n, payload = 2000, 1000
+    p = -math.expm1((payload + UDP_IP_HEADERS) * 8 * math.log1p(-1e-5))
+    with Emulation(s) as em:
+        sink = _start(em, "server", [*tool, "udp-sink"])
+        # Bursts of 10 every 5 ms: 16 Mbps, below the rate.
+        em.run("client", [*tool, "udp-source", "{server}", str(n), str(payload), "10", "0.005"], check=True, timeout=60)
+        r = _result(sink)
+    _gone(em)
+    up = em.stats["directions"][1]
+    assert up["packets_in"] == n and up["drops_queue_full"] == 0
+    share = up["drops_corrupted"] / n
+    assert abs(share - p) < 4 * math.sqrt(p * (1 - p) / n), (share, p)
+    assert r["n"] == up["packets_out"] == n - up["drops_corrupted"]
+
+
+def test_teardown_after_an_error_inside(privileged: Path, tmp_path: Path) -> None:
+    s = _scenario(tmp_path, 'rate = "2Mbps"\n')
+    em = Emulation(s)
+    with pytest.raises(RuntimeError, match="boom"), em:
+        em.popen("server", ["sleep", "60"])
+        raise RuntimeError("boom")
+    _gone(em)
+    assert em.stats is not None and em.stats["config"]["rate_bps"] == 2_000_000
+
+
+def test_cli_runs_both_ends_and_reports(privileged: Path, tmp_path: Path, tool: list[str]) -> None:
+    s = _scenario(tmp_path, 'rate = "2Mbps"\ndelay = "5ms"\n')
+    stats = tmp_path / "stats.json"
+    r = run_cli("emulate", str(s), "--set", "emulate.delay=2ms", "--server", " ".join([*tool, "tcp-sink", "1"]), "--wait-port", "7002",
+                "--stats", str(stats), "--", *tool, "tcp-source", "{server}", "100000")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(stats.read_text())
+    assert doc["config"]["delay_ns"] == 2_000_000
+    # The sink got all 100,000 bytes (the server lingered until then): more than that crossed.
+    assert doc["directions"][1]["bytes_out"] > 100_000
+    assert "b_to_a:" in r.stderr and "sattcp-" in r.stderr

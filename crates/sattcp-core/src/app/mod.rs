@@ -23,6 +23,7 @@
 //! hand with [`Setup::app`] (see the echo application in `tests/apps.rs`).
 
 pub mod bulk;
+pub mod pingpong;
 pub mod sgw;
 pub mod web;
 pub mod www;

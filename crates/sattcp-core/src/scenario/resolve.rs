@@ -68,7 +68,10 @@ pub fn flavor_name(recovery: RecoveryKind, cc: CcKind) -> String {
     match cc {
         CcKind::RenoAimd => base.to_string(),
         CcKind::Cubic => format!("{base}/cubic"),
+        CcKind::CubicHystart => format!("{base}/cubic_hystart"),
         CcKind::Hybla => format!("{base}/hybla"),
+        CcKind::Bbr => format!("{base}/bbr"),
+        CcKind::Westwood => format!("{base}/westwood"),
     }
 }
 

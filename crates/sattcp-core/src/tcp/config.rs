@@ -32,8 +32,14 @@ pub enum CcKind {
     RenoAimd,
     /// CUBIC, RFC 9438 (without HyStart).
     Cubic,
+    /// CUBIC with HyStart++ (RFC 9406) in the initial slow start.
+    CubicHystart,
     /// TCP Hybla (Caini and Firrincieli 2004), RTT0 = 25 ms.
     Hybla,
+    /// BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00, Linux `tcp_bbr.c`), paced.
+    Bbr,
+    /// TCP Westwood+ (Grieco and Mascolo 2004, Linux `tcp_westwood.c`).
+    Westwood,
 }
 
 /// A seed flavour name as the pair (loss recovery, congestion control) it stands for
@@ -50,14 +56,18 @@ pub enum CcKind {
 /// | `newreno_rfc6582` | NewrenoRfc6582 | RenoAimd |
 /// | `sack_rfc6675` | SackRfc6675 | RenoAimd |
 ///
-/// Any of these names followed by `/reno`, `/cubic` or `/hybla` picks that congestion control
-/// instead (`"sack/cubic"`, `"newreno/hybla"`).
+/// Any of these names followed by `/reno`, `/cubic`, `/cubic_hystart`, `/hybla`, `/bbr` or
+/// `/westwood` picks that
+/// congestion control instead (`"sack/cubic"`, `"newreno/hybla"`, `"sack_rfc6675/bbr"`).
 pub fn flavor(name: &str) -> Option<(RecoveryKind, CcKind)> {
     let (name, cc) = match name.split_once('/') {
         None => (name, CcKind::RenoAimd),
         Some((n, "reno")) => (n, CcKind::RenoAimd),
         Some((n, "cubic")) => (n, CcKind::Cubic),
+        Some((n, "cubic_hystart")) => (n, CcKind::CubicHystart),
         Some((n, "hybla")) => (n, CcKind::Hybla),
+        Some((n, "bbr")) => (n, CcKind::Bbr),
+        Some((n, "westwood")) => (n, CcKind::Westwood),
         Some(_) => return None,
     };
     let r = match name {

@@ -450,6 +450,9 @@ impl TcpSender {
             if ctl.pacing_rate.is_some() {
                 self.pacer.set_rate(ctl.pacing_rate);
             }
+            if let Some(t) = ctl.ssthresh {
+                self.win.ssthresh = t;
+            }
         }
         if let Some(seq) = o.retransmit {
             if self.sb.get(seq).is_some() {
@@ -1215,7 +1218,11 @@ mod tests {
         assert_eq!(flavor("westwood"), None);
         assert_eq!(flavor("sack/cubic"), Some((RecoveryKind::SackFallFloyd, CcKind::Cubic)));
         assert_eq!(flavor("newreno/hybla"), Some((RecoveryKind::NewrenoNs2, CcKind::Hybla)));
-        assert_eq!(flavor("reno/bbr"), None);
+        // BBR and Westwood+ are congestion controls (issue 14), selected by suffix; an unknown
+        // suffix is still refused.
+        assert_eq!(flavor("reno/bbr"), Some((RecoveryKind::Reno, CcKind::Bbr)));
+        assert_eq!(flavor("sack_rfc6675/westwood"), Some((RecoveryKind::SackRfc6675, CcKind::Westwood)));
+        assert_eq!(flavor("reno/vegas"), None);
         assert!(TcpConfig::default().with_flavor("sack").unwrap().sack);
         assert!(!TcpConfig::default().with_flavor("reno").unwrap().sack);
     }

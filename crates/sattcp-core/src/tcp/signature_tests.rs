@@ -397,6 +397,43 @@ mod reliability {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Issue 9 and 14: the rate-based and paced controllers (BBR, Westwood+, CUBIC with
+        /// HyStart++) with every recovery, optionally a finite receive buffer whose reader
+        /// pauses (zero window, persist timer): the transfer completes, every byte once, in
+        /// order.
+        #[test]
+        fn every_byte_once_in_order_modern_cc_and_buffers(
+            flavour in 0usize..6,
+            drops in proptest::collection::vec((0u64..80, 0u16..3), 0..25),
+            tail in 1u64..1000,
+            delayed_ack in any::<bool>(),
+            ack_drops in proptest::collection::vec(0usize..150, 0..20),
+            queue in 2usize..40,
+            cc in 0usize..4,
+            rcv_buf in proptest::option::of(2_000u64..40_000),
+            pause in proptest::option::of((0u64..2000, 1u64..5000)),
+        ) {
+            let f = format!("{}{}", FLAVOURS[flavour], ["/bbr", "/westwood", "/cubic_hystart", ""][cc]);
+            let f = f.as_str();
+            let cfg = TcpConfig { mss: 1000, rcv_window_field: 64_000, initial_ssthresh: 32_000, initial_cwnd: 4, delayed_ack, rcv_buf, ..Default::default() }.with_flavor(f).unwrap();
+            let path = Path { rate: Rate::mbps(10), delay: SimTime::from_millis(20), queue_limit: Some(queue) };
+            let total = 79 * 1000 + tail;
+            let mut net = Net::new(path, cfg, move |id: SegId| drops.contains(&(id.offset / 1000, id.tx_count)));
+            net.drop_acks = ack_drops;
+            if let (Some(_), Some((from, len))) = (rcv_buf, pause) {
+                net.pause_reading(SimTime::from_millis(from), SimTime::from_millis(from + len));
+            }
+            net.start(total);
+            prop_assert!(net.run_to_completion(SimTime::from_secs(3600)), "{} did not complete", f);
+            net.run_until(net.now + SimTime::from_secs(200));
+            prop_assert_eq!(net.delivered(), total);
+            prop_assert!(net.sender.all_acked());
+        }
+    }
+
+    proptest! {
         #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
 
         /// The same on the seeds' GEO path with a large window (4,194,240 bytes), a drop-tail

@@ -1,9 +1,11 @@
 //! CUBIC (RFC 9438): the window grows as a cubic function of the time since the last
 //! congestion event, centred on the window where that event happened, with a Reno-friendly
-//! floor. Slow start is standard (no HyStart). Maths in f64 through `libm` (STYLE.md), so
+//! floor. Slow start is standard, or with HyStart++ (RFC 9406, `hystart.rs`) when built by
+//! [`Cubic::with_hystart`]. Maths in f64 through `libm` (STYLE.md), so
 //! results are the same on every machine.
 
-use super::{AckSample, Reduction, Window};
+use super::hystart::HyStartPP;
+use super::{AckSample, Control, RateEvent, Reduction, Window};
 use crate::time::SimTime;
 
 /// RFC 9438 §4.6: beta_cubic = 0.7.
@@ -23,13 +25,34 @@ pub struct Cubic {
     k: f64,
     /// W_est in segments (RFC 9438 §4.3).
     w_est: f64,
+    /// HyStart++ in the initial slow start, if enabled.
+    hystart: Option<Box<HyStartPP>>,
 }
 
 impl Cubic {
+    pub fn with_hystart() -> Self {
+        Cubic { hystart: Some(Default::default()), ..Default::default() }
+    }
+    pub fn uses_rate_samples(&self) -> bool {
+        self.hystart.is_some()
+    }
+
+    /// HyStart++ watches every ACK's RTT sample in slow start; at the end of CSS it sets
+    /// ssthresh = cwnd (RFC 9406 §4.2).
+    pub fn on_rate_sample(&mut self, w: &Window, ev: &RateEvent) -> Control {
+        if let Some(h) = &mut self.hystart {
+            if w.cwnd < w.ssthresh && h.on_rate_sample(ev) {
+                return Control { ssthresh: Some(w.cwnd), ..Default::default() };
+            }
+        }
+        Control::default()
+    }
+
     pub fn on_ack(&mut self, w: &Window, s: &AckSample) -> u64 {
         let mss = w.mss as f64;
         if w.cwnd < w.ssthresh {
-            return w.cwnd + w.mss; // RFC 9438 §4.10 / RFC 5681 slow start
+            // RFC 9438 §4.10 / RFC 5681 slow start (RFC 9406 CSS: a quarter of it).
+            return w.cwnd + self.hystart.as_ref().map_or(w.mss, |h| h.increment(w.mss));
         }
         let cwnd = w.cwnd as f64 / mss;
         let epoch = *self.epoch.get_or_insert_with(|| {
@@ -58,6 +81,9 @@ impl Cubic {
     }
 
     fn congestion(&mut self, w: &Window) -> u64 {
+        if let Some(h) = &mut self.hystart {
+            h.on_congestion();
+        }
         let cwnd = w.cwnd as f64 / w.mss as f64;
         // RFC 9438 §4.7 fast convergence.
         self.w_max = if cwnd < self.w_last_max { cwnd * (1.0 + BETA) / 2.0 } else { cwnd };
@@ -104,5 +130,35 @@ mod tests {
         }
         let segs = w.cwnd as f64 / MSS as f64;
         assert!((97.0..=103.0).contains(&segs), "back near W_max = 100 after K: {segs}");
+    }
+
+    /// RFC 9438 §4.2: after a loss at W_max = 100 segments the window follows
+    /// W(t) = C (t - K)^3 + W_max, K = cbrt(W_max (1 - beta) / C), within one segment, on both
+    /// sides of the plateau (concave then convex), with ACKs spread evenly over each 100 ms RTT.
+    #[test]
+    fn the_window_follows_the_cubic_curve_within_a_segment() {
+        let mut c = Cubic::default();
+        let mut w = Window { cwnd: 100 * MSS, ssthresh: 100 * MSS, mss: MSS };
+        let r = c.on_dupack_loss(&w, w.cwnd);
+        (w.cwnd, w.ssthresh) = (r.cwnd, r.ssthresh);
+        let k = libm::cbrt(100.0 * (1.0 - BETA) / C);
+        let rtt = SimTime::from_millis(100);
+        let t0 = SimTime::from_secs(10);
+        let mut now = t0;
+        let mut worst: f64 = 0.0;
+        while now < t0 + SimTime::from_secs_f64(2.0 * k) {
+            let n = w.cwnd / MSS;
+            for j in 0..n {
+                let at = now + SimTime(rtt.as_nanos() * j / n);
+                w.cwnd = c.on_ack(&w, &AckSample { now: at, acked: MSS, srtt: Some(rtt) });
+            }
+            now += rtt;
+            let t = (now - t0).as_secs_f64();
+            let curve = C * (t - k).powi(3) + 100.0;
+            let segs = w.cwnd as f64 / MSS as f64;
+            worst = worst.max((segs - curve).abs());
+            assert!((segs - curve).abs() <= 1.0, "t = {t:.1} s: cwnd {segs:.2} segments, W(t) = {curve:.2}");
+        }
+        assert!(worst > 0.0);
     }
 }

@@ -62,4 +62,31 @@ mod tests {
         let s = AckSample { srtt: Some(SimTime::from_millis(10)), ..s };
         assert_eq!(h.on_ack(&ss, &s), 11 * MSS);
     }
+
+    /// Hybla against Reno at the same window, rho = 2 (RTT 50 ms = 2 x RTT0), per ACK:
+    /// congestion avoidance grows rho^2 = 4 times as fast (rho^2 MSS^2 / cwnd against
+    /// MSS^2 / cwnd: the paper's eq. 2, and what makes the window grow as fast in time as with
+    /// RTT0); slow start grows 2^rho - 1 = 3 times as fast (the paper's eq. 1). The issue's
+    /// phrase "rho^2 times Reno's in slow start" holds for congestion avoidance; in slow start
+    /// the factor is 2^rho - 1 per ACK (equal to rho^2 only at rho = 1), which is what makes the
+    /// window multiply by 2^rho per RTT, as Reno's doubles per RTT0.
+    #[test]
+    fn growth_is_rho_squared_times_reno_in_avoidance_and_2_to_the_rho_minus_1_in_slow_start() {
+        let srtt = Some(SimTime::from_millis(50));
+        let s = AckSample { now: SimTime::ZERO, acked: MSS, srtt };
+        let mut reno = super::super::reno::RenoAimd::default();
+        let ca = Window { cwnd: 20 * MSS, ssthresh: 10 * MSS, mss: MSS };
+        let (h, r) = (Hybla.on_ack(&ca, &s) - ca.cwnd, reno.on_ack(&ca, MSS) - ca.cwnd);
+        assert_eq!((h, r), (200, 50), "congestion avoidance: 4 x 1000^2/20000 against 1000^2/20000");
+        assert_eq!(h, 4 * r, "rho^2 = 4 times Reno's");
+        let ss = Window { cwnd: 20 * MSS, ssthresh: 1 << 40, mss: MSS };
+        let (h, r) = (Hybla.on_ack(&ss, &s) - ss.cwnd, reno.on_ack(&ss, MSS) - ss.cwnd);
+        assert_eq!((h, r), (3 * MSS, MSS), "slow start: 2^rho - 1 = 3 segments per ACK against 1");
+        // Per round trip: Hybla's slow-start window multiplies by 2^rho = 4, Reno's doubles.
+        let mut w = Window { cwnd: 4 * MSS, ..ss };
+        for _ in 0..w.cwnd / MSS {
+            w.cwnd = Hybla.on_ack(&w, &s);
+        }
+        assert_eq!(w.cwnd, 16 * MSS);
+    }
 }

@@ -15,12 +15,16 @@
 //! | [`Cc::on_idle_restart`] | the timer found the connection idle for an RTO (slow-start restart) | the cwnd to restart with |
 //!
 //! Reno AIMD, CUBIC and Hybla use only the classic hooks (growth and the two reductions);
-//! their other hooks change nothing. Rate-based controllers (BBR) use [`Cc::on_rate_sample`],
-//! which may also set a pacing rate (tcp/pacing.rs).
+//! their other hooks change nothing. Rate-based controllers use [`Cc::on_rate_sample`]: BBR
+//! (`bbr.rs`) sets cwnd and a pacing rate (tcp/pacing.rs) there on every ACK; Westwood+
+//! (`westwood.rs`) only measures, then uses its estimate in the reductions.
 
+pub mod bbr;
 pub mod cubic;
 pub mod hybla;
+pub mod hystart;
 pub mod reno;
+pub mod westwood;
 
 use super::config::CcKind;
 use super::rate::RateSample;
@@ -60,6 +64,8 @@ pub struct Control {
     pub cwnd: Option<u64>,
     /// The new pacing rate in bytes per second (tcp/pacing.rs).
     pub pacing_rate: Option<u64>,
+    /// The new ssthresh in bytes (HyStart++ ending slow start).
+    pub ssthresh: Option<u64>,
 }
 
 /// The sender's congestion window and slow-start threshold, in bytes. Only the sender and,
@@ -84,6 +90,8 @@ pub enum Cc {
     RenoAimd(reno::RenoAimd),
     Cubic(cubic::Cubic),
     Hybla(hybla::Hybla),
+    Bbr(Box<bbr::Bbr>),
+    Westwood(westwood::Westwood),
 }
 
 impl Cc {
@@ -91,7 +99,10 @@ impl Cc {
         match kind {
             CcKind::RenoAimd => Cc::RenoAimd(Default::default()),
             CcKind::Cubic => Cc::Cubic(Default::default()),
+            CcKind::CubicHystart => Cc::Cubic(cubic::Cubic::with_hystart()),
             CcKind::Hybla => Cc::Hybla(hybla::Hybla),
+            CcKind::Bbr => Cc::Bbr(Default::default()),
+            CcKind::Westwood => Cc::Westwood(Default::default()),
         }
     }
 
@@ -111,6 +122,8 @@ impl Cc {
             Cc::RenoAimd(c) => c.on_ack(w, s.acked),
             Cc::Cubic(c) => c.on_ack(w, s),
             Cc::Hybla(c) => c.on_ack(w, s),
+            Cc::Bbr(c) => c.on_ack(w),
+            Cc::Westwood(c) => c.on_ack(w, s.acked),
         }
     }
 
@@ -118,33 +131,43 @@ impl Cc {
     /// then, or when `TcpConfig::rate_samples` asks).
     pub fn uses_rate_samples(&self) -> bool {
         match self {
-            Cc::RenoAimd(_) | Cc::Cubic(_) | Cc::Hybla(_) => false,
+            Cc::RenoAimd(_) | Cc::Hybla(_) => false,
+            Cc::Cubic(c) => c.uses_rate_samples(),
+            Cc::Bbr(_) | Cc::Westwood(_) => true,
         }
     }
 
     /// Every ACK, after growth, with its delivery-rate sample. The classic controllers
     /// decide nothing here.
     #[inline]
-    pub fn on_rate_sample(&mut self, _w: &Window, _ev: &RateEvent) -> Control {
+    pub fn on_rate_sample(&mut self, w: &Window, ev: &RateEvent) -> Control {
         match self {
-            Cc::RenoAimd(_) | Cc::Cubic(_) | Cc::Hybla(_) => Control::default(),
+            Cc::RenoAimd(_) | Cc::Hybla(_) => Control::default(),
+            Cc::Cubic(c) => c.on_rate_sample(w, ev),
+            Cc::Bbr(c) => c.on_rate_sample(w, ev),
+            Cc::Westwood(c) => {
+                c.on_rate_sample(ev);
+                Control::default()
+            }
         }
     }
 
     /// Fast recovery ended (`CongState::Recovery` -> `Open`) or the loss state of a timeout
     /// did (`Loss` -> `Open`): a cwnd to apply, or `None` to keep the window as the recovery
     /// left it (the classic controllers).
-    pub fn on_recovery_exit(&mut self, _w: &Window) -> Option<u64> {
+    pub fn on_recovery_exit(&mut self, w: &Window) -> Option<u64> {
         match self {
-            Cc::RenoAimd(_) | Cc::Cubic(_) | Cc::Hybla(_) => None,
+            Cc::RenoAimd(_) | Cc::Cubic(_) | Cc::Hybla(_) | Cc::Westwood(_) => None,
+            Cc::Bbr(c) => c.on_recovery_exit(w),
         }
     }
 
     /// The connection was idle for an RTO (ns-2 `slow_start_restart_`, RFC 5681 §4.1):
     /// the cwnd to restart with; `restart` is the configured initial window.
-    pub fn on_idle_restart(&mut self, _w: &Window, restart: u64) -> u64 {
+    pub fn on_idle_restart(&mut self, w: &Window, restart: u64) -> u64 {
         match self {
-            Cc::RenoAimd(_) | Cc::Cubic(_) | Cc::Hybla(_) => restart,
+            Cc::RenoAimd(_) | Cc::Cubic(_) | Cc::Hybla(_) | Cc::Westwood(_) => restart,
+            Cc::Bbr(c) => c.on_idle_restart(w),
         }
     }
 
@@ -155,6 +178,8 @@ impl Cc {
             Cc::RenoAimd(c) => c.on_dupack_loss(w, basis),
             Cc::Cubic(c) => c.on_dupack_loss(w, basis),
             Cc::Hybla(c) => c.on_dupack_loss(w, basis),
+            Cc::Bbr(c) => c.on_dupack_loss(w, basis),
+            Cc::Westwood(c) => c.on_dupack_loss(w, basis),
         }
     }
 
@@ -164,6 +189,8 @@ impl Cc {
             Cc::RenoAimd(c) => c.on_timeout(w, basis),
             Cc::Cubic(c) => c.on_timeout(w, basis),
             Cc::Hybla(c) => c.on_timeout(w, basis),
+            Cc::Bbr(c) => c.on_timeout(w, basis),
+            Cc::Westwood(c) => c.on_timeout(w, basis),
         }
     }
 }

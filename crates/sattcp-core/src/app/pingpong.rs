@@ -1,0 +1,291 @@
+//! NetPIPE's ping-pong (seed 003 §2; NetPIPE 3.7's `netpipe.c`): for each block size of
+//! NetPIPE's schedule, several round trips of one block each way on one connection; the block
+//! transfer time is half the round trip, as NetPIPE reports it.
+//!
+//! The connection is two half-connections, as the WWW pair's: `ping` (client to server) and
+//! `pong` (server to client). The server writes the block back once all of it has arrived; the
+//! client writes the next block when the whole echo is back. Before the first size one 1-byte exchange warms
+//! the connection up (NetPIPE's synchronisation), so no recorded round trip waits for a
+//! handshake.
+//!
+//! Per size: the mean transfer time, throughput = bits / mean time, the variance of the
+//! transfer time and %CDV = standard deviation / mean x 100 (seed 003 §4), and the minimum
+//! (NetPIPE itself reports the best trial).
+
+use super::{App, AppCx, Interest, Role, Setup};
+use crate::net::packet::FlowId;
+use crate::time::SimTime;
+use std::sync::{Arc, Mutex};
+
+/// NetPIPE's default perturbation: each size n is also tried as n - 3 and n + 3 (`-p 3`).
+pub const NETPIPE_PERTURBATION: u64 = 3;
+
+/// NetPIPE's block sizes from `start` to `end`: the increment starts at 1 and doubles every
+/// second step from the fourth on (1, 2, 3, 4, 6, 8, 12, 16, 24, ...); each size whose
+/// increment exceeds `perturbation + 1` is also tried `perturbation` below and above
+/// (NetPIPE 3.7 `netpipe.c`, main loop: `if (nq > 2) inc = (nq % 2) ? inc + inc : inc;`).
+/// Sizes past `end` by a perturbation are kept, as NetPIPE does (65533, 65536, 65539).
+pub fn netpipe_sizes(start: u64, end: u64, perturbation: u64) -> Vec<u64> {
+    let mut out = Vec::new();
+    let mut inc: u64 = if start > 1 { start / 2 } else { 1 };
+    let mut nq: u64 = if start > 1 { 1 } else { 0 };
+    let mut len = start.max(1);
+    while len <= end {
+        if nq > 2 && nq % 2 == 1 {
+            inc += inc;
+        }
+        if perturbation > 0 && inc > perturbation + 1 {
+            out.extend([len - perturbation, len, len + perturbation]);
+        } else {
+            out.push(len);
+        }
+        len += inc;
+        nq += 1;
+    }
+    out
+}
+
+/// The measurements of one block size.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Block {
+    pub bytes: u64,
+    /// Block transfer times (round trip / 2), one per repeat.
+    pub times: Vec<SimTime>,
+}
+
+impl Block {
+    pub fn mean_s(&self) -> f64 {
+        self.times.iter().map(|t| t.as_secs_f64()).sum::<f64>() / self.times.len() as f64
+    }
+    pub fn min_s(&self) -> f64 {
+        self.times.iter().min().map_or(0.0, |t| t.as_secs_f64())
+    }
+    /// Population variance of the transfer time, s^2.
+    pub fn variance_s2(&self) -> f64 {
+        let m = self.mean_s();
+        self.times.iter().map(|t| (t.as_secs_f64() - m).powi(2)).sum::<f64>() / self.times.len() as f64
+    }
+    /// Throughput in bits per second at the mean transfer time.
+    pub fn throughput_bps(&self) -> f64 {
+        self.bytes as f64 * 8.0 / self.mean_s()
+    }
+    /// Coefficient of delay variation, percent (seed 003 §4: sd / mean x 100).
+    pub fn cdv_pct(&self) -> f64 {
+        libm::sqrt(self.variance_s2()) / self.mean_s() * 100.0
+    }
+}
+
+/// Where the results go (shared with whoever reads them after the run).
+pub type Results = Arc<Mutex<Vec<Block>>>;
+
+enum Phase {
+    WarmUp,
+    Size { index: usize, repeat: u32 },
+    Done,
+}
+
+/// The ping-pong application.
+pub struct PingPong {
+    ping: FlowId,
+    pong: FlowId,
+    sizes: Vec<u64>,
+    repeats: u32,
+    phase: Phase,
+    /// Bytes the server has echoed so far (ping bytes delivered and written back).
+    echoed: u64,
+    /// Pong bytes the client must have for the current block to be back.
+    expect_back: u64,
+    round_start: SimTime,
+    results: Results,
+}
+
+/// The warm-up exchange: one byte each way.
+const WARM_UP_BYTES: u64 = 1;
+
+impl PingPong {
+    /// Declares the two half-connections between host pair 0 and installs the application;
+    /// returns where its results will be.
+    pub fn install(setup: &mut Setup<'_>, sizes: Vec<u64>, repeats: u32) -> Results {
+        let (client, server) = setup.endpoints[0];
+        let ping = setup.flow_of(0, Role::Data, client, server);
+        let pong = setup.flow_of(0, Role::Request, server, client);
+        let results: Results = Arc::new(Mutex::new(Vec::new()));
+        let app = PingPong { ping, pong, sizes, repeats: repeats.max(1), phase: Phase::WarmUp, echoed: 0, expect_back: 0, round_start: SimTime::ZERO, results: results.clone() };
+        setup.app(Box::new(app), &[ping, pong]);
+        results
+    }
+
+    fn send(&mut self, cx: &mut AppCx<'_>, bytes: u64) {
+        self.expect_back += bytes;
+        self.round_start = cx.now();
+        cx.write(self.ping, bytes);
+    }
+
+    /// The echo of the current block is back at `now`: record it, send the next one.
+    fn round_done(&mut self, cx: &mut AppCx<'_>) {
+        let now = cx.now();
+        let next = match self.phase {
+            Phase::WarmUp => Some((0, 0)),
+            Phase::Size { index, repeat } => {
+                let half = SimTime((now - self.round_start).as_nanos() / 2);
+                let mut res = self.results.lock().expect("not poisoned");
+                if repeat == 0 {
+                    res.push(Block { bytes: self.sizes[index], times: Vec::new() });
+                }
+                res.last_mut().expect("pushed").times.push(half);
+                if repeat + 1 < self.repeats {
+                    Some((index, repeat + 1))
+                } else if index + 1 < self.sizes.len() {
+                    Some((index + 1, 0))
+                } else {
+                    None
+                }
+            }
+            Phase::Done => None,
+        };
+        match next {
+            Some((index, repeat)) => {
+                self.phase = Phase::Size { index, repeat };
+                self.send(cx, self.sizes[index]);
+            }
+            None => {
+                self.phase = Phase::Done;
+                cx.complete(self.ping);
+                cx.complete(self.pong);
+            }
+        }
+    }
+}
+
+impl App for PingPong {
+    fn interest(&self) -> Interest {
+        Interest { delivered: true, acked: false }
+    }
+
+    fn start(&mut self, cx: &mut AppCx<'_>) {
+        cx.open_at(self.ping, SimTime::ZERO);
+        cx.open_at(self.pong, SimTime::ZERO);
+    }
+
+    fn on_open(&mut self, cx: &mut AppCx<'_>, flow: FlowId) {
+        if flow == self.ping {
+            if self.sizes.is_empty() {
+                self.phase = Phase::Done;
+                return;
+            }
+            self.send(cx, WARM_UP_BYTES);
+        }
+    }
+
+    fn on_delivered(&mut self, cx: &mut AppCx<'_>, flow: FlowId, delivered: u64) {
+        if flow == self.ping {
+            // The server reads the whole block, then writes it back (NetPIPE's receiver).
+            if delivered == self.expect_back {
+                cx.write(self.pong, delivered - self.echoed);
+                self.echoed = delivered;
+            }
+        } else if delivered == self.expect_back {
+            self.round_done(cx);
+        }
+    }
+
+    fn done(&self) -> bool {
+        matches!(self.phase, Phase::Done)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::load;
+    use crate::time::Rate;
+    use crate::world::Simulation;
+
+    #[test]
+    fn netpipe_schedule_as_nptcp_prints_it() {
+        // NPtcp -u 65536 (Debian's netpipe-tcp 3.7.2), first and last sizes.
+        let s = netpipe_sizes(1, 65_536, NETPIPE_PERTURBATION);
+        assert_eq!(s[..22], [1, 2, 3, 4, 6, 8, 12, 13, 16, 19, 21, 24, 27, 29, 32, 35, 45, 48, 51, 61, 64, 67]);
+        assert_eq!(s[s.len() - 6..], [49_149, 49_152, 49_155, 65_533, 65_536, 65_539]);
+        assert_eq!(s.len(), 82);
+        assert_eq!(netpipe_sizes(1, 16, 0), [1, 2, 3, 4, 6, 8, 12, 16]);
+    }
+
+    /// One hop at `rate`, `delay` one way; no delayed ACKs; the receive window `window`; an
+    /// initial window of 16 segments, so that slow start never limits.
+    fn run(rate: &str, delay: &str, window: u64, mss: u64, sizes: Vec<u64>, repeats: u32) -> Vec<Block> {
+        run_ber(rate, delay, 0.0, window, mss, sizes, repeats)
+    }
+
+    fn run_ber(rate: &str, delay: &str, ber: f64, window: u64, mss: u64, sizes: Vec<u64>, repeats: u32) -> Vec<Block> {
+        let text = format!(
+            "[run]\nduration = \"3000s\"\n[topology]\nkind = \"path\"\n[[links.path]]\nrate = \"{rate}\"\ndelay = \"{delay}\"\nber = {ber:e}\n[switch]\nbuffer = \"1000pkt\"\n[tcp]\nmss = {mss}\nwindow = {window}\ndelayed_ack = false\ninitial_cwnd = 16\n"
+        );
+        let sc = load(&text, &[], None).unwrap_or_else(|e| panic!("{e}")).0;
+        let mut out = None;
+        let mut sim = Simulation::with_apps(&sc, |s| out = Some(PingPong::install(s, sizes, repeats)));
+        sim.run();
+        assert!(sim.app(0).done(), "every block echoed within the run");
+        let r = out.unwrap();
+        let v = r.lock().unwrap().clone();
+        v
+    }
+
+    #[test]
+    fn one_byte_takes_half_the_rtt_plus_serialisation() {
+        // 2.048 Mbps, 200 ms one way (seed 003 Table 1, RTT 400 ms). One way a 1-byte block is
+        // a 41-byte segment queued behind the 40-byte ACK its host just sent for the segment
+        // that triggered it: 200 ms + tx(40) + tx(41) = 200 ms + 156.25 us + 160.16 us.
+        let blocks = run("2.048Mbps", "200ms", 65_535, 1460, vec![1], 3);
+        let r = Rate::bps(2_048_000);
+        let expected = SimTime::from_millis(200) + r.tx_time(40) + r.tx_time(41);
+        assert_eq!(blocks[0].times, vec![expected; 3]);
+        assert!((blocks[0].mean_s() - 0.200316).abs() < 1e-6, "{}", blocks[0].mean_s());
+        assert_eq!(blocks[0].variance_s2(), 0.0);
+        assert_eq!(blocks[0].cdv_pct(), 0.0);
+        // Seed 003 Table 1: "1 byte takes about 0.2045 s" (their path added ~4 ms of LANs and
+        // ATM switching).
+    }
+
+    #[test]
+    fn a_block_larger_than_the_window_is_window_limited() {
+        // Window 8 KB (8 segments of 1024), RTT 400 ms, 2.048 Mbps: the window, not the rate,
+        // limits (8 KB / 0.4 s = 164 kbit/s << 2 Mbps). A block of k windows leaves in k
+        // bursts, each released when the ACK of the previous burst's first segment is back:
+        // one cycle = 2 x 200 ms + tx(1064-byte segment) + tx(40-byte ACK) = 404.3 ms. One-way
+        // time (k - 1) cycles + 200 ms + tx(8 segments), so throughput -> window / RTT.
+        let w = 8192u64;
+        let blocks = run("2.048Mbps", "200ms", w, 1024, vec![1, 8 * w, 32 * w], 2);
+        let tx = |bytes: f64| bytes * 8.0 / 2.048e6;
+        for b in &blocks[1..] {
+            let k = (b.bytes / w) as f64;
+            let t = (k - 1.0) * (0.4 + tx(1064.0) + tx(40.0)) + 0.2 + tx(8.0 * 1064.0);
+            assert!((b.mean_s() / t - 1.0).abs() < 1e-3, "{} bytes: {} s, expected {t}", b.bytes, b.mean_s());
+        }
+        let big = &blocks[2];
+        let limit = w as f64 * 8.0 / 0.4;
+        assert!((big.throughput_bps() / limit - 1.0).abs() < 0.03, "{} vs {limit}", big.throughput_bps());
+        assert!(big.throughput_bps() < limit * 32.0 / 31.0 * 1.01);
+    }
+
+    #[test]
+    fn a_full_window_block_is_one_burst() {
+        // A block of exactly one window (8 segments): one burst, one way = 200 ms + tx of the
+        // 8 segments (and the ACK queued ahead): no second round trip.
+        let blocks = run("2.048Mbps", "200ms", 8192, 1024, vec![8192], 2);
+        let r = Rate::bps(2_048_000);
+        let one_way = 0.2 + r.tx_time(8 * 1064).as_secs_f64();
+        assert!((blocks[0].mean_s() - one_way).abs() < 0.002, "{} vs {one_way}", blocks[0].mean_s());
+    }
+
+    #[test]
+    fn every_block_comes_back_whole_under_bit_errors() {
+        // BER 1e-5 (about 8% of 1064-byte segments lost) on a 20 ms RTT: the run ends, every
+        // size has all its repeats, and errors make the transfer times vary (%CDV > 0).
+        let sizes = netpipe_sizes(1, 16_384, NETPIPE_PERTURBATION);
+        let blocks = run_ber("2.048Mbps", "10ms", 1e-5, 65_535, 1024, sizes.clone(), 3);
+        assert_eq!(blocks.iter().map(|b| b.bytes).collect::<Vec<_>>(), sizes);
+        assert!(blocks.iter().all(|b| b.times.len() == 3));
+        assert!(blocks.iter().any(|b| b.cdv_pct() > 10.0), "some size hit a loss");
+    }
+}

@@ -1,0 +1,392 @@
+//! BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00; Linux `net/ipv4/tcp_bbr.c`, the v1
+//! of 2016-2019): a model of the path, the bottleneck bandwidth (a windowed maximum of
+//! delivery-rate samples over 10 rounds) and the round-trip propagation time (a windowed
+//! minimum over 10 s), drives a pacing rate `pacing_gain x BtlBw` and a cwnd cap
+//! `cwnd_gain x BDP`. The state machine:
+//!
+//! - STARTUP: gains 2/ln 2 = 2.885 until the bandwidth stops growing by 25% for 3 rounds;
+//! - DRAIN: pacing gain 1/2.885 until the flight is down to one BDP;
+//! - PROBE_BW: pacing gains cycling 5/4, 3/4, 1 x 6, one phase per min RTT, cwnd gain 2;
+//! - PROBE_RTT: when the min RTT is 10 s old, cwnd 4 segments for max(200 ms, 1 round).
+//!
+//! In loss recovery: packet conservation for the first round (cwnd = in flight + delivered),
+//! then growth as usual; on leaving recovery the cwnd before it is restored (Linux
+//! `bbr_set_cwnd_to_recover_or_restore`). A retransmission timeout sets cwnd to one segment
+//! (Linux `tcp_enter_loss`); BBR then grows it back by what is delivered. Idle restart keeps
+//! cwnd and paces at 1 x BtlBw (draft §4.3.4.4).
+//!
+//! Choices where Linux is not the draft or does not fit a simulator: counting in bytes
+//! (Linux counts packets); no TSO, so the quantization budget is 3 segments; the PROBE_BW
+//! phase starts at phase 2 (Linux draws it at random among all but the 3/4 phase: a fixed
+//! phase keeps the run deterministic without an RNG stream); the long-term bandwidth sampling
+//! for policers (`lt_bw`) is not modelled. Gains are rationals in integer arithmetic.
+
+use super::{Control, RateEvent, Reduction, Window};
+use crate::tcp::recovery::CongState;
+use crate::time::SimTime;
+
+/// Gains in units of 1/1000 (Linux `BBR_UNIT` is 1/256; 1/1000 keeps the decimal values).
+const UNIT: u64 = 1000;
+/// Linux `bbr_high_gain` = 2/ln(2) (draft §4.3.1.1: the smallest gain that doubles the
+/// delivery rate each round).
+const HIGH_GAIN: u64 = 2885;
+/// Linux `bbr_drain_gain` = 1/high_gain.
+const DRAIN_GAIN: u64 = UNIT * UNIT / HIGH_GAIN;
+/// Linux `bbr_cwnd_gain` = 2 in PROBE_BW.
+const CWND_GAIN: u64 = 2 * UNIT;
+/// Linux `bbr_pacing_gain[]`: the PROBE_BW cycle.
+const PACING_GAIN: [u64; CYCLE_LEN] = [UNIT * 5 / 4, UNIT * 3 / 4, UNIT, UNIT, UNIT, UNIT, UNIT, UNIT];
+const CYCLE_LEN: usize = 8;
+/// The PROBE_BW phase a flow starts in (our choice; Linux draws one at random, never 1).
+const FIRST_PHASE: usize = 2;
+/// Linux `bbr_bw_rtts` = CYCLE_LEN + 2: the max-bandwidth filter's window in rounds.
+const BW_WINDOW_ROUNDS: usize = CYCLE_LEN + 2;
+/// Linux `bbr_min_rtt_win_sec`: the min-RTT filter's window.
+const MIN_RTT_WINDOW: SimTime = SimTime::from_secs(10);
+/// Linux `bbr_probe_rtt_mode_ms`: time at the PROBE_RTT cwnd.
+const PROBE_RTT_TIME: SimTime = SimTime::from_millis(200);
+/// Linux `bbr_cwnd_min_target`: 4 segments, the PROBE_RTT cwnd and the floor.
+const MIN_CWND_SEGMENTS: u64 = 4;
+/// Linux `bbr_full_bw_thresh` = 1.25 and `bbr_full_bw_cnt` = 3 rounds.
+const FULL_BW_THRESH: u64 = UNIT * 5 / 4;
+const FULL_BW_ROUNDS: u32 = 3;
+/// Linux `bbr_pacing_margin_percent`: pace 1% under the estimate.
+const PACING_MARGIN_PERCENT: u64 = 1;
+/// Linux `bbr_quantization_budget()`: 3 x the send quantum (here one segment, no TSO).
+const QUANTA_SEGMENTS: u64 = 3;
+/// Before any RTT sample, Linux assumes 1 ms for the initial pacing rate.
+const DEFAULT_RTT: SimTime = SimTime::from_millis(1);
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Mode {
+    Startup,
+    Drain,
+    ProbeBw,
+    ProbeRtt,
+}
+
+#[derive(Clone, Debug)]
+pub struct Bbr {
+    mode: Mode,
+    /// Max filter: the largest bandwidth sample (B/s) of each of the last rounds, by round.
+    bw_rounds: [(u64, u64); BW_WINDOW_ROUNDS],
+    min_rtt: Option<SimTime>,
+    min_rtt_stamp: SimTime,
+    round_count: u64,
+    next_round_delivered: u64,
+    round_start: bool,
+    full_bw: u64,
+    full_bw_count: u32,
+    full_bw_reached: bool,
+    pacing_gain: u64,
+    cwnd_gain: u64,
+    cycle_idx: usize,
+    cycle_stamp: SimTime,
+    probe_rtt_done: Option<SimTime>,
+    probe_rtt_round_done: bool,
+    prior_cwnd: u64,
+    packet_conservation: bool,
+    prev_state: CongState,
+    idle_restart: bool,
+    pacing_rate: Option<u64>,
+    init_cwnd: Option<u64>,
+    /// PROBE_RTT ended: the next cwnd is at least `prior_cwnd` (Linux `bbr_exit_probe_rtt`).
+    restore_cwnd: bool,
+}
+
+/// Loss recovery or the loss state of a timeout (Linux `state >= TCP_CA_Recovery`).
+fn recovering(s: CongState) -> bool {
+    matches!(s, CongState::Recovery | CongState::Loss)
+}
+
+impl Default for Bbr {
+    fn default() -> Self {
+        Bbr {
+            mode: Mode::Startup,
+            bw_rounds: [(0, 0); BW_WINDOW_ROUNDS],
+            min_rtt: None,
+            min_rtt_stamp: SimTime::ZERO,
+            round_count: 0,
+            next_round_delivered: 0,
+            round_start: false,
+            full_bw: 0,
+            full_bw_count: 0,
+            full_bw_reached: false,
+            pacing_gain: HIGH_GAIN,
+            cwnd_gain: HIGH_GAIN,
+            cycle_idx: 0,
+            cycle_stamp: SimTime::ZERO,
+            probe_rtt_done: None,
+            probe_rtt_round_done: false,
+            prior_cwnd: 0,
+            packet_conservation: false,
+            prev_state: CongState::Open,
+            idle_restart: false,
+            pacing_rate: None,
+            init_cwnd: None,
+            restore_cwnd: false,
+        }
+    }
+}
+
+impl Bbr {
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+    /// BtlBw: the windowed maximum of the delivery rate, bytes per second.
+    pub fn btl_bw(&self) -> u64 {
+        self.bw_rounds.iter().filter(|(r, _)| r + BW_WINDOW_ROUNDS as u64 > self.round_count).map(|&(_, b)| b).max().unwrap_or(0)
+    }
+    pub fn min_rtt(&self) -> Option<SimTime> {
+        self.min_rtt
+    }
+    pub fn full_bw_reached(&self) -> bool {
+        self.full_bw_reached
+    }
+
+    /// `gain x BDP` in bytes (Linux `bbr_bdp()`), or the initial window before any RTT sample.
+    fn bdp(&self, gain: u64, w: &Window) -> u64 {
+        let Some(rtt) = self.min_rtt else { return self.init_cwnd.unwrap_or(w.cwnd) };
+        let bdp = self.btl_bw() as u128 * rtt.as_nanos() as u128 / 1_000_000_000;
+        (bdp * gain as u128 / UNIT as u128) as u64
+    }
+
+    /// The cwnd target: `gain x BDP` plus the quantization budget (Linux
+    /// `bbr_quantization_budget()`: 2 more segments in the 5/4 phase).
+    fn target_cwnd(&self, gain: u64, w: &Window) -> u64 {
+        let mut t = self.bdp(gain, w) + QUANTA_SEGMENTS * w.mss;
+        if self.mode == Mode::ProbeBw && self.cycle_idx == 0 {
+            t += 2 * w.mss;
+        }
+        t.max(MIN_CWND_SEGMENTS * w.mss)
+    }
+
+    fn save_cwnd(&mut self, w: &Window) {
+        // Linux bbr_save_cwnd(): the cwnd before recovery or PROBE_RTT.
+        self.prior_cwnd = if !recovering(self.prev_state) && self.mode != Mode::ProbeRtt { w.cwnd } else { self.prior_cwnd.max(w.cwnd) };
+    }
+
+    /// Linux `bbr_main()`: update the model, the state machine, then pacing rate and cwnd.
+    pub fn on_rate_sample(&mut self, w: &Window, ev: &RateEvent) -> Control {
+        let init = *self.init_cwnd.get_or_insert(w.cwnd);
+        let rs = &ev.rs;
+        // Rounds (draft §4.1.1.3): a round ends when a packet sent after the last round's
+        // end is delivered.
+        self.round_start = false;
+        if rs.acked_sacked > 0 && rs.prior_delivered >= self.next_round_delivered {
+            self.next_round_delivered = ev.delivered;
+            self.round_count += 1;
+            self.round_start = true;
+            self.packet_conservation = false;
+        }
+        // BtlBw max filter (draft §4.1.1.5): app-limited samples only if they raise it.
+        if rs.is_valid() {
+            let bw = rs.rate_bytes_per_sec();
+            if !rs.is_app_limited || bw >= self.btl_bw() {
+                let slot = &mut self.bw_rounds[(self.round_count % BW_WINDOW_ROUNDS as u64) as usize];
+                if slot.0 != self.round_count {
+                    *slot = (self.round_count, 0);
+                }
+                slot.1 = slot.1.max(bw);
+            }
+        }
+        self.update_cycle_phase(w, ev);
+        self.check_full_bw_reached(rs.is_app_limited);
+        self.check_drain(w, ev);
+        self.update_min_rtt(w, ev);
+        // Pacing rate (Linux bbr_set_pacing_rate): before full bandwidth is reached, only up.
+        let bw = self.btl_bw();
+        if bw > 0 {
+            let rate = (bw as u128 * self.pacing_gain as u128 * (100 - PACING_MARGIN_PERCENT) as u128 / (UNIT as u128 * 100)) as u64;
+            if self.full_bw_reached || self.pacing_rate.is_none_or(|p| rate > p) {
+                self.pacing_rate = Some(rate);
+            }
+        } else if self.pacing_rate.is_none() {
+            // Linux bbr_init_pacing_rate_from_rtt(): high_gain x initial cwnd / RTT.
+            let rtt = ev.srtt.filter(|r| *r > SimTime::ZERO).unwrap_or(DEFAULT_RTT);
+            self.pacing_rate = Some((init as u128 * HIGH_GAIN as u128 * 1_000_000_000 / (UNIT as u128 * rtt.as_nanos() as u128)) as u64);
+        }
+        let cwnd = self.set_cwnd(w, ev, init);
+        self.prev_state = ev.state;
+        Control { cwnd: Some(cwnd), pacing_rate: self.pacing_rate, ssthresh: None }
+    }
+
+    /// Linux `bbr_set_cwnd()` with `bbr_set_cwnd_to_recover_or_restore()`.
+    fn set_cwnd(&mut self, w: &Window, ev: &RateEvent, init: u64) -> u64 {
+        let acked = ev.rs.acked_sacked;
+        let mut cwnd = w.cwnd;
+        let in_recovery = recovering(ev.state);
+        let was_in_recovery = recovering(self.prev_state);
+        if std::mem::take(&mut self.restore_cwnd) {
+            cwnd = cwnd.max(self.prior_cwnd);
+        }
+        if in_recovery && !was_in_recovery {
+            // Packet conservation for one round.
+            self.packet_conservation = true;
+            self.next_round_delivered = ev.delivered;
+            cwnd = ev.in_flight + acked;
+        }
+        if self.packet_conservation {
+            return cwnd.max(ev.in_flight + acked).max(MIN_CWND_SEGMENTS * w.mss);
+        }
+        let target = self.target_cwnd(self.cwnd_gain, w);
+        if self.full_bw_reached {
+            cwnd = (cwnd + acked).min(target);
+        } else if cwnd < target || ev.delivered < init {
+            cwnd += acked;
+        }
+        cwnd = cwnd.max(MIN_CWND_SEGMENTS * w.mss);
+        if self.mode == Mode::ProbeRtt {
+            cwnd = cwnd.min(MIN_CWND_SEGMENTS * w.mss);
+        }
+        cwnd
+    }
+
+    /// Linux `bbr_update_cycle_phase()`.
+    fn update_cycle_phase(&mut self, w: &Window, ev: &RateEvent) {
+        if self.mode != Mode::ProbeBw {
+            return;
+        }
+        let min_rtt = self.min_rtt.unwrap_or(SimTime::ZERO);
+        let full_length = ev.now - self.cycle_stamp > min_rtt;
+        let gain = self.pacing_gain;
+        let prior_in_flight = ev.rs.prior_in_flight;
+        let advance = if gain == UNIT {
+            full_length
+        } else if gain > UNIT {
+            // Probing: until the flight reaches 5/4 BDP (or a loss shows the limit).
+            full_length && (recovering(ev.state) || prior_in_flight >= self.bdp(gain, w))
+        } else {
+            // Draining: as soon as the flight is down to one BDP.
+            full_length || prior_in_flight <= self.bdp(UNIT, w)
+        };
+        if advance {
+            self.cycle_idx = (self.cycle_idx + 1) % CYCLE_LEN;
+            self.cycle_stamp = ev.now;
+            self.pacing_gain = PACING_GAIN[self.cycle_idx];
+        }
+    }
+
+    fn enter_probe_bw(&mut self, now: SimTime) {
+        self.mode = Mode::ProbeBw;
+        self.pacing_gain = PACING_GAIN[FIRST_PHASE];
+        self.cwnd_gain = CWND_GAIN;
+        self.cycle_idx = FIRST_PHASE;
+        self.cycle_stamp = now;
+    }
+
+    /// Linux `bbr_check_full_bw_reached()`.
+    fn check_full_bw_reached(&mut self, app_limited: bool) {
+        if self.full_bw_reached || !self.round_start || app_limited {
+            return;
+        }
+        let bw = self.btl_bw();
+        if bw as u128 * UNIT as u128 >= self.full_bw as u128 * FULL_BW_THRESH as u128 {
+            self.full_bw = bw;
+            self.full_bw_count = 0;
+            return;
+        }
+        self.full_bw_count += 1;
+        self.full_bw_reached = self.full_bw_count >= FULL_BW_ROUNDS;
+    }
+
+    /// Linux `bbr_check_drain()`.
+    fn check_drain(&mut self, w: &Window, ev: &RateEvent) {
+        if self.mode == Mode::Startup && self.full_bw_reached {
+            self.mode = Mode::Drain;
+            self.pacing_gain = DRAIN_GAIN;
+            self.cwnd_gain = HIGH_GAIN;
+        }
+        if self.mode == Mode::Drain && ev.in_flight <= self.target_cwnd(UNIT, w) {
+            self.enter_probe_bw(ev.now);
+        }
+    }
+
+    /// Linux `bbr_update_min_rtt()`: the 10 s min filter and PROBE_RTT.
+    fn update_min_rtt(&mut self, w: &Window, ev: &RateEvent) {
+        let expired = self.min_rtt.is_some() && ev.now > self.min_rtt_stamp + MIN_RTT_WINDOW;
+        if let Some(rtt) = ev.rs.rtt {
+            if self.min_rtt.is_none_or(|m| rtt <= m) || expired {
+                self.min_rtt = Some(rtt);
+                self.min_rtt_stamp = ev.now;
+            }
+        }
+        if expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
+            self.save_cwnd(w);
+            self.mode = Mode::ProbeRtt;
+            self.pacing_gain = UNIT;
+            self.cwnd_gain = UNIT;
+            self.probe_rtt_done = None;
+        }
+        if self.mode == Mode::ProbeRtt {
+            match self.probe_rtt_done {
+                None if ev.in_flight <= MIN_CWND_SEGMENTS * w.mss => {
+                    self.probe_rtt_done = Some(ev.now + PROBE_RTT_TIME);
+                    self.probe_rtt_round_done = false;
+                    self.next_round_delivered = ev.delivered;
+                }
+                None => {}
+                Some(done) => {
+                    if self.round_start {
+                        self.probe_rtt_round_done = true;
+                    }
+                    if self.probe_rtt_round_done && ev.now > done {
+                        self.min_rtt_stamp = ev.now;
+                        if self.full_bw_reached {
+                            self.enter_probe_bw(ev.now);
+                        } else {
+                            self.mode = Mode::Startup;
+                            self.pacing_gain = HIGH_GAIN;
+                            self.cwnd_gain = HIGH_GAIN;
+                        }
+                        // The cwnd before PROBE_RTT comes back (Linux bbr_exit_probe_rtt()).
+                        self.probe_rtt_round_done = false;
+                        self.restore_cwnd = true;
+                    }
+                }
+            }
+        }
+        if ev.rs.acked_sacked > 0 {
+            self.idle_restart = false;
+        }
+    }
+
+    /// The classic growth hook: BBR sets cwnd in [`on_rate_sample`](Self::on_rate_sample).
+    pub fn on_ack(&mut self, w: &Window) -> u64 {
+        w.cwnd
+    }
+
+    /// Fast retransmit: no multiplicative decrease (Linux `bbr_ssthresh()` saves the cwnd and
+    /// leaves ssthresh); packet conservation follows on the next ACK.
+    pub fn on_dupack_loss(&mut self, w: &Window, _basis: u64) -> Reduction {
+        self.save_cwnd(w);
+        Reduction { ssthresh: w.cwnd, cwnd: w.cwnd }
+    }
+
+    /// Retransmission timeout: cwnd = 1 segment (Linux `tcp_enter_loss()`), the prior cwnd
+    /// saved for when the loss state ends.
+    pub fn on_timeout(&mut self, w: &Window, _basis: u64) -> Reduction {
+        self.save_cwnd(w);
+        self.prev_state = CongState::Loss;
+        self.packet_conservation = false;
+        Reduction { ssthresh: w.ssthresh, cwnd: w.mss }
+    }
+
+    /// Leaving recovery or loss: the cwnd before it, if larger.
+    pub fn on_recovery_exit(&mut self, w: &Window) -> Option<u64> {
+        self.packet_conservation = false;
+        Some(w.cwnd.max(self.prior_cwnd))
+    }
+
+    /// Idle restart (draft §4.3.4.4): keep cwnd; pace at 1 x BtlBw in PROBE_BW.
+    pub fn on_idle_restart(&mut self, w: &Window) -> u64 {
+        self.idle_restart = true;
+        if self.mode == Mode::ProbeBw {
+            let bw = self.btl_bw();
+            if bw > 0 {
+                self.pacing_rate = Some(bw * (100 - PACING_MARGIN_PERCENT) / 100);
+            }
+        }
+        w.cwnd
+    }
+}

@@ -309,6 +309,7 @@ fn from_simulator(text: &str, overrides: &[(String, toml::Value)]) -> Result<Emu
         }
         // Seed 004's system: its satellite link is the one to emulate.
         scenario::Topology::Gateway(g) => ("gateway.satellite".to_string(), &g.satellite),
+        scenario::Topology::Graph(g) => (format!("links.graph.{}", g.bottleneck), &g.links[g.bottleneck].2),
     };
     let atm = matches!(sc.switch.kind, SwitchKind::Atm { .. });
     let framing = if atm { Framing::Atm } else { Framing::Ip };

@@ -159,6 +159,11 @@ pub(super) fn validate(c: &mut Ctx, g: Option<&RawGateway>, mss: u32) -> Gateway
         if let Some(v) = l.and_then(|l| l.payload_rate.as_ref()) {
             c.err(&format!("{path}.payload_rate"), "applies to ATM links only", v.to_string());
         }
+        for (key, given) in [("from", l.is_some_and(|l| l.from.is_some())), ("to", l.is_some_and(|l| l.to.is_some()))] {
+            if given {
+                c.err(&format!("{path}.{key}"), "only for [[links.graph]] (a gateway's links join fixed nodes)", "");
+            }
+        }
     }
     let seg_bytes = mss as u64 + 40;
     let sat_rtt = satellite.delay + return_link.delay;

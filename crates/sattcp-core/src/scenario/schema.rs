@@ -166,6 +166,12 @@ pub const KEYS: &[Key] = &[
     key!("gateway.servers[].delay", "duration", DURATION_UNITS, Dflt::Value("\"0s\""), ">= 0", GW, "One-way delay server i to SGW (its terrestrial RTT is twice this)."),
     key!("gateway.servers[].ber", "number", "", Dflt::Value("0.0"), "[0, 1)", GW, "Bit error rate of server i's link."),
     key!("gateway.servers[].queue", "size", "B, KB, ..., pkt, bdp", Dflt::None, "holds one packet", GW, "Drop-tail queue onto server i's link (each direction); absent: unlimited."),
+    key!("gateway.satellite.from", "string", "", Dflt::None, "not accepted", GW, "Graph links only: refused here."),
+    key!("gateway.satellite.to", "string", "", Dflt::None, "not accepted", GW, "Graph links only: refused here."),
+    key!("gateway.return.from", "string", "", Dflt::None, "not accepted", GW, "Graph links only: refused here."),
+    key!("gateway.return.to", "string", "", Dflt::None, "not accepted", GW, "Graph links only: refused here."),
+    key!("gateway.servers[].from", "string", "", Dflt::None, "not accepted", GW, "Graph links only: refused here."),
+    key!("gateway.servers[].to", "string", "", Dflt::None, "not accepted", GW, "Graph links only: refused here."),
     key!("gateway.servers[].payload_rate", "rate", RATE_UNITS, Dflt::None, "not accepted", GW, "ATM links only: refused here."),
     // [trace]
     key!("trace.flows", "list of integers", "", Dflt::Value("[]"), "flow indices", "", "Flows whose cwnd, ssthresh and srtt are recorded on change."),

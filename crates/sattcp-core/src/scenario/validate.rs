@@ -1339,7 +1339,7 @@ mod tests {
         assert_only(GRAPH, &[("switch.kind", "atm")], "switch.kind: ATM switches are modelled on the dumbbell topology, got \"atm\"");
         assert_only(GEO2, &[("topology.nodes", r#"["a"]"#)], "topology.nodes: only for topology.kind = \"graph\"");
         assert_only(GEO2, &[("links.access.from", "a")], "links.access.from: only for [[links.graph]] (topology.kind = \"graph\")");
-        assert_only(GEO2, &[("topology.kind", "ring")], "topology.kind: must be \"dumbbell\", \"path\" or \"graph\", got \"ring\"");
+        assert_only(GEO2, &[("topology.kind", "ring")], "topology.kind: must be \"dumbbell\", \"path\", \"graph\" or \"gateway\", got \"ring\"");
     }
 
     #[test]

@@ -270,7 +270,8 @@ impl Simulation {
         let traced = |name: &str| sc.trace.links.iter().any(|n| n == name);
         let traced_cells: Vec<bool> = hops.iter().map(|h| h.queue_cells().is_some() && traced(&links[h.out_link() as usize].name)).collect();
         let ported: Vec<u32> = hops.iter().filter(|h| h.queue_cells().is_some()).map(|h| h.out_link()).collect();
-        let traced_vars = (3 * sc.trace.flows.len() + sc.trace.links.len()).max(1) as u64;
+        // Per traced flow: cwnd, ssthresh, srtt, data in flight, bytes received.
+        let traced_vars = (5 * sc.trace.flows.len() + sc.trace.links.len()).max(1) as u64;
         let trace_cap = (sc.trace.max_points / traced_vars).min(usize::MAX as u64) as usize;
         for (i, l) in links.iter_mut().enumerate() {
             if traced(&l.name) && !ported.contains(&(i as u32)) {
@@ -560,7 +561,7 @@ impl World {
             }
             // Data in flight: sent and not yet acknowledged (seed 004 figures 3-4).
             let inflight = fl.sender.snd_max().saturating_sub(fl.sender.snd_una()) as f64;
-            self.traces.entry(format!("flow/{flow}/inflight")).or_default().record(t, inflight);
+            self.traces.entry(format!("flow/{flow}/inflight")).or_insert_with(|| Trace::with_cap(cap)).record(t, inflight);
         }
     }
 
@@ -575,7 +576,8 @@ impl World {
         if fl.traced {
             // In-order bytes at the receiver (its received sequence number, seed 004 figure 10).
             let got = fl.receiver.received() as f64;
-            self.traces.entry(format!("flow/{flow}/received")).or_default().record(now.as_secs_f64(), got);
+            let cap = self.trace_cap;
+            self.traces.entry(format!("flow/{flow}/received")).or_insert_with(|| Trace::with_cap(cap)).record(now.as_secs_f64(), got);
         }
     }
 

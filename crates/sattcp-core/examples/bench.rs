@@ -167,7 +167,7 @@ fn mean_pending(sc: &Scenario, events: u64) -> f64 {
     let mut n = 0u64;
     while sim.step() {
         n += 1;
-        if n % sample_every == 0 {
+        if n.is_multiple_of(sample_every) {
             let hops = state.lock().expect("tap lock").busy_hops;
             let timers = (0..sim.flow_count() as u32)
                 .map(|f| sim.sender(f).poll_at().is_some() as usize + sim.receiver(f).poll_at().is_some() as usize)

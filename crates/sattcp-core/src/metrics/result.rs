@@ -104,6 +104,18 @@ impl Trace {
         Trace { t: Vec::new(), v: Vec::new(), cap, stopped_at: None }
     }
 
+    /// Appends (t, v) whatever the last value (samples, where equal consecutive values are
+    /// data), unless the trace is full.
+    #[inline]
+    pub fn push_sample(&mut self, t: f64, v: f64) {
+        if self.t.len() >= self.cap {
+            self.stopped_at.get_or_insert(t);
+            return;
+        }
+        self.t.push(t);
+        self.v.push(v);
+    }
+
     /// Appends (t, v) if v differs from the last value recorded and the trace is not full.
     #[inline]
     pub fn record(&mut self, t: f64, v: f64) {
@@ -167,6 +179,10 @@ pub struct RunResult {
     pub flows: Vec<FlowResult>,
     pub links: Vec<LinkResult>,
     pub traces: BTreeMap<String, Trace>,
+    /// Sections that applications add at the top level of the result (`gateway` for seed
+    /// 004's systems: per-connection end-to-end figures).
+    #[serde(flatten)]
+    pub sections: BTreeMap<String, serde_json::Value>,
     /// Things the user asked for that did not happen (e.g. a scripted loss that never matched
     /// a segment). The CLI prints them on stderr.
     pub warnings: Vec<String>,

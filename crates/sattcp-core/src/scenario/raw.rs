@@ -44,6 +44,8 @@ pub struct RawScenario {
     pub trace: RawTrace,
     /// A path hop whose delay follows a constellation's geometry (docs/leo.md).
     pub constellation: Option<RawConstellation>,
+    /// Seed 004's satellite system (`topology.kind = "gateway"`).
+    pub gateway: Option<super::validate::gateway::RawGateway>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

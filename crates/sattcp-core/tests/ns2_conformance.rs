@@ -327,7 +327,8 @@ fn tcp_variants_with_limited_transmit_match_ns2_packet_for_packet() {
 fn every_switch_of_the_profile_is_needed() {
     use sattcp_core::tcp::ns2::BugFix;
     let ours = Ns2Compat::default();
-    let switches: Vec<(&str, Box<dyn Fn(&mut TcpConfig)>)> = vec![
+    type Switch = (&'static str, Box<dyn Fn(&mut TcpConfig)>);
+    let switches: Vec<Switch> = vec![
         ("window_arith", Box::new(|c| c.ns2.window_arith = false)),
         ("bug_fix", Box::new(|c| c.ns2.bug_fix = BugFix::TimeoutOnly)),
         ("exit_fast_retrans", Box::new(|c| c.ns2.exit_fast_retrans = false)),

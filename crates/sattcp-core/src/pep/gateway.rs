@@ -356,10 +356,10 @@ mod tests {
         let mut out = vec![];
         let mut now = SimTime::ZERO;
         loop {
-            for c in 0..n {
-                if pushed[c] < total {
-                    pushed[c] += g.push(now, c as ConnId, total - pushed[c], &mut out);
-                    if pushed[c] == total {
+            for (c, p) in pushed.iter_mut().enumerate() {
+                if *p < total {
+                    *p += g.push(now, c as ConnId, total - *p, &mut out);
+                    if *p == total {
                         g.close(now, c as ConnId, &mut out);
                     }
                 }

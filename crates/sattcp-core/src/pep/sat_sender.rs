@@ -544,7 +544,7 @@ mod tests {
                 let mut arrived = vec![];
                 while let Some(p) = s.next_packet(now) {
                     n_tx += 1;
-                    if n_tx % 7 != 0 {
+                    if !n_tx.is_multiple_of(7) {
                         arrived.push(p.seg);
                     }
                 }
@@ -554,7 +554,7 @@ mod tests {
                     let blocks: Vec<_> = held_by_client.iter().filter(|&&k| k > cum).map(|&k| (k, k + 1)).rev().take(4).collect();
                     released += s.on_ack(now, &ack(cum, &blocks));
                 }
-                now = now + t(100);
+                now += t(100);
                 if let Some(at) = s.poll_at().filter(|&at| at <= now) {
                     s.on_timer(at);
                 }

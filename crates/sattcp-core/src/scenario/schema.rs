@@ -363,6 +363,7 @@ impl<'de> MapAccess<'de> for Fields<'_> {
     }
 }
 
+#[cfg(test)]
 /// The leaf keys of a resolved scenario in the schema's notation (`loss[].flow`).
 fn leaf_keys(v: &serde_json::Value, prefix: &str, out: &mut std::collections::BTreeSet<String>) {
     match v {

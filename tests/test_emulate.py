@@ -244,3 +244,35 @@ def test_cli_runs_both_ends_and_reports(privileged: Path, tmp_path: Path, tool: 
     # The sink got all 100,000 bytes (the server lingered until then): more than that crossed.
     assert doc["directions"][1]["bytes_out"] > 100_000
     assert "b_to_a:" in r.stderr and "sattcp-" in r.stderr
+
+
+# -- NetPIPE through the emulator (python/sattcp/netpipe.py) --------------------------------
+def test_nptcp_output_is_parsed_with_netpipe_megabits() -> None:
+    from sattcp.netpipe import parse_nptcp
+
+    # Lines of NPtcp -o at 2.048 Mbps, 10 ms one way, ATM framing (as run by this emulator).
+    rows = parse_nptcp("       1 0.000724   0.01053196\n\n   65536 1.610054   0.31052915\n")
+    assert [r["bytes"] for r in rows] == [1, 65536]
+    # NetPIPE's "Mbps" are 2^20 bit/s: 65536 x 8 / 0.31053 s = 1.688e6 bit/s = 1.61 x 2^20.
+    assert rows[1]["throughput_bps"] == pytest.approx(65536 * 8 / 0.31052915)
+    assert rows[1]["throughput_bps"] / 2**20 == pytest.approx(rows[1]["netpipe_mbps"], rel=1e-4)
+    with pytest.raises(ValueError, match="line 1"):
+        parse_nptcp("12 0.5\n")
+
+
+@pytest.mark.skipif(shutil.which("NPtcp") is None, reason="needs NPtcp (Debian package netpipe-tcp)")
+def test_nptcp_runs_through_the_emulator(privileged: Path, tmp_path: Path) -> None:
+    from sattcp.netpipe import run_nptcp
+
+    # 2.048 Mbps, 10 ms one way, blocks 1..16 bytes: each block time is half a round trip, at
+    # least the 10 ms delay plus the serialisation of one small segment and at most a few ms
+    # more (small blocks are one segment each way).
+    s = _scenario(tmp_path, 'rate = "2.048Mbps"\ndelay = "10ms"\ncc = "reno"\n')
+    with Emulation(s) as em:
+        rows = run_nptcp(em, buffer=8192, upper=16)
+    _gone(em)
+    # NetPIPE's schedule with its 3-byte perturbations (app::pingpong::netpipe_sizes).
+    assert [r["bytes"] for r in rows] == [1, 2, 3, 4, 6, 8, 12, 13, 16, 19]
+    floor = 0.010 + 53 * 8 / 2.048e6  # 1 byte + 40 header bytes + 12 of timestamps
+    for r in rows:
+        assert floor <= r["time_s"] < floor + 0.003, r

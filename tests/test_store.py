@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
 import duckdb
 import pandas as pd
 import pytest
 
-from sattcp.store import Store
+from sattcp.store import SCHEMA_VERSION, Store, StoreError, StoreLocked
 
 
 def _flows(n: int, extra: bool = False) -> pd.DataFrame:
@@ -91,3 +97,268 @@ def test_bad_status_rejected(tmp_path):
 def test_read_only_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError):
         Store(tmp_path / "none.duckdb", read_only=True)
+
+
+# -- a declared schema: the store never takes its types from the data ------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_flows_that_never_complete_then_flows_that_do(tmp_path):
+    # Schema 1 typed completed_at_s NULL after a first run without completions and refused
+    # every later value (a DuckDB traceback on every rerun).
+    with Store(tmp_path / "r.duckdb") as s:
+        s.record_run("www", "a", factors={}, status="ok",
+                     flows=pd.DataFrame({"flow": [0, 1], "completed_at_s": [None, None]}))
+        s.record_run("transfer", "b", factors={}, status="ok",
+                     flows=pd.DataFrame({"flow": [0], "completed_at_s": [3.25]}))
+        types = dict(s.con.execute("SELECT column_name, data_type FROM information_schema.columns "
+                                   "WHERE table_name = 'flows'").fetchall())
+        assert types["completed_at_s"] == "DOUBLE" and types["flow"] == "BIGINT"
+        fl = s.flows().set_index("study")
+        assert fl.loc["transfer", "completed_at_s"] == 3.25
+        assert fl.loc["www", "completed_at_s"].isna().all()
+
+
+def test_a_value_of_the_wrong_type_is_refused_and_nothing_is_written(tmp_path):
+    with Store(tmp_path / "r.duckdb") as s:
+        with pytest.raises(StoreError, match="completed_at_s"):
+            s.record_run("st", "a", factors={}, status="ok",
+                         flows=pd.DataFrame({"flow": [0], "completed_at_s": ["soon"]}))
+        assert s.runs("st").empty and s.flows().empty
+
+
+def _tiny_run(scenario: str, **overrides):
+    sattcp = pytest.importorskip("sattcp")
+    pytest.importorskip("sattcp._core")
+    return sattcp.run(ROOT / "scenarios" / scenario, seed=1, overrides=overrides)
+
+
+def test_www_study_and_transfer_study_in_one_store_with_links_and_traces(tmp_path):
+    www = _tiny_run("kota-geo.toml", **{"run.duration": "3s", "topology.pairs": 2,
+                                        "switch.buffer": "1000cells"})
+    transfer = _tiny_run("geo-bulk.toml", **{"run.duration": "5s", "app.kind": "transfer",
+                                             "app.bytes": 200000, "trace.flows": [0]})
+    assert www.flows["completed_at_s"].isna().all()
+    assert transfer.flows["completed_at_s"].notna().all()
+    with Store(tmp_path / "r.duckdb") as s:
+        for study, r in (("www", www), ("transfer", transfer)):
+            s.record_run(study, "k", factors={}, status="ok", summary=r.summary, flows=r.flows,
+                         links=r.links, traces=r.traces, config=r.config)
+        fl = s.flows("transfer")
+        assert fl["completed_at_s"].tolist() == transfer.flows["completed_at_s"].tolist()
+        links = s.links("www")
+        assert len(links) == len(www.links) and links["cells"].notna().any()
+        assert json.loads(links["drops_by_reason"].iloc[0]) == www.links["drops_by_reason"].iloc[0]
+        tr = s.traces("transfer")
+        cwnd = transfer.traces["flow/0/cwnd"]
+        got = tr[tr["trace"] == "flow/0/cwnd"]
+        assert got["t"].tolist() == cwnd["t"].tolist() and got["value"].tolist() == cwnd["value"].tolist()
+        assert json.loads(s.runs("transfer")["config"].iloc[0]) == transfer.config
+
+
+# -- old, foreign, damaged, newer and locked files ---------------------------------------------
+
+_SCHEMA_1 = """
+CREATE TABLE studies (study VARCHAR PRIMARY KEY, definition VARCHAR NOT NULL,
+                      created_at TIMESTAMP NOT NULL);
+CREATE TABLE runs (study VARCHAR NOT NULL, run_key VARCHAR NOT NULL, block VARCHAR,
+    factors VARCHAR NOT NULL, overrides VARCHAR, seed BIGINT, scenario VARCHAR,
+    scenario_digest VARCHAR, status VARCHAR NOT NULL, error VARCHAR, efficiency DOUBLE,
+    fairness DOUBLE, jain_fairness DOUBLE, events BIGINT, sim_time_s DOUBLE, wall_time_s DOUBLE,
+    digest VARCHAR, summary VARCHAR, started_at TIMESTAMP, finished_at TIMESTAMP,
+    PRIMARY KEY (study, run_key));
+INSERT INTO studies VALUES ('www', '{"factors": {"tcp.flavor": ["reno", "sack"]}}', now());
+INSERT INTO runs VALUES ('www', 'k1', 'GEO', '{"tcp.flavor": "reno"}', '{}', 1, 'geo.toml',
+    'ab', 'ok', NULL, 0.9, 0.8, 0.95, 10, 1.0, 0.5, 'd1', '{"efficiency": 0.9}', now(), now());
+CREATE TABLE flows AS SELECT 'www' AS study, 'k1' AS run_key, 0 AS flow, NULL AS completed_at_s,
+    1.5e6 AS throughput_bps, 7 AS custom_counter;
+"""
+
+
+def _schema_1_store(path: Path) -> Path:
+    con = duckdb.connect(str(path))
+    con.execute(_SCHEMA_1)
+    con.close()
+    return path
+
+
+def test_a_schema_1_store_is_migrated_and_keeps_its_runs(tmp_path):
+    path = _schema_1_store(tmp_path / "old.duckdb")
+    with Store(path, read_only=True) as s:  # reading migrates it too
+        assert s.schema_version() == SCHEMA_VERSION
+        runs = s.runs("www")
+        assert runs["efficiency"].tolist() == [0.9] and runs["tcp.flavor"].tolist() == ["reno"]
+        assert runs["build"].tolist() == ["unknown (store schema 1)"]
+        assert s.flows("www")["custom_counter"].tolist() == [7]
+    with Store(path) as s:
+        s.record_run("transfer", "k2", factors={}, status="ok",
+                     flows=pd.DataFrame({"flow": [0], "completed_at_s": [2.5]}))
+        assert sorted(s.flows()["completed_at_s"].dropna()) == [2.5]
+        assert s.study_definition("www") == {"factors": {"tcp.flavor": ["reno", "sack"]}}
+
+
+def _garbled(path: Path) -> Path:
+    with Store(path) as s:
+        for i in range(50):
+            s.record_run("st", f"k{i}", factors={"x": i}, status="ok", flows=_flows(200))
+    data = bytearray(path.read_bytes())
+    for i in range(8192, len(data) - 4096):  # keep the header, damage the blocks
+        data[i] = (data[i] * 7 + 3) % 256
+    path.write_bytes(bytes(data))
+    return path
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: p.write_text("name,value\na,1\n"), "not a readable sattcp results store"),
+    (lambda p: p.write_bytes(b""), "not a readable sattcp results store"),
+    (lambda p: _garbled(p), "not a readable sattcp results store"),
+    (lambda p: duckdb.connect(str(p)).execute("CREATE TABLE sales (x INT)").close(),
+     "not a sattcp results store (its tables: sales)"),
+    (lambda p: duckdb.connect(str(p)).close(), "holds no results"),
+    (lambda p: Store(p).con.execute("UPDATE meta SET value = '99' WHERE key = "
+                                    "'schema_version'").close(), "newer sattcp"),
+])
+def test_unusable_files_are_refused_plainly(tmp_path, capsys, make, message):
+    from sattcp.cli_study import main
+
+    path = tmp_path / "bad.duckdb"
+    make(path)
+    with pytest.raises(StoreError, match=re.escape(message)):
+        Store(path, read_only=True).close()
+    before = path.read_bytes()
+    out = tmp_path / "export"
+    for argv in (["analyze", str(path), "--study", "st"],
+                 ["export", str(path), "--out", str(out)]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith(f"sattcp {argv[0]}: error:") and "Traceback" not in err, err
+        assert "still writing" not in err and "locked" not in err, err
+    assert not out.exists()  # no empty files
+    (tmp_path / "base.toml").write_text("[run]\nduration = '1s'\n")
+    study = tmp_path / "study.toml"
+    study.write_text('scenario = "base.toml"\n[factors]\n"tcp.flavor" = ["reno", "sack"]\n')
+    sweep = ["sweep", str(study), "--store", str(path), "--runner", "test_sweep:fake_runner",
+             "--no-progress"]
+    if message == "holds no results" or before == b"":
+        assert main(sweep) == 0  # an empty file (touch, mktemp) becomes a new store
+    else:
+        assert main(sweep) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("sattcp sweep: error:") and "Traceback" not in err, err
+        assert path.read_bytes() == before  # never rewritten
+
+
+def test_missing_study_in_export_and_analyze(tmp_path, capsys):
+    from sattcp.cli_study import main
+
+    with Store(tmp_path / "r.duckdb") as s:
+        s.save_study("st", {"factors": {"x": [1, 2]}})
+        s.record_run("st", "a", factors={"x": 1}, status="ok", summary={"efficiency": 0.5})
+    for argv in (["analyze", str(tmp_path / "r.duckdb"), "--study", "nope"],
+                 ["export", str(tmp_path / "r.duckdb"), "--study", "nope", "--out",
+                  str(tmp_path / "x")]):
+        assert main(argv) == 2
+        assert "no study 'nope'" in capsys.readouterr().err and "studies: st" not in ""
+    assert not (tmp_path / "x").exists()
+
+
+def test_locked_hint_only_when_another_process_holds_the_file(tmp_path, capsys):
+    from sattcp.cli_study import main
+
+    path = tmp_path / "r.duckdb"
+    with Store(path) as s:
+        s.record_run("st", "a", factors={}, status="ok")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); "
+         "print('holding', flush=True); sys.stdin.read()", str(path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        with pytest.raises(StoreLocked) as ei:
+            Store(path, read_only=True, wait_s=0.5)
+        assert ei.value.pid == holder.pid
+        assert main(["export", str(path), "--out", str(tmp_path / "x")]) == 1
+        err = capsys.readouterr().err
+        assert f"locked by process {holder.pid}" in err and "Traceback" not in err
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)
+        holder.stdout.close()
+    assert main(["export", str(path), "--out", str(tmp_path / "x")]) == 0  # free again
+
+
+# -- stale runs, builds, exports ---------------------------------------------------------------
+
+
+def test_only_the_current_definition_is_read_unless_asked(tmp_path):
+    with Store(tmp_path / "r.duckdb") as s:
+        s.save_study("st", {}, run_keys=["old1", "old2"])
+        for k in ("old1", "old2"):
+            s.record_run("st", k, factors={"x": 1}, status="ok", summary={"efficiency": 0.1})
+        s.save_study("st", {}, run_keys=["new1", "new2"])  # the base scenario was edited
+        s.record_run("st", "new1", factors={"x": 1}, status="ok", summary={"efficiency": 0.2})
+        assert s.stale_runs("st") == 2
+        assert s.runs("st")["run_key"].tolist() == ["new1"]
+        allr = s.runs("st", include_stale=True).set_index("run_key")
+        assert allr["current"].to_dict() == {"new1": True, "old1": False, "old2": False}
+        assert s.counts("st") == {"ok": 1}
+
+
+def test_mixed_builds_are_refused_by_analyze(tmp_path, capsys):
+    from sattcp.cli_study import main
+
+    path = tmp_path / "r.duckdb"
+    with Store(path) as s:
+        s.save_study("st", {"factors": {"x": [1, 2]}, "responses": ["efficiency"]})
+        for i, (x, build) in enumerate([(1, "0.1.0+aaa"), (2, "0.1.0+aaa"), (1, "0.2.0+bbb"),
+                                         (2, "0.2.0+bbb")]):
+            s.record_run("st", f"k{i}", factors={"x": x}, status="ok", build=build, seed=i, block="B",
+                         summary={"efficiency": 0.1 * x})
+        assert s.builds("st") == {"0.1.0+aaa": 2, "0.2.0+bbb": 2}
+    assert main(["analyze", str(path), "--study", "st"]) == 2
+    err = capsys.readouterr().err
+    assert "2 different sattcp builds: 0.1.0+aaa (2 runs), 0.2.0+bbb (2 runs)" in err
+    assert main(["analyze", str(path), "--study", "st", "--allow-mixed-builds"]) == 0
+    assert "warning: the runs of st come from 2 sattcp builds" in capsys.readouterr().err
+    assert main(["export", str(path), "--out", str(tmp_path / "x")]) == 0
+    assert "warning" in capsys.readouterr().err
+    assert sorted(pd.read_parquet(tmp_path / "x" / "runs.parquet")["build"]) == [
+        "0.1.0+aaa", "0.1.0+aaa", "0.2.0+bbb", "0.2.0+bbb"]
+
+
+def test_export_has_typed_columns_and_every_table(tmp_path):
+    path = tmp_path / "r.duckdb"
+    with Store(path) as s:
+        s.save_study("st", {"factors": {}}, run_keys=["a", "b"])
+        for k, flavor, buf, eff in (("a", "reno", 0.5, 0.25), ("b", "sack", 1, 0.5)):
+            s.record_run("st", k, factors={"tcp.flavor": flavor, "switch.buffer": buf},
+                         status="ok", seed=7, config={"tcp": {"flavor": flavor}},
+                         summary={"efficiency": eff, "timeouts": 3, "custom": "x"},
+                         flows=_flows(2),
+                         links=pd.DataFrame({"link": ["bottleneck"], "utilization": [0.9],
+                                             "drops_by_reason": [{"queue_full": 2}]}),
+                         traces={"flow/0/cwnd": pd.DataFrame({"t": [0.0, 1.0], "value": [1.0, 2.0]})})
+        s.record_run("st", "stale", factors={"tcp.flavor": "reno", "switch.buffer": 2},
+                     status="ok", summary={"efficiency": 0.9})
+        pq_files = s.export(tmp_path / "pq", "parquet")
+        csv_files = s.export(tmp_path / "csv", "csv", study="st")
+    names = ["flows", "links", "runs", "studies", "traces"]
+    assert sorted(p.stem for p in pq_files) == names == sorted(p.stem for p in csv_files)
+    runs = pd.read_parquet(tmp_path / "pq" / "runs.parquet")
+    assert runs["run_key"].tolist() == ["a", "b"]  # the stale run is left out
+    assert runs["tcp.flavor"].tolist() == ["reno", "sack"]
+    assert runs["switch.buffer"].dtype == "float64" and runs["efficiency"].dtype == "float64"
+    assert runs["timeouts"].tolist() == [3, 3] and runs["custom"].tolist() == ["x", "x"]
+    assert "factors" not in runs.columns and "summary" not in runs.columns
+    assert json.loads(runs["config"].iloc[1]) == {"tcp": {"flavor": "sack"}}
+    links = pd.read_parquet(tmp_path / "pq" / "links.parquet")
+    assert links[["run_key", "link"]].values.tolist() == [["a", "bottleneck"], ["b", "bottleneck"]]
+    traces = pd.read_csv(tmp_path / "csv" / "traces.csv")
+    assert traces.columns.tolist() == ["study", "run_key", "trace", "t", "value"]
+    assert len(traces) == 4
+    csv_runs = pd.read_csv(tmp_path / "csv" / "runs.csv")
+    assert csv_runs["efficiency"].tolist() == [0.25, 0.5]
+    with Store(path, read_only=True) as s:
+        s.export(tmp_path / "all", "parquet", include_stale=True)
+    assert len(pd.read_parquet(tmp_path / "all" / "runs.parquet")) == 3

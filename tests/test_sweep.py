@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from sattcp.store import Store
+from sattcp.store import Store, StoreError, build_id
 from sattcp.sweep import StudyError, load_study, missing, run_sweep
 
 TESTS = Path(__file__).resolve().parent
@@ -38,6 +38,10 @@ def fake_runner(scenario, seed=None, overrides=None, progress=False):
     delay = float(os.environ.get("SATTCP_TEST_DELAY", "0"))
     if delay:
         time.sleep(delay)
+    gate = os.environ.get("SATTCP_TEST_GATE")
+    if gate and seed == 2:  # the runs of seed 2 wait for the gate file (forever, in tests)
+        while not Path(gate).exists():
+            time.sleep(0.05)
     if overrides.get("tcp.flavor") == "broken":
         raise ValueError("tcp.flavor: unknown flavour, got 'broken'")
     buf = str(overrides.get("switch.buffer", "1"))
@@ -144,7 +148,7 @@ def test_sweep_runs_everything_then_nothing(tmp_path):
         assert len(runs) == 24 and set(runs["status"]) == {"ok"}
         assert runs["custom_metric"].notna().all()
         assert len(st.flows("simple")) == 48
-    assert missing(load_study(study), store) == []
+    assert missing(load_study(study), store, runner=fake_runner) == []
 
 
 def test_failures_are_recorded_and_do_not_stop_the_sweep(tmp_path, capsys):
@@ -163,17 +167,106 @@ def test_failures_are_recorded_and_do_not_stop_the_sweep(tmp_path, capsys):
     assert again.skipped == 12 and again.failed == 12
 
 
-def _sweep_in_subprocess(study: Path, store: Path, markers: Path, delay: float) -> subprocess.Popen:
-    code = textwrap.dedent(f"""
-        import sys
-        sys.path[:0] = [{str(TESTS)!r}, {str(PYTHON_DIR)!r}]
-        from test_sweep import fake_runner
-        from sattcp.sweep import run_sweep
-        run_sweep({str(study)!r}, {str(store)!r}, jobs=2, runner=fake_runner, progress=False)
-    """)
+def _sweep_in_subprocess(study: Path, store: Path, markers: Path, delay: float = 0.0,
+                         gate: Path | None = None) -> subprocess.Popen:
+    """``sattcp sweep`` with the fake runner, in a new session (so that its processes can be
+    found and signalled as a group). With ``gate`` (a file that does not exist) the runs of seed
+    2 never finish: after the first two runs are stored both workers wait, and the sweep cannot
+    end on its own however slow the machine is."""
     env = {**os.environ, "SATTCP_TEST_MARKERS": str(markers), "SATTCP_TEST_DELAY": str(delay),
            "PYTHONPATH": os.pathsep.join([str(TESTS), str(PYTHON_DIR)])}
-    return subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True)
+    if gate is not None:
+        env["SATTCP_TEST_GATE"] = str(gate)
+    cmd = [sys.executable, "-m", "sattcp.cli_study", "sweep", str(study), "--store", str(store),
+           "--runner", "test_sweep:fake_runner", "-j", "2", "--no-progress"]
+    return subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def wait_for(condition, what: str, timeout: float = 300.0):
+    """Polls ``condition`` until it is true (generous timeout: the machine may be loaded)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.05)
+
+
+def stored_runs(store: Path, study: str = "simple") -> pd.DataFrame:
+    """The runs a sweep has committed so far, read while it runs (empty if none yet)."""
+    if not store.exists():
+        return pd.DataFrame()
+    try:
+        with Store(store, read_only=True) as st:
+            return st.runs(study)
+    except StoreError:  # created but not initialised yet
+        return pd.DataFrame()
+
+
+def session_processes(sid: int) -> list[int]:
+    """Live processes of session ``sid`` (the sweep, its workers, multiprocessing helpers)."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()  # state ppid pgrp session ...
+        if int(fields[3]) == sid and fields[0] not in ("Z", "X"):
+            pids.append(int(d.name))
+    return pids
+
+
+def _blocked_sweep(tmp_path: Path) -> tuple[Path, Path, subprocess.Popen]:
+    study = write_study(tmp_path, SIMPLE)
+    store = tmp_path / "r.duckdb"
+    markers = tmp_path / "m1"
+    markers.mkdir()
+    proc = _sweep_in_subprocess(study, store, markers, gate=tmp_path / "never")
+    # Partial results are readable while the sweep runs: the first two runs appear.
+    wait_for(lambda: len(stored_runs(store)) >= 2 or proc.poll() is not None, "two stored runs")
+    assert proc.poll() is None, proc.communicate()
+    wait_for(lambda: len(session_processes(proc.pid)) >= 3, "the sweep and its two workers")
+    return study, store, proc
+
+
+def _resumes_with_only_the_missing_runs(tmp_path: Path, study: Path, store: Path,
+                                        monkeypatch) -> None:
+    saved = stored_runs(store)
+    assert len(saved) == 2 and set(saved["status"]) == {"ok"} and set(saved["seed"]) == {1}
+    second = tmp_path / "m2"
+    second.mkdir()
+    monkeypatch.setenv("SATTCP_TEST_MARKERS", str(second))
+    s = run_sweep(study, store, jobs=2, runner=fake_runner, progress=False)
+    assert (s.skipped, s.ok, s.failed) == (2, 24, 0)
+    specs = load_study(study).runs()
+    saved_keys = set(saved["run_key"])
+    expected = {marker_name(r.seed, dict(r.overrides)) for r in specs if r.run_key not in saved_keys}
+    assert {p.name for p in second.iterdir()} == expected  # only the missing runs ran
+
+
+def test_sigterm_stops_the_workers_keeps_finished_runs_and_resumes(tmp_path, monkeypatch):
+    study, store, proc = _blocked_sweep(tmp_path)
+    os.kill(proc.pid, signal.SIGTERM)  # the parent only, as `kill PID` or a batch system does
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 143, (out, err)
+    assert "terminated (SIGTERM); every finished run is saved" in err and "Traceback" not in err
+    wait_for(lambda: not session_processes(proc.pid), "every worker to end")
+    _resumes_with_only_the_missing_runs(tmp_path, study, store, monkeypatch)
+
+
+def test_kill_9_of_the_sweep_ends_its_workers_and_resumes(tmp_path, monkeypatch):
+    study, store, proc = _blocked_sweep(tmp_path)
+    workers = [p for p in session_processes(proc.pid) if p != proc.pid]
+    os.kill(proc.pid, signal.SIGKILL)  # the parent only: its workers must not live on
+    proc.communicate(timeout=300)
+    wait_for(lambda: not session_processes(proc.pid), f"workers {workers} to end with the sweep")
+    _resumes_with_only_the_missing_runs(tmp_path, study, store, monkeypatch)
 
 
 def test_resume_after_kill_9(tmp_path):
@@ -182,13 +275,11 @@ def test_resume_after_kill_9(tmp_path):
     first, second = tmp_path / "m1", tmp_path / "m2"
     first.mkdir()
     second.mkdir()
-    proc = _sweep_in_subprocess(study, store, first, delay=0.3)
-    deadline = time.monotonic() + 60
-    while len(list(first.iterdir())) < 8 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    proc = _sweep_in_subprocess(study, store, first, gate=tmp_path / "never")
+    wait_for(lambda: len(stored_runs(store)) >= 2 or proc.poll() is not None, "two stored runs")
     assert proc.poll() is None, "the sweep finished before it could be killed"
     os.killpg(proc.pid, signal.SIGKILL)  # the parent and its workers, as a lost node would
-    proc.wait()
+    proc.communicate()
 
     with Store(store, read_only=True) as st:
         saved = st.runs("simple")
@@ -217,12 +308,13 @@ def test_ctrl_c_keeps_finished_runs(tmp_path):
     store = tmp_path / "r.duckdb"
     markers = tmp_path / "m"
     markers.mkdir()
-    proc = _sweep_in_subprocess(study, store, markers, delay=0.3)
-    deadline = time.monotonic() + 60
-    while len(list(markers.iterdir())) < 8 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    proc = _sweep_in_subprocess(study, store, markers, gate=tmp_path / "never")
+    wait_for(lambda: len(stored_runs(store)) >= 2 or proc.poll() is not None, "two stored runs")
     os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group
-    assert proc.wait(timeout=30) != 0
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode != 0
+    assert proc.returncode == 130 and "interrupted; every finished run is saved" in err, err
+    wait_for(lambda: not session_processes(proc.pid), "every worker to end")
     with Store(store, read_only=True) as st:
         saved = st.runs("simple")
     assert 0 < len(saved) < 24 and set(saved["status"]) == {"ok"}
@@ -328,3 +420,150 @@ def test_a_worker_that_dies_fails_only_its_own_run(tmp_path):
     failed = runs[runs["status"] == "failed"]
     assert set(failed["tcp.flavor"]) == {"crash"} and set(failed["seed"]) == {1}
     assert failed["error"].str.contains("worker process died").all()
+
+
+# -- every run is checked before any runs ------------------------------------------------------
+
+ROOT = TESTS.parent
+
+
+def real_study(tmp: Path, body: str, base: str = "geo-bulk.toml") -> Path:
+    """A study over a copy of a real scenario, for sweeps with sattcp's own simulator."""
+    pytest.importorskip("sattcp._core")
+    (tmp / "base.toml").write_text((ROOT / "scenarios" / base).read_text())
+    p = tmp / "study.toml"
+    p.write_text(textwrap.dedent(body))
+    return p
+
+
+TINY = """
+    name = "tiny"
+    scenario = "base.toml"
+    responses = ["efficiency", "timeouts"]
+    [overrides]
+    "run.duration" = "1s"
+    [factors]
+    "tcp.flavor" = ["reno", "sack"]
+"""
+
+
+def test_a_typo_in_a_factor_or_a_level_stops_the_sweep_before_any_run(tmp_path, capsys):
+    from sattcp.cli_study import main
+
+    study = real_study(tmp_path, TINY.replace('"tcp.flavor" = ["reno", "sack"]',
+                                              '"tcp.flavour" = ["reno", "sack"]\n'
+                                              '"switch.buffer" = ["1bdp", "lots"]'))
+    store = tmp_path / "r.duckdb"
+    with pytest.raises(StudyError) as ei:
+        run_sweep(study, store, jobs=1, progress=False)
+    paths = {(p["path"], p["rule"]) for p in ei.value.problems}
+    assert ("factors.tcp.flavour", "unknown key") in paths
+    assert any(p == "factors.switch.buffer" and "lots" in str(g["got"])
+               for p, g in ((q["path"], q) for q in ei.value.problems))
+    assert len(ei.value.problems) == 2  # each problem once, not once per run
+    assert not store.exists()  # nothing was run or stored
+    assert main(["sweep", str(study), "--store", str(store), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "nothing was run" in err and "factors.tcp.flavour: unknown key" in err
+    assert "Traceback" not in err and not store.exists()
+
+
+def test_an_invalid_base_scenario_or_override_is_named_by_where_the_study_sets_it(tmp_path):
+    study = real_study(tmp_path, TINY.replace('"run.duration" = "1s"',
+                                              '"run.duration" = "1s"\n"tcp.mss" = 0'))
+    with pytest.raises(StudyError) as ei:
+        run_sweep(study, tmp_path / "r.duckdb", jobs=1, progress=False)
+    assert [p["path"] for p in ei.value.problems] == ["overrides.tcp.mss"]
+    (tmp_path / "base.toml").write_text((tmp_path / "base.toml").read_text()
+                                        .replace('rate = "45Mbps"', 'rate = "45Mbs"'))
+    study.write_text(textwrap.dedent(TINY))
+    with pytest.raises(StudyError) as ei:
+        run_sweep(study, tmp_path / "r.duckdb", jobs=1, progress=False)
+    assert [p["path"] for p in ei.value.problems] == ["scenario base.toml: links.bottleneck.rate"]
+
+
+def test_a_response_that_no_run_returns_is_an_error_up_front(tmp_path):
+    study = real_study(tmp_path, TINY.replace('"timeouts"', '"efficency"'))
+    with pytest.raises(StudyError) as ei:
+        run_sweep(study, tmp_path / "r.duckdb", jobs=1, progress=False)
+    (p,) = ei.value.problems
+    assert p["path"] == "responses[1]" and p["got"] == "efficency" and "efficiency" in p["rule"]
+
+
+@pytest.mark.parametrize("body, path, rule", [
+    ('name = "x"\nscenario = "base.toml"\nfactors = 3', "factors", "must be a table"),
+    ('scenario = "base.toml"\n[factors]\n"tcp.flavor" = "reno"', "factors.tcp.flavor",
+     "must be a list"),
+    ('scenario = "base.toml"\noverrides = ["a"]\n[factors]\nx = [1, 2]', "overrides",
+     "must be a table"),
+    ('blocks = "x"\n[factors]\nx = [1, 2]', "blocks", "must be an array of tables"),
+    ('[[blocks]]\nscenario = 3\n[factors]\nx = [1, 2]', "blocks[0].scenario", "is required"),
+    ('scenario = "base.toml"\nquick = 5\n[factors]\nx = [1, 2]', "quick", "must be a table"),
+    ('scenario = "base.toml"\nname = 5\n[factors]\nx = [1, 2]', "name", "non-empty string"),
+    ('scenario = "base.toml"\nresponses = "efficiency"\n[factors]\nx = [1, 2]', "responses",
+     "must be a non-empty list"),
+    ('scenario = "base.toml"\nseeds = [1, 2, 1]\n[factors]\nx = [1, 2]', "seeds",
+     "must be distinct"),
+    ('scenario = "base.toml"\nreplications = true\n[factors]\nx = [1, 2]', "replications",
+     "integer >= 1"),
+    ('scenario = "base.toml"\n[factors]\nx = [1, {a = 2}]', "factors.x",
+     "levels must be strings, numbers or booleans"),
+    ('scenario = "base.toml"\n[overrides]\n"run.duration" = ["1s"]\n[factors]\nx = [1, 2]',
+     "overrides.run.duration", "must be a string, number or boolean"),
+    ('scenario = "base.toml"\nreplications = 1000000000\n[factors]\nx = [1, 2]', "replications",
+     "at most 100,000 runs"),
+    ('scenario = "base.toml"\nreplications = 30000\n[factors]\nx = [1, 2]\ny = [1, 2]',
+     "replications", "would have 120,000 runs (1 block(s) x 2 x 2 levels x 30,000 seeds); "
+     "at most 100,000"),
+])
+def test_malformed_study_files_say_where_and_what(tmp_path, capsys, body, path, rule):
+    from sattcp.cli_study import main
+
+    study = write_study(tmp_path, body)
+    with pytest.raises(StudyError) as ei:
+        load_study(study)
+    assert any(p["path"] == path and rule in p["rule"] for p in ei.value.problems), ei.value.problems
+    assert main(["sweep", str(study), "--store", str(tmp_path / "r.duckdb"), "--runner",
+                 "test_sweep:fake_runner", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert f"  {path}: " in err and "Traceback" not in err, err
+    assert not (tmp_path / "r.duckdb").exists()
+
+
+def test_editing_the_scenario_or_changing_build_runs_again_and_old_runs_are_not_analysed(
+        tmp_path, monkeypatch, capsys):
+    import sattcp
+    from sattcp.cli_study import main
+
+    study = real_study(tmp_path, TINY)
+    store = tmp_path / "r.duckdb"
+    s = run_sweep(study, store, jobs=1, progress=False)
+    assert (s.total, s.ok, s.skipped, s.stale) == (2, 2, 0, 0)
+    assert run_sweep(study, store, jobs=1, progress=False).skipped == 2
+    with Store(store, read_only=True) as st:
+        first = st.runs("tiny").set_index("tcp.flavor")
+    # The run's record alone says what ran (every key, defaults included) and repeats it.
+    cfg = json.loads(first.loc["sack", "config"])
+    assert cfg["tcp"]["flavor"] == "sack" and cfg["run"] == {"duration": "1s", "seed": 1}
+    assert cfg["links"]["bottleneck"]["rate"] == "45Mbps" and cfg["tcp"]["min_rto"] == "200ms"
+    assert sattcp.run(cfg).summary["digest"] == first.loc["sack", "digest"]
+    assert first.loc["sack", "build"] == build_id() and first.loc["sack", "seed"] == 1
+
+    base = tmp_path / "base.toml"
+    base.write_text(base.read_text().replace('rate = "45Mbps"', 'rate = "10Mbps"'))
+    s = run_sweep(study, store, jobs=1, progress=False)
+    assert (s.ok, s.skipped, s.stale) == (2, 0, 2)  # the edit made the runs run again
+    with Store(store, read_only=True) as st:
+        now = st.runs("tiny").set_index("tcp.flavor")
+        assert len(st.runs("tiny", include_stale=True)) == 4
+    assert set(now.index) == {"reno", "sack"}  # analyses see only the current runs
+    cap = now.loc["sack", "summary"]
+    assert json.loads(cap)["capacity_bps"] < json.loads(first.loc["sack", "summary"])["capacity_bps"]
+
+    monkeypatch.setenv("SATTCP_BUILD_ID", "9.9.9+upgraded")
+    assert main(["sweep", str(study), "--store", str(store), "--no-progress", "-j", "1"]) == 0
+    out, err = capsys.readouterr()
+    assert "2 runs, 0 already stored, 2 ok" in out and "4 stored run(s) of tiny" in err
+    with Store(store, read_only=True) as st:
+        assert set(st.runs("tiny")["build"]) == {"9.9.9+upgraded"}
+        assert st.builds("tiny") == {"9.9.9+upgraded": 2}

@@ -2,7 +2,9 @@
 
 ``sattcp.cli`` calls :func:`register` with its argparse subparsers; each subcommand sets
 ``handler`` (and ``func``) to a function ``(args) -> int`` returning the exit status:
-0 success, 1 runs failed or the simulator is unavailable, 2 bad input, 130 interrupted.
+0 success, 1 runs failed, the simulator is unavailable or the store is locked by another
+process, 2 bad input (invalid study, missing/damaged/foreign store, unknown study), 130
+interrupted (Ctrl-C), 143 terminated (SIGTERM).
 ``python -m sattcp.cli_study ...`` runs them without the main CLI.
 """
 
@@ -17,7 +19,7 @@ from typing import Any
 
 __all__ = ["main", "register"]
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 
 
 def _err(cmd: str, msg: str) -> None:
@@ -41,19 +43,26 @@ def _guard(cmd: str, body: Callable[[], int]) -> int:
     """Run a handler body, turning expected errors into a message and an exit status."""
     import duckdb
 
-    from sattcp.sweep import SimulatorUnavailable
+    from sattcp.store import StoreLocked
+    from sattcp.sweep import SimulatorUnavailable, Terminated
 
     try:
         return body()
-    except KeyboardInterrupt:
-        _err(cmd, "interrupted; every finished run is saved, run the same command to resume")
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as e:
+        how = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
+        _err(cmd, f"{how}; every finished run is saved, run the same command to resume")
+        return EXIT_TERMINATED if isinstance(e, Terminated) else EXIT_INTERRUPTED
     except SimulatorUnavailable as e:
         _err(cmd, str(e))
         return EXIT_FAILED
-    except duckdb.IOException as e:
-        _err(cmd, f"cannot open the results store ({e}); is a sweep still writing to it?")
+    except StoreLocked as e:
+        _err(cmd, str(e))
         return EXIT_FAILED
+    except duckdb.Error as e:
+        # Damage found while reading (opening the file checks only its header and catalogue).
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        _err(cmd, f"cannot read the results store (DuckDB: {first}); the file may be damaged")
+        return EXIT_USAGE
     except (ValueError, FileNotFoundError, KeyError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         _err(cmd, str(msg))
@@ -100,13 +109,20 @@ def register(subparsers: Any) -> None:
     p.add_argument("--confidence", type=float, default=0.90, help="default: %(default)s")
     p.add_argument("--html", metavar="DIR", default=None,
                    help="also write DIR/report.html (figures embedded), variation.csv, effects.csv")
+    p.add_argument("--allow-mixed-builds", action="store_true",
+                   help="analyse even if the runs were made by different sattcp builds")
     p.set_defaults(handler=cmd_analyze, func=cmd_analyze)
 
-    p = subparsers.add_parser("export", help="write a store's runs and flows as Parquet or CSV")
+    p = subparsers.add_parser("export", help="write a store's tables as Parquet or CSV files",
+                              description="Write runs (factors and summary values as columns), "
+                              "flows, links, traces and studies, keyed by study and run_key "
+                              "(docs/analysis.md).")
     p.add_argument("store", metavar="STORE")
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--format", choices=["parquet", "csv"], default="parquet")
     p.add_argument("--study", default=None, help="only this study")
+    p.add_argument("--include-stale", action="store_true",
+                   help="also the runs of earlier definitions or builds of a study (column current)")
     p.set_defaults(handler=cmd_export, func=cmd_export)
 
     p = subparsers.add_parser("reproduce", help="reproduce a seed study and write a report",
@@ -126,6 +142,10 @@ def register(subparsers: Any) -> None:
 def _print_sweep(s: Any) -> None:
     print(f"{s.study}: {s.total} runs, {s.skipped} already stored, {s.ok} ok, {s.failed} failed "
           f"({s.wall_time_s:.1f} s) -> {s.store}")
+    if s.stale:
+        print(f"note: {s.stale} stored run(s) of {s.study} come from an earlier version of its "
+              "scenario, study file or sattcp build; they are kept but not analysed (sattcp "
+              "export --include-stale writes them)", file=sys.stderr)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -150,8 +170,23 @@ def analyze_text(store: str | Path, study: str, responses: Sequence[str] | None 
     return "\n".join(f"== {study} / {b} / {r}\n{a.to_text()}\n" for (b, r), a in results.items())
 
 
+def _check_builds(store: str | Path, study: str, allow_mixed: bool) -> None:
+    from sattcp.store import Store
+
+    with Store(store, read_only=True) as st:
+        st.study_definition(study)  # KeyError naming the studies present
+        if allow_mixed:
+            builds = st.builds(study)
+            if len(builds) > 1:
+                print(f"warning: the runs of {study} come from {len(builds)} sattcp builds: "
+                      + ", ".join(f"{b} ({n})" for b, n in builds.items()), file=sys.stderr)
+        else:
+            st.check_one_build(study)
+
+
 def cmd_analyze(args: argparse.Namespace) -> int:
     def body() -> int:
+        _check_builds(args.store, args.study, args.allow_mixed_builds)
         print(analyze_text(args.store, args.study, args.response, args.block, args.confidence))
         if args.html:
             from sattcp.report import build_study_report
@@ -169,7 +204,13 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     def body() -> int:
         with Store(args.store, read_only=True) as st:
-            for p in st.export(args.out, args.format, args.study):
+            for study in [args.study] if args.study else st.studies():
+                builds = st.builds(study)
+                if len(builds) > 1:
+                    print(f"warning: the runs of {study} come from {len(builds)} sattcp builds "
+                          "(column build): " + ", ".join(f"{b} ({n})" for b, n in builds.items()),
+                          file=sys.stderr)
+            for p in st.export(args.out, args.format, args.study, args.include_stale):
                 print(p)
         return EXIT_OK
 

@@ -1,35 +1,65 @@
-"""Results store: one DuckDB file with the studies, their runs and the runs' per-flow results.
+"""Results store: one DuckDB file with the studies, their runs and each run's flows, links and
+traces. The schema is declared here (docs/analysis.md, "The results store"), versioned in the
+file, and never inferred from the data.
 
-Tables:
+Tables (schema version :data:`SCHEMA_VERSION`):
 
+- ``meta``: ``key``, ``value``: ``schema_version``, ``created_by`` (the sattcp build).
 - ``studies``: one row per study (``study``, ``definition`` as JSON: factors, levels, blocks,
-  responses, replications), so a store can be analysed without its study file.
-- ``runs``: one row per run, keyed by ``(study, run_key)``: ``block``, ``factors`` (JSON of the
-  factor labels), ``overrides`` (JSON of what was passed to the simulator), ``seed``,
-  ``scenario``, ``scenario_digest``, ``status`` (``ok``/``failed``), ``error``, the common
-  responses as columns (``efficiency``, ``fairness``, ``jain_fairness``, ``events``,
-  ``sim_time_s``, ``wall_time_s``, ``digest``), every summary value in ``summary`` (JSON),
-  ``started_at`` and ``finished_at`` (UTC).
-- ``flows``: the per-flow table of each run, with ``study`` and ``run_key`` in front; its other
-  columns are those of ``RunResult.flows`` (added as new ones appear).
+  responses, seeds), so a store can be analysed without its study file.
+- ``study_runs``: the run keys of each study's current definition (written by every sweep).
+  Runs of a study whose key is not among them are *stale* (an earlier scenario, definition or
+  sattcp build): kept, but left out of analyses and exports unless asked for.
+- ``runs``: one row per run, keyed by ``(study, run_key)``: identity, the resolved configuration
+  (``config``, JSON) and its digest, the sattcp version and build that produced it, status and
+  error, the common responses as columns and every summary value in ``summary`` (JSON).
+- ``flows``, ``links``: the per-flow and per-link tables of each run (``RunResult.flows`` and
+  ``.links``), with ``study`` and ``run_key`` in front, every column typed.
+- ``traces``: every recorded variable of each run, one row per point (``trace``, ``t``,
+  ``value``).
 
-Every run is written in its own transaction, so a sweep that is killed loses no finished run.
-Only one process writes (the sweep's parent); DuckDB locks the file against other writers.
+Every run is written in its own transaction, so a sweep that is killed loses no finished run. A
+sweep opens the file only while it writes (:class:`StoreWriter`), so other processes can read
+it between two commits (DuckDB allows one process at a time).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import importlib.util
 import json
 import math
+import os
+import re
+import time
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import Any, Self
 
 import duckdb
 import pandas as pd
 
-__all__ = ["RESPONSE_COLUMNS", "Store"]
+__all__ = [
+    "FLOW_COLUMNS",
+    "LINK_COLUMNS",
+    "RESPONSE_COLUMNS",
+    "RUN_COLUMNS",
+    "SCHEMA_VERSION",
+    "Store",
+    "StoreError",
+    "StoreLocked",
+    "StoreMissing",
+    "StoreWriter",
+    "build_id",
+]
+
+#: Version of the tables below. 1: the unversioned store of sattcp <= 0.1.0 (flows typed by the
+#: first run stored); 2: declared types, ``meta``, ``study_runs``, ``links``, ``traces``, the
+#: resolved configuration and the build of every run.
+SCHEMA_VERSION = 2
 
 #: Summary values also stored as columns of ``runs`` (all are kept in ``summary`` as JSON).
 RESPONSE_COLUMNS: dict[str, str] = {
@@ -42,30 +72,146 @@ RESPONSE_COLUMNS: dict[str, str] = {
     "digest": "VARCHAR",
 }
 
+RUN_COLUMNS: dict[str, str] = {
+    "study": "VARCHAR NOT NULL",
+    "run_key": "VARCHAR NOT NULL",
+    "block": "VARCHAR",
+    "factors": "VARCHAR NOT NULL",      # JSON: factor key -> level label
+    "overrides": "VARCHAR",             # JSON: what was passed to the simulator
+    "seed": "UBIGINT",
+    "scenario": "VARCHAR",              # base scenario file
+    "scenario_digest": "VARCHAR",       # SHA-256 (16 hex) of the base scenario's text
+    "config": "VARCHAR",                # JSON: the resolved configuration that ran
+    "config_digest": "VARCHAR",         # SHA-256 (16 hex) of config
+    "sattcp_version": "VARCHAR",
+    "build": "VARCHAR",                 # version + native module digest (build_id())
+    "status": "VARCHAR NOT NULL",       # ok | failed
+    "error": "VARCHAR",
+    **RESPONSE_COLUMNS,
+    "summary": "VARCHAR",               # JSON: every summary value
+    "warnings": "VARCHAR",              # JSON list
+    "started_at": "TIMESTAMP",
+    "finished_at": "TIMESTAMP",
+}
+
+#: ``RunResult.flows`` (crates/sattcp-core/src/metrics/result.rs ``FlowResult`` plus
+#: ``capacity_bps``). Counters are BIGINT: sattcp's "unbounded" is 2^62 - 1.
+FLOW_COLUMNS: dict[str, str] = {
+    "flow": "BIGINT", "role": "VARCHAR", "src": "BIGINT", "dst": "BIGINT",
+    "scheduled_bytes": "BIGINT", "bytes_sent": "BIGINT", "bytes_retransmitted": "BIGINT",
+    "segments_sent": "BIGINT", "segments_retransmitted": "BIGINT", "timeouts": "BIGINT",
+    "fast_retransmits": "BIGINT", "delivered_bytes": "BIGINT", "throughput_bps": "DOUBLE",
+    "duplicate_bytes": "BIGINT", "completed_at_s": "DOUBLE", "final_cwnd": "BIGINT",
+    "final_ssthresh": "BIGINT", "final_srtt_s": "DOUBLE", "fair_share_bps": "DOUBLE",
+    "capacity_bps": "DOUBLE",
+}
+
+#: ``RunResult.links`` (``LinkResult``); ``drops_by_reason`` is a JSON object.
+LINK_COLUMNS: dict[str, str] = {
+    "link": "VARCHAR", "from": "BIGINT", "to": "BIGINT", "rate_bps": "BIGINT",
+    "delay_s": "DOUBLE", "utilization": "DOUBLE", "packets": "BIGINT", "bytes": "BIGINT",
+    "drops_queue_full": "BIGINT", "drops_corrupted": "BIGINT", "drops_scripted": "BIGINT",
+    "peak_queue_packets": "BIGINT", "peak_queue_bytes": "BIGINT", "mean_queue_bytes": "DOUBLE",
+    "drops_by_reason": "VARCHAR", "cells": "BIGINT", "cells_arrived": "BIGINT",
+    "cells_dropped": "BIGINT", "cells_corrupted": "BIGINT", "cells_buffered": "BIGINT",
+    "peak_queue_cells": "BIGINT", "mean_queue_cells": "DOUBLE", "frames_discarded": "BIGINT",
+}
+
+TRACE_COLUMNS: dict[str, str] = {"trace": "VARCHAR NOT NULL", "t": "DOUBLE", "value": "DOUBLE"}
+
+#: Per-run tables: declared columns after ``study`` and ``run_key``.
+RUN_TABLES: dict[str, dict[str, str]] = {"flows": FLOW_COLUMNS, "links": LINK_COLUMNS,
+                                         "traces": TRACE_COLUMNS}
+
+_KEY_COLUMNS = {"study": "VARCHAR NOT NULL", "run_key": "VARCHAR NOT NULL"}
+
+
+def _cols(cols: Mapping[str, str]) -> str:
+    return ", ".join(f'"{k}" {t}' for k, t in cols.items())
+
+
 _SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
 CREATE TABLE IF NOT EXISTS studies (
-    study VARCHAR PRIMARY KEY,
-    definition VARCHAR NOT NULL,
-    created_at TIMESTAMP NOT NULL
-);
-CREATE TABLE IF NOT EXISTS runs (
-    study VARCHAR NOT NULL,
-    run_key VARCHAR NOT NULL,
-    block VARCHAR,
-    factors VARCHAR NOT NULL,
-    overrides VARCHAR,
-    seed BIGINT,
-    scenario VARCHAR,
-    scenario_digest VARCHAR,
-    status VARCHAR NOT NULL,
-    error VARCHAR,
-    {", ".join(f"{k} {t}" for k, t in RESPONSE_COLUMNS.items())},
-    summary VARCHAR,
-    started_at TIMESTAMP,
-    finished_at TIMESTAMP,
-    PRIMARY KEY (study, run_key)
-);
-"""
+    study VARCHAR PRIMARY KEY, definition VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL);
+CREATE TABLE IF NOT EXISTS study_runs (study VARCHAR NOT NULL, run_key VARCHAR NOT NULL);
+CREATE TABLE IF NOT EXISTS runs ({_cols(RUN_COLUMNS)}, PRIMARY KEY (study, run_key));
+""" + "".join(f"CREATE TABLE IF NOT EXISTS {t} ({_cols({**_KEY_COLUMNS, **c})});\n"
+              for t, c in RUN_TABLES.items())
+
+_OURS = {"meta", "studies", "study_runs", "runs", *RUN_TABLES}
+
+_ARROW = {"DOUBLE": "float64", "BIGINT": "int64", "UBIGINT": "uint64", "VARCHAR": "string",
+          "BOOLEAN": "bool_", "TIMESTAMP": "timestamp"}
+
+
+class StoreError(ValueError):
+    """The store cannot be used: missing, damaged, foreign, newer, locked. The message says
+    which, in plain words (the CLI prints it and exits with status 2)."""
+
+
+class StoreMissing(StoreError, FileNotFoundError):
+    """No file at the store's path."""
+
+
+class StoreLocked(StoreError):
+    """Another process holds the file (DuckDB allows one process at a time)."""
+
+    def __init__(self, path: Path, detail: str) -> None:
+        m = re.search(r"PID (\d+)", detail)
+        self.pid = int(m.group(1)) if m else None
+        who = f"process {self.pid}" if self.pid else "another process"
+        cmd = _cmdline(self.pid) if self.pid else ""
+        sweep = " (a sattcp sweep is writing to it)" if "sweep" in cmd or "reproduce" in cmd else ""
+        super().__init__(f"the results store {path} is locked by {who}"
+                         + (f": {cmd}" if cmd else "") + sweep
+                         + "; wait for it to finish or stop it, then try again")
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return ""
+    return " ".join(a.decode(errors="replace") for a in raw.split(b"\0") if a)[:200]
+
+
+# -- the build ---------------------------------------------------------------------------------
+
+
+def build_id() -> str:
+    """``VERSION+DIGEST``: the sattcp version and the first 12 hex digits of the SHA-256 of the
+    native module (the simulator) file, found without importing it. Runs are keyed by it, so
+    rebuilding or upgrading the simulator makes a sweep run again.
+    ``SATTCP_BUILD_ID`` in the environment replaces it (tests simulate an upgrade with it)."""
+    forced = os.environ.get("SATTCP_BUILD_ID")
+    if forced:
+        return forced
+    return f"{sattcp_version()}+{_native_digest()}"
+
+
+@cache
+def _native_digest() -> str:
+    try:
+        spec = importlib.util.find_spec("sattcp._core")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.origin or not Path(spec.origin).is_file():
+        return "no-native-module"
+    h = hashlib.sha256()
+    with open(spec.origin, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:12]
+
+
+def sattcp_version() -> str:
+    from sattcp import __version__
+
+    return __version__
+
+
+# -- values ------------------------------------------------------------------------------------
 
 
 def _jsonable(v: Any) -> Any:
@@ -90,16 +236,109 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
-class Store:
-    """A DuckDB results file. Use as a context manager or call :meth:`close`."""
+def _sql_str(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
 
-    def __init__(self, path: str | Path, read_only: bool = False) -> None:
+
+def _typed_frame(df: pd.DataFrame, declared: Mapping[str, str]) -> tuple[Any, dict[str, str]]:
+    """``df`` as an Arrow table with the declared types (missing declared columns are left out,
+    DuckDB fills them with NULL). Undeclared columns keep their own type, nested values become
+    JSON text; an undeclared column with no value at all is left out (it is NULL either way).
+    Returns (table, {undeclared column: DuckDB type})."""
+    import pyarrow as pa
+
+    arrays, names, extra = [], [], {}
+    for name in df.columns:
+        col = df[name]
+        if col.dtype == object and col.map(lambda x: isinstance(x, (dict, list, tuple))).any():
+            col = col.map(lambda x: None if x is None else _dumps(x))
+        typ = declared.get(name)
+        if typ is not None:
+            base = typ.split()[0]
+            target = getattr(pa, _ARROW[base])() if base != "TIMESTAMP" else pa.timestamp("us")
+            try:
+                arr = pa.array(col.astype(object).where(col.notna(), None) if base != "VARCHAR"
+                               else col.map(lambda x: None if x is None or x != x else str(x)),
+                               type=target, from_pandas=True)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as e:
+                raise StoreError(f"column {name!r} must be {base}: {e}") from e
+        else:
+            arr = pa.array(col, from_pandas=True)
+            if pa.types.is_null(arr.type):
+                continue
+            extra[name] = _duck_type(arr.type)
+        arrays.append(arr)
+        names.append(name)
+    return pa.Table.from_arrays(arrays, names=names), extra
+
+
+def _duck_type(t: Any) -> str:
+    import pyarrow as pa
+
+    if pa.types.is_boolean(t):
+        return "BOOLEAN"
+    if pa.types.is_integer(t):
+        return "UBIGINT" if pa.types.is_uint64(t) else "BIGINT"
+    if pa.types.is_floating(t):
+        return "DOUBLE"
+    if pa.types.is_timestamp(t):
+        return "TIMESTAMP"
+    return "VARCHAR"
+
+
+# -- the store ---------------------------------------------------------------------------------
+
+
+def _connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:
+    """Opens the file, retrying while another process holds its lock (a sweep holds it only
+    while it commits a run). Damaged or foreign files raise :class:`StoreError`."""
+    deadline = time.monotonic() + wait_s
+    pause = 0.02
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.IOException as e:
+            msg = str(e)
+            if "lock" in msg.lower():
+                if time.monotonic() >= deadline:
+                    raise StoreLocked(path, msg) from None
+                time.sleep(pause)
+                pause = min(pause * 2, 0.5)
+                continue
+            raise StoreError(_damaged(path, msg)) from None
+        except duckdb.Error as e:
+            raise StoreError(_damaged(path, str(e))) from None
+
+
+def _damaged(path: Path, msg: str) -> str:
+    first = msg.strip().splitlines()[0] if msg.strip() else type(msg).__name__
+    return f"{path} is not a readable sattcp results store (DuckDB: {first})"
+
+
+class Store:
+    """A DuckDB results file. Use as a context manager or call :meth:`close`.
+
+    ``read_only`` stores can be opened while a sweep writes to the same file (the sweep holds
+    the file only while it commits a run; opening waits up to ``wait_s`` seconds for it). An
+    old store (schema 1) is migrated when opened; a damaged file, a DuckDB file without
+    sattcp's tables or a store from a newer sattcp raise :class:`StoreError`.
+    """
+
+    def __init__(self, path: str | Path, read_only: bool = False, *, wait_s: float = 30.0) -> None:
         self.path = Path(path)
         if read_only and not self.path.exists():
-            raise FileNotFoundError(f"no results store at {self.path}")
-        self.con = duckdb.connect(str(self.path), read_only=read_only)
-        if not read_only:
-            self.con.execute(_SCHEMA)
+            raise StoreMissing(f"no results store at {self.path}")
+        if self.path.is_dir():
+            raise StoreError(f"{self.path} is a folder, not a results store file")
+        if not read_only and self.path.exists() and self.path.stat().st_size == 0:
+            self.path.unlink()  # an empty file (mktemp, touch): a new store
+        self.read_only = read_only
+        self.con = _connect(self.path, read_only, wait_s)
+        try:
+            self._check_schema(wait_s)
+        except BaseException:
+            self.con.close()
+            raise
 
     def __enter__(self) -> Self:
         return self
@@ -110,13 +349,125 @@ class Store:
     def close(self) -> None:
         self.con.close()
 
+    # -- schema --------------------------------------------------------------------------------
+
+    def _tables(self) -> set[str]:
+        return {r[0] for r in self.con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+
+    def schema_version(self) -> int:
+        tables = self._tables()
+        if "meta" in tables:
+            row = self.con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            return int(row[0]) if row else 0
+        if {"runs", "studies"} <= tables:
+            return 1
+        return 0
+
+    def _check_schema(self, wait_s: float) -> None:
+        tables = self._tables()
+        if not tables & _OURS:
+            if tables:
+                raise StoreError(f"{self.path} is a DuckDB file but not a sattcp results store "
+                                 f"(its tables: {', '.join(sorted(tables))}); use another file")
+            if self.read_only:
+                raise StoreError(f"{self.path} holds no results (an empty DuckDB file)")
+            self.con.execute(_SCHEMA)
+            self.con.executemany("INSERT INTO meta VALUES (?, ?)",
+                                 [["schema_version", str(SCHEMA_VERSION)], ["created_by", build_id()]])
+            return
+        version = self.schema_version()
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"{self.path} was written by a newer sattcp (store schema {version}; "
+                             f"this sattcp {sattcp_version()} reads up to {SCHEMA_VERSION}): "
+                             "upgrade sattcp to read it")
+        if version < 1 or (version == 1 and not self._looks_like_v1()):
+            raise StoreError(f"{self.path} is a DuckDB file but not a sattcp results store "
+                             f"(its tables: {', '.join(sorted(tables))}); use another file")
+        if version == SCHEMA_VERSION:
+            missing = _OURS - tables
+            if missing:
+                raise StoreError(f"{self.path} is a damaged sattcp results store (tables "
+                                 f"missing: {', '.join(sorted(missing))})")
+            return
+        # An older store: migrate it (a read-only connection cannot, so reopen for writing).
+        if self.read_only:
+            self.con.close()
+            with Store(self.path, wait_s=wait_s):
+                pass
+            self.con = _connect(self.path, True, wait_s)
+            return
+        self._migrate_v1()
+
+    def _looks_like_v1(self) -> bool:
+        cols = {r[0] for r in self.con.execute("DESCRIBE runs").fetchall()}
+        return {"study", "run_key", "factors", "status"} <= cols
+
+    def _migrate_v1(self) -> None:
+        """Schema 1 -> 2: every table rebuilt with the declared types (the flows table of a
+        schema-1 store took its types from the first run stored: a column with no value in that
+        run was typed NULL and refused every later value). Rows are kept; runs get
+        ``build = 'unknown (store schema 1)'``."""
+        con = self.con
+        con.execute("BEGIN TRANSACTION")
+        try:
+            old = self._tables()
+            for t in ("runs", "flows", "studies"):
+                if t in old:
+                    con.execute(f"ALTER TABLE {t} RENAME TO {t}_v1")
+            con.execute(_SCHEMA)
+            con.execute("INSERT INTO studies SELECT study, definition, created_at FROM studies_v1")
+            have = {r[0]: r[1] for r in con.execute("DESCRIBE runs_v1").fetchall()}
+            common = [c for c in RUN_COLUMNS if c in have]
+            sel = ", ".join(f'CAST("{c}" AS {RUN_COLUMNS[c].split()[0]}) AS "{c}"' for c in common)
+            con.execute(f"INSERT INTO runs BY NAME SELECT {sel}, "
+                        f"'unknown (store schema 1)' AS build FROM runs_v1")
+            if "flows" in old:
+                fhave = {r[0]: r[1] for r in con.execute("DESCRIBE flows_v1").fetchall()}
+                for c, typ in fhave.items():
+                    if c not in FLOW_COLUMNS and c not in _KEY_COLUMNS and typ != '"NULL"' \
+                            and typ != "NULL":
+                        con.execute(f'ALTER TABLE flows ADD COLUMN "{c}" {typ}')
+                cols = [c for c in fhave if c in FLOW_COLUMNS or c in _KEY_COLUMNS
+                        or fhave[c] not in ("NULL", '"NULL"')]
+                decl = {**_KEY_COLUMNS, **FLOW_COLUMNS}
+                sel = ", ".join(f'CAST("{c}" AS {decl[c].split()[0]}) AS "{c}"' if c in decl
+                                else f'"{c}"' for c in cols)
+                con.execute(f"INSERT INTO flows BY NAME SELECT {sel} FROM flows_v1")
+            for t in ("runs", "flows", "studies"):
+                if t in old:
+                    con.execute(f"DROP TABLE {t}_v1")
+            con.executemany("INSERT INTO meta VALUES (?, ?)",
+                            [["schema_version", str(SCHEMA_VERSION)], ["created_by", build_id()],
+                             ["migrated_from", "1"]])
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+
     # -- studies -------------------------------------------------------------------------------
 
-    def save_study(self, study: str, definition: Mapping[str, Any]) -> None:
-        """Record (or update) a study's definition."""
-        self.con.execute(
-            "INSERT OR REPLACE INTO studies VALUES (?, ?, ?)", [study, _dumps(definition), _now()]
-        )
+    def save_study(self, study: str, definition: Mapping[str, Any],
+                   run_keys: Iterable[str] | None = None) -> None:
+        """Record (or update) a study's definition and, if given, the run keys of that
+        definition (runs of the study with other keys become stale)."""
+        con = self.con
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute("INSERT OR REPLACE INTO studies VALUES (?, ?, ?)",
+                        [study, _dumps(definition), _now()])
+            if run_keys is not None:
+                con.execute("DELETE FROM study_runs WHERE study = ?", [study])
+                keys = pd.DataFrame({"study": study, "run_key": list(run_keys)})
+                con.register("_keys", keys)
+                try:
+                    con.execute("INSERT INTO study_runs SELECT study, run_key FROM _keys")
+                finally:
+                    con.unregister("_keys")
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
 
     def studies(self) -> list[str]:
         return [r[0] for r in self.con.execute("SELECT study FROM studies ORDER BY study").fetchall()]
@@ -127,6 +478,10 @@ class Store:
             known = ", ".join(self.studies()) or "none"
             raise KeyError(f"no study {study!r} in {self.path} (studies: {known})")
         return json.loads(row[0])
+
+    def _has_plan(self, study: str) -> bool:
+        row = self.con.execute("SELECT count(*) FROM study_runs WHERE study = ?", [study]).fetchone()
+        return bool(row and row[0])
 
     # -- runs ----------------------------------------------------------------------------------
 
@@ -142,13 +497,21 @@ class Store:
         seed: int | None = None,
         scenario: str | None = None,
         scenario_digest: str | None = None,
+        config: Mapping[str, Any] | None = None,
+        config_digest: str | None = None,
+        build: str | None = None,
+        version: str | None = None,
         summary: Mapping[str, Any] | None = None,
         flows: pd.DataFrame | None = None,
+        links: pd.DataFrame | None = None,
+        traces: Mapping[str, pd.DataFrame] | None = None,
+        warnings: Iterable[str] | None = None,
         error: str | None = None,
         started_at: datetime | None = None,
         wall_time_s: float | None = None,
     ) -> None:
-        """Write one finished run (and its flows) in one transaction, replacing an earlier one."""
+        """Write one finished run (and its flows, links, traces) in one transaction, replacing
+        an earlier record of the same key. ``build`` and ``version`` default to this sattcp's."""
         if status not in ("ok", "failed"):
             raise ValueError(f"status must be 'ok' or 'failed', got {status!r}")
         summary = dict(summary or {})
@@ -157,47 +520,58 @@ class Store:
         cols = {k: _jsonable(summary.get(k)) for k in RESPONSE_COLUMNS}
         if cols["digest"] is not None:
             cols["digest"] = str(cols["digest"])
-        values = [
-            study, run_key, block, _dumps(factors), _dumps(overrides or {}), seed, scenario,
-            scenario_digest, status, error, *cols.values(), _dumps(summary),
-            started_at, _now(),
-        ]
+        row = {
+            "study": study, "run_key": run_key, "block": block, "factors": _dumps(factors),
+            "overrides": _dumps(overrides or {}), "seed": seed, "scenario": scenario,
+            "scenario_digest": scenario_digest,
+            "config": None if config is None else _dumps(config), "config_digest": config_digest,
+            "sattcp_version": version or sattcp_version(), "build": build or build_id(),
+            "status": status, "error": error, **cols, "summary": _dumps(summary),
+            "warnings": _dumps(list(warnings or [])), "started_at": started_at,
+            "finished_at": _now(),
+        }
+        tables: dict[str, pd.DataFrame] = {}
+        if flows is not None and len(flows):
+            tables["flows"] = pd.DataFrame(flows)
+        if links is not None and len(links):
+            tables["links"] = pd.DataFrame(links)
+        if traces:
+            parts = [pd.DataFrame({"trace": name, "t": pd.Series(df["t"], dtype="float64"),
+                                   "value": pd.Series(df["value"], dtype="float64")})
+                     for name, df in traces.items() if len(df)]
+            if parts:
+                tables["traces"] = pd.concat(parts, ignore_index=True)
+        typed = {t: _typed_frame(df.reset_index(drop=True), RUN_TABLES[t])
+                 for t, df in tables.items()}  # type errors surface before the transaction
         con = self.con
         con.execute("BEGIN TRANSACTION")
         try:
-            gone = con.execute("DELETE FROM runs WHERE study = ? AND run_key = ? RETURNING run_key",
-                               [study, run_key]).fetchall()
-            if gone and self._has_table("flows"):
-                con.execute("DELETE FROM flows WHERE study = ? AND run_key = ?", [study, run_key])
-            con.execute(f"INSERT INTO runs VALUES ({', '.join('?' * len(values))})", values)
-            if flows is not None and len(flows):
-                self._insert_flows(study, run_key, flows)
+            con.execute("DELETE FROM runs WHERE study = ? AND run_key = ?", [study, run_key])
+            for t in RUN_TABLES:
+                con.execute(f"DELETE FROM {t} WHERE study = ? AND run_key = ?", [study, run_key])
+            names = ", ".join(f'"{k}"' for k in row)
+            con.execute(f"INSERT INTO runs ({names}) VALUES ({', '.join('?' * len(row))})",
+                        list(row.values()))
+            for t, (table, extra) in typed.items():
+                self._insert_rows(t, study, run_key, table, extra)
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
 
-    def _has_table(self, name: str) -> bool:
-        q = "SELECT count(*) FROM information_schema.tables WHERE table_name = ?"
-        row = self.con.execute(q, [name]).fetchone()
-        return bool(row and row[0] > 0)
-
-    def _insert_flows(self, study: str, run_key: str, flows: pd.DataFrame) -> None:
-        df = flows.reset_index(drop=True).copy()
-        df.insert(0, "run_key", run_key)
-        df.insert(0, "study", study)
-        self.con.register("_new_flows", df)
+    def _insert_rows(self, table: str, study: str, run_key: str, data: Any,
+                     extra: Mapping[str, str]) -> None:
+        have = {r[0] for r in self.con.execute(f"DESCRIBE {table}").fetchall()}
+        for name, typ in extra.items():
+            if name not in have:
+                self.con.execute(f'ALTER TABLE {table} ADD COLUMN "{name}" {typ}')
+        self.con.register("_new_rows", data)
         try:
-            if not self._has_table("flows"):
-                self.con.execute("CREATE TABLE flows AS SELECT * FROM _new_flows")
-                return
-            have = {r[0] for r in self.con.execute("DESCRIBE flows").fetchall()}
-            for name, typ, *_ in self.con.execute("DESCRIBE _new_flows").fetchall():
-                if name not in have:
-                    self.con.execute(f'ALTER TABLE flows ADD COLUMN "{name}" {typ}')
-            self.con.execute("INSERT INTO flows BY NAME SELECT * FROM _new_flows")
+            names = ", ".join(f'"{c}"' for c in data.column_names)
+            self.con.execute(f"INSERT INTO {table} (study, run_key, {names}) "
+                             f"SELECT ?, ?, {names} FROM _new_rows", [study, run_key])
         finally:
-            self.con.unregister("_new_flows")
+            self.con.unregister("_new_rows")
 
     def run_keys(self, study: str, status: str | None = None) -> set[str]:
         q = "SELECT run_key FROM runs WHERE study = ?"
@@ -213,11 +587,34 @@ class Store:
         done = self.run_keys(study, "ok" if retry_failed else None)
         return [k for k in keys if k not in done]
 
-    def runs(self, study: str | None = None, expand: bool = True) -> pd.DataFrame:
-        """The runs table; with ``expand`` the factor labels and every summary value become
+    def stale_runs(self, study: str) -> int:
+        """Stored runs of ``study`` that are not part of its current definition."""
+        if not self._has_plan(study):
+            return 0
+        row = self.con.execute(
+            "SELECT count(*) FROM runs r WHERE study = ? AND NOT EXISTS (SELECT 1 FROM study_runs p"
+            " WHERE p.study = r.study AND p.run_key = r.run_key)", [study]).fetchone()
+        return int(row[0]) if row else 0
+
+    def _current_sql(self, alias: str = "r") -> str:
+        """SQL true for a run of its study's current definition (or of a study without one)."""
+        return (f"(EXISTS (SELECT 1 FROM study_runs p WHERE p.study = {alias}.study AND "
+                f"p.run_key = {alias}.run_key) OR NOT EXISTS (SELECT 1 FROM study_runs p "
+                f"WHERE p.study = {alias}.study))")
+
+    def runs(self, study: str | None = None, expand: bool = True,
+             include_stale: bool = False) -> pd.DataFrame:
+        """The runs of the study's current definition (with ``include_stale`` all of them, and a
+        ``current`` column); with ``expand`` the factor labels and every summary value become
         columns (factor columns are named by their dotted keys)."""
-        q = "SELECT * FROM runs" + (" WHERE study = ?" if study else "") + " ORDER BY study, run_key"
+        where = ["r.study = ?"] if study else []
+        if not include_stale:
+            where.append(self._current_sql())
+        q = (f"SELECT r.*, {self._current_sql()} AS current FROM runs r"
+             + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY r.study, r.run_key")
         df = self.con.execute(q, [study] if study else []).df()
+        if not include_stale:
+            df = df.drop(columns="current")
         if not expand or df.empty:
             return df
         fac = pd.DataFrame([json.loads(s) for s in df["factors"]], index=df.index)
@@ -225,39 +622,230 @@ class Store:
         summ = summ[[c for c in summ.columns if c not in df.columns and c not in fac.columns]]
         return pd.concat([df, fac, summ], axis=1)
 
-    def flows(self, study: str | None = None) -> pd.DataFrame:
-        if not self._has_table("flows"):
-            return pd.DataFrame(columns=["study", "run_key"])
-        q = "SELECT * FROM flows" + (" WHERE study = ?" if study else "")
+    def _per_run(self, table: str, study: str | None, include_stale: bool = False) -> pd.DataFrame:
+        where = ["t.study = ?"] if study else []
+        if not include_stale:
+            where.append(self._current_sql("t"))
+        q = f"SELECT t.* FROM {table} t" + (" WHERE " + " AND ".join(where) if where else "")
         return self.con.execute(q, [study] if study else []).df()
+
+    def flows(self, study: str | None = None, include_stale: bool = False) -> pd.DataFrame:
+        return self._per_run("flows", study, include_stale)
+
+    def links(self, study: str | None = None, include_stale: bool = False) -> pd.DataFrame:
+        return self._per_run("links", study, include_stale)
+
+    def traces(self, study: str | None = None, include_stale: bool = False) -> pd.DataFrame:
+        """Every trace point: ``study``, ``run_key``, ``trace`` (e.g. ``flow/0/cwnd``), ``t``
+        (s), ``value``."""
+        return self._per_run("traces", study, include_stale)
 
     def counts(self, study: str) -> dict[str, int]:
         rows = self.con.execute(
-            "SELECT status, count(*) FROM runs WHERE study = ? GROUP BY status", [study]
-        ).fetchall()
+            f"SELECT status, count(*) FROM runs r WHERE study = ? AND {self._current_sql()} "
+            "GROUP BY status", [study]).fetchall()
         return {s: n for s, n in rows}
+
+    def builds(self, study: str) -> dict[str, int]:
+        """The sattcp builds that made the current successful runs of ``study``, with counts."""
+        rows = self.con.execute(
+            f"SELECT coalesce(build, 'unknown'), count(*) FROM runs r WHERE study = ? AND "
+            f"status = 'ok' AND {self._current_sql()} GROUP BY 1 ORDER BY 1", [study]).fetchall()
+        return {b: n for b, n in rows}
+
+    def check_one_build(self, study: str) -> None:
+        """Raises :class:`StoreError` if the current runs of ``study`` were made by more than
+        one sattcp build (their numbers may not be comparable)."""
+        b = self.builds(study)
+        if len(b) > 1:
+            listed = ", ".join(f"{k} ({n} runs)" for k, n in b.items())
+            raise StoreError(f"the runs of study {study!r} in {self.path} were made by "
+                             f"{len(b)} different sattcp builds: {listed}. Their results may not "
+                             "be comparable: rerun the study with one build (sattcp sweep), or "
+                             "pass --allow-mixed-builds to analyse them anyway")
 
     # -- export --------------------------------------------------------------------------------
 
-    def export(self, out_dir: str | Path, fmt: str = "parquet", study: str | None = None) -> list[Path]:
-        """Write ``runs`` and ``flows`` (optionally of one study) as Parquet or CSV files."""
+    def export_runs(self, study: str | None = None, include_stale: bool = False) -> pd.DataFrame:
+        """The runs table for export: one row per run, factors and summary values as typed
+        columns (not JSON), in the order of docs/analysis.md."""
+        df = self.runs(study, expand=False, include_stale=True)
+        if not include_stale:
+            df = df[df["current"]]
+        df = df.reset_index(drop=True)
+        fac = pd.DataFrame([json.loads(s) for s in df["factors"]], index=df.index)
+        summ = pd.DataFrame([json.loads(s) if s else {} for s in df["summary"]], index=df.index)
+        fixed = ["study", "run_key", "block"]
+        tail = ["seed", "status", "error"]
+        ident = ["build", "sattcp_version", "config_digest", "scenario", "scenario_digest",
+                 "overrides", "config", "warnings", "started_at", "finished_at", "current"]
+        responses = [c for c in RESPONSE_COLUMNS]
+        more = [c for c in summ.columns if c not in df.columns and c not in fac.columns]
+        out = pd.concat([df[fixed], _typed_columns(fac), df[tail], df[responses],
+                         _typed_columns(summ[more]), df[ident]], axis=1)
+        out["seed"] = out["seed"].astype("UInt64")
+        return out
+
+    def export(self, out_dir: str | Path, fmt: str = "parquet", study: str | None = None,
+               include_stale: bool = False) -> list[Path]:
+        """Write ``runs``, ``flows``, ``links``, ``traces`` and ``studies`` (optionally of one
+        study) as Parquet or CSV files in ``out_dir``; tables without rows are not written.
+        Raises :class:`StoreError` if there is nothing to export."""
         if fmt not in ("parquet", "csv"):
             raise ValueError(f"format must be 'parquet' or 'csv', got {fmt!r}")
+        runs = self.export_runs(study, include_stale)
+        if runs.empty:
+            if study is not None and study not in self.studies():
+                known = ", ".join(self.studies()) or "none"
+                raise StoreError(f"no study {study!r} in {self.path} (studies: {known})")
+            raise StoreError(f"no runs to export in {self.path}"
+                             + (f" for study {study!r}" if study else ""))
         out = Path(out_dir)
+        if out.exists() and not out.is_dir():
+            raise StoreError(f"--out {out} exists and is not a folder")
         out.mkdir(parents=True, exist_ok=True)
-        written = []
-        for table in ("runs", "flows"):
-            if not self._has_table(table):
+        written = [out / f"runs.{fmt}"]
+        if fmt == "parquet":
+            runs.to_parquet(written[0], index=False)
+        else:
+            runs.to_csv(written[0], index=False)
+        studies = self.con.execute(
+            "SELECT * FROM studies" + (" WHERE study = ?" if study else "") + " ORDER BY study",
+            [study] if study else []).df()
+        tables = [("studies", studies)]
+        opts = "(FORMAT parquet)" if fmt == "parquet" else "(FORMAT csv, HEADER true)"
+        for table in RUN_TABLES:
+            where = [] if include_stale else [self._current_sql("t")]
+            if study:
+                where.append(f"t.study = {_sql_str(study)}")
+            sel = f"SELECT t.* FROM {table} t" + (" WHERE " + " AND ".join(where) if where else "")
+            n = self.con.execute(f"SELECT count(*) FROM ({sel})").fetchone()
+            if n and n[0]:
+                path = out / f"{table}.{fmt}"
+                # COPY does not take prepared parameters: the path and study are quoted above.
+                self.con.execute(f"COPY ({sel} ORDER BY t.study, t.run_key) TO "
+                                 f"{_sql_str(str(path))} {opts}")
+                written.append(path)
+        for name, df in tables:
+            if df.empty:
                 continue
-            path = out / f"{table}.{fmt}"
-            where = " WHERE study = $study" if study else ""
-            opts = "(FORMAT parquet)" if fmt == "parquet" else "(FORMAT csv, HEADER true)"
-            # COPY does not take prepared parameters; quote the path and the study name.
-            sel = f"SELECT * FROM {table}{where}".replace("$study", _sql_str(study or ""))
-            self.con.execute(f"COPY ({sel}) TO {_sql_str(str(path))} {opts}")
+            path = out / f"{name}.{fmt}"
+            if fmt == "parquet":
+                df.to_parquet(path, index=False)
+            else:
+                df.to_csv(path, index=False)
             written.append(path)
         return written
 
 
-def _sql_str(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
+def _typed_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """Each column as one type: numbers (and booleans) stay numbers, a column that mixes
+    numbers and text (a factor whose levels are 1 and "2bdp") becomes text."""
+    out = {}
+    for c in df.columns:
+        col = df[c]
+        vals = [v for v in col if v is not None and not (isinstance(v, float) and math.isnan(v))]
+        if vals and all(isinstance(v, bool) for v in vals):
+            out[c] = col.astype("boolean")
+        elif vals and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+            out[c] = pd.to_numeric(col)
+        elif vals and all(isinstance(v, str) for v in vals):
+            out[c] = col.astype("string")
+        elif vals:
+            out[c] = col.map(lambda v: None if v is None else (json.dumps(v) if isinstance(
+                v, (dict, list)) else str(v))).astype("string")
+        else:
+            out[c] = pd.Series([None] * len(col), index=col.index, dtype="float64")
+    return pd.DataFrame(out, index=df.index)
+
+
+# -- writing while others read -----------------------------------------------------------------
+
+
+class StoreWriter:
+    """Writes finished runs to a store, opening the file only for the time of each commit, so
+    that other processes can open it (read-only) between commits. Runs that cannot be written
+    yet because a reader holds the file wait in memory and go with the next commit."""
+
+    def __init__(self, path: str | Path, notice: Any = None, interval_s: float = 1.0) -> None:
+        self.path = Path(path)
+        self.pending: list[tuple[tuple[str, str], dict[str, Any]]] = []
+        self.notice = notice or (lambda msg: None)
+        self.written = 0
+        self.interval_s = interval_s
+        self.last = -math.inf
+
+    def add(self, study: str, run_key: str, **record: Any) -> None:
+        """Queues a finished run; it is committed at once unless the last commit was less than
+        ``interval_s`` ago (then with the next :meth:`flush_due`, which the sweep calls at
+        least every second), so that quick runs share one opening of the file."""
+        self.pending.append(((study, run_key), record))
+        self.flush_due()
+
+    def flush_due(self) -> None:
+        if self.pending and time.monotonic() - self.last >= self.interval_s:
+            self.flush(wait_s=0.0)
+
+    def flush(self, wait_s: float = 0.0) -> bool:
+        """Writes every pending run; returns False if the file stayed locked ``wait_s`` s."""
+        if not self.pending:
+            return True
+        deadline = time.monotonic() + wait_s
+        told = 0.0
+        while True:
+            try:
+                with _deferred_signals(), Store(self.path, wait_s=0.2) as st:
+                    while self.pending:
+                        (study, key), rec = self.pending[0]
+                        st.record_run(study, key, **rec)
+                        self.pending.pop(0)
+                        self.written += 1
+                self.last = time.monotonic()
+                return True
+            except StoreLocked as e:
+                now = time.monotonic()
+                if now >= deadline:
+                    return False
+                if now - told > 10:
+                    told = now
+                    self.notice(f"{e}; {len(self.pending)} finished run(s) wait to be written")
+                time.sleep(0.2)
+
+
+@contextlib.contextmanager
+def _deferred_signals() -> Any:
+    """SIGINT/SIGTERM wait until a commit is complete (then act as usual)."""
+    import signal
+    import threading
+
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    sigs = {signal.SIGINT, signal.SIGTERM}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def bench_writer(runs: int = 50, flows: int = 200) -> str:
+    """Cost per run of committing through :class:`StoreWriter` (open, commit, close) and on a
+    file kept open, as quoted in docs/analysis.md:
+    ``python -c "from sattcp.store import bench_writer; print(bench_writer())"``."""
+    import tempfile
+
+    fl = pd.DataFrame({"flow": range(flows), "throughput_bps": 1.0})
+    with tempfile.TemporaryDirectory() as d:
+        w = StoreWriter(Path(d) / "w.duckdb", interval_s=0.0)
+        t = time.perf_counter()
+        for i in range(runs):
+            w.add("st", f"k{i}", factors={}, status="ok", flows=fl)
+        per_open = (time.perf_counter() - t) / runs
+        with Store(Path(d) / "p.duckdb") as st:
+            t = time.perf_counter()
+            for i in range(runs):
+                st.record_run("st", f"k{i}", factors={}, status="ok", flows=fl)
+            per_commit = (time.perf_counter() - t) / runs
+    return (f"per run ({flows} flows): open/commit/close {per_open * 1e3:.0f} ms, "
+            f"commit on an open file {per_commit * 1e3:.0f} ms")

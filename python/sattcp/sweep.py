@@ -30,22 +30,29 @@ A study file::
     overrides = { "run.duration" = "20s" }
 
 Paths are resolved relative to the study file, then its parent folders, then the working folder.
-Each run has a stable ``run_key``: a hash of its block, factor labels, seed and the overrides
-passed to the simulator. A sweep runs only the keys that the store does not hold yet.
+Before anything runs, every run is checked: the study file's types, seeds and size, and (with
+sattcp's own simulator) each distinct scenario the runs would load, with the simulator's own
+validation. Each run has a stable ``run_key``: a hash of its block, factor labels, seed, its
+resolved configuration (``sattcp.resolve``: every key with its effective value, defaults
+included) and the sattcp build (:func:`sattcp.store.build_id`). A sweep runs only the keys that the store does not hold yet, so
+editing the base scenario or rebuilding sattcp runs the study again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import json
+import math
 import os
 import signal
 import sys
+import threading
 import time
 import tomllib
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
@@ -57,15 +64,17 @@ from typing import Any, TextIO
 
 import pandas as pd
 
-from sattcp.store import Store
+from sattcp.store import Store, StoreWriter, build_id, sattcp_version
 
 __all__ = [
+    "MAX_RUNS",
     "Block",
     "RunSpec",
     "SimulatorUnavailable",
     "Study",
     "StudyError",
     "SweepSummary",
+    "Terminated",
     "load_study",
     "packaged_study",
     "run_sweep",
@@ -73,18 +82,41 @@ __all__ = [
 
 Runner = Callable[..., Any]
 
+#: Most runs one study may have (blocks x level combinations x seeds). A sweep of this many
+#: runs of the seeds' 100 s scenario takes about a CPU-month; a larger count is almost always a
+#: mistake (a replication count with extra zeros), and the list of runs alone would fill memory.
+MAX_RUNS = 100_000
+
+#: Summary values that ``sattcp.api.RunResult.summary`` adds to the core's summary.
+API_SUMMARY = ("seed", "events", "wall_time_s", "events_per_s")
+
+SEED_MAX = 2**64 - 1
+
 
 class StudyError(ValueError):
     """A study file is invalid; ``problems`` lists ``{path, rule, got}`` as ScenarioError does."""
 
     def __init__(self, source: str, problems: list[dict[str, Any]]) -> None:
         self.problems = problems
-        lines = [f"{p['path']}: {p['rule']}, got {p['got']!r}" for p in problems]
-        super().__init__(f"invalid study {source}:\n  " + "\n  ".join(lines))
+        lines = [f"{p['path'] or '(study)'}: {p['rule']}" + (f", got {_show(p['got'])}"
+                 if p.get("got") not in (None, "") else "") for p in problems]
+        n = len(problems)
+        super().__init__(f"invalid study {source} ({n} problem{'s' if n != 1 else ''}, "
+                         "nothing was run):\n  " + "\n  ".join(lines))
+
+
+def _show(v: Any) -> str:
+    s = v if isinstance(v, str) else repr(v)
+    return s if len(s) <= 120 else s[:117] + "..."
 
 
 class SimulatorUnavailable(RuntimeError):
     """``sattcp._core`` (the native simulator) cannot be imported, so nothing can run."""
+
+
+class Terminated(KeyboardInterrupt):
+    """The sweep received SIGTERM (a batch system's time limit, ``kill``): handled as Ctrl-C
+    (workers stopped, finished runs kept); the CLI exits with status 143 (128 + 15)."""
 
 
 def _check_api() -> None:
@@ -120,6 +152,10 @@ class RunSpec:
     scenario: str
     overrides: Mapping[str, Any]
     scenario_digest: str
+    scenario_text: str = ""
+    config: Mapping[str, Any] = field(default_factory=dict)
+    config_digest: str = ""
+    build: str = ""
 
 
 @dataclass(frozen=True)
@@ -148,6 +184,9 @@ class Study:
             quick_overrides=None,
         )
 
+    def size(self) -> int:
+        return len(self.blocks) * math.prod(len(v) for v in self.factors.values()) * len(self.seeds)
+
     def definition(self) -> dict[str, Any]:
         """A JSON-able description, saved in the store's ``studies`` table."""
         return {
@@ -166,23 +205,59 @@ class Study:
             "source": self.source,
         }
 
-    def runs(self) -> list[RunSpec]:
-        """Every combination of levels x seed, per block, in a stable order."""
-        specs = []
+    def runs(self, core: bool = False) -> list[RunSpec]:
+        """Every combination of levels x seed, per block, in a stable order.
+
+        With ``core`` (sweeps with sattcp's own simulator) every distinct scenario the runs
+        would load is validated by the simulator (loading only: nothing runs) and the runs are
+        keyed by their resolved configuration; the responses are checked against the summary
+        the simulator returns. Every problem is raised at once as :class:`StudyError`."""
+        if self.size() > MAX_RUNS:
+            raise StudyError(self.source, [_too_many(self)])
+        build = build_id()
+        specs: list[RunSpec] = []
+        problems: list[dict[str, Any]] = []
         keys = list(self.factors)
-        for block in self.blocks:
-            base_digest = _file_digest(block.scenario)
+        summary_keys: set[str] | None = None
+        for bi, block in enumerate(self.blocks):
+            try:
+                text = block.scenario.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                problems.append({"path": f"blocks[{bi}].scenario" if len(self.blocks) > 1 else
+                                 "scenario", "rule": f"cannot read ({type(e).__name__})",
+                                 "got": str(block.scenario)})
+                continue
+            base_digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+            base_tree = _canonical_toml(text)
             for levels in product(*self.factors.values()):
-                labels = dict(zip(keys, levels, strict=False))
+                labels = dict(zip(keys, levels, strict=True))
                 values = {k: block.values.get(k, {}).get(_label(v), v) for k, v in labels.items()}
                 overrides = {**self.overrides, **block.overrides, **values}
+                if core:
+                    config, found = _core_config(text, overrides)
+                    if found:
+                        problems.extend(_locate(p, self, bi, labels) for p in found)
+                        continue
+                    if summary_keys is None:
+                        summary_keys = _summary_keys(text, overrides)
+                else:
+                    config = {"scenario": base_tree, "overrides": dict(overrides)}
+                digest = hashlib.sha256(_canon(config).encode()).hexdigest()[:16]
                 for seed in self.seeds:
                     ident = {"block": block.name, "factors": labels, "seed": seed,
-                             "overrides": overrides}
+                             "config": digest, "build": build}
                     key = hashlib.sha256(_canon(ident).encode()).hexdigest()[:16]
-                    digest = hashlib.sha256((base_digest + _canon(overrides)).encode()).hexdigest()
                     specs.append(RunSpec(self.name, block.name, key, labels, seed,
-                                         str(block.scenario), overrides, digest[:16]))
+                                         str(block.scenario), overrides, base_digest, text,
+                                         _with_seed(config, seed), digest, build))
+        if summary_keys is not None:
+            known = summary_keys | set(API_SUMMARY)
+            for i, r in enumerate(self.responses):
+                if r not in known:
+                    problems.append({"path": f"responses[{i}]", "rule": "not a summary value of "
+                                     f"a run (known: {', '.join(sorted(known))})", "got": r})
+        if problems:
+            raise StudyError(self.source, _dedupe(problems))
         return specs
 
 
@@ -195,6 +270,7 @@ class SweepSummary:
     failed: int
     wall_time_s: float
     store: Path
+    stale: int = 0
 
 
 def _canon(v: Any) -> str:
@@ -205,8 +281,103 @@ def _label(v: Any) -> str:
     return v if isinstance(v, str) else json.dumps(v)
 
 
-def _file_digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _canonical_toml(text: str) -> Any:
+    """The scenario's TOML as data (comments, layout and key order do not change a key)."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return {"text": text}
+
+
+def _too_many(study: Study) -> dict[str, Any]:
+    shape = " x ".join(str(len(v)) for v in study.factors.values())
+    return {"path": "replications" if len(study.seeds) > 1 else "factors",
+            "rule": f"the study would have {study.size():,} runs ({len(study.blocks)} block(s) x "
+                    f"{shape} levels x {len(study.seeds):,} seeds); at most {MAX_RUNS:,} are "
+                    "allowed (sattcp.sweep.MAX_RUNS)", "got": study.size()}
+
+
+def _core_config(text: str, overrides: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The resolved configuration a run would load (every key with its effective value,
+    defaults included, as ``sattcp.resolve`` gives it; ``run.seed`` is set per run), checked by
+    the simulator and by sattcp's resource guards: (config, problems)."""
+    import warnings
+
+    from sattcp import _core
+    from sattcp.api import _override_pairs
+    from sattcp.errors import ScenarioError
+
+    try:
+        pairs = _override_pairs(overrides, raw=False)
+        resolve = getattr(_core, "resolve", None)
+        if resolve is None:  # an older native module: the scenario as data plus the overrides
+            _core.validate(text, pairs)
+            return {"scenario": _canonical_toml(text), "overrides": dict(overrides)}, []
+        config = json.loads(resolve(text, pairs, None, "json"))
+        guard = getattr(importlib.import_module("sattcp.api"), "check_resources", None)
+        if guard is not None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # long runs warn when they run
+                guard(config)
+    except ScenarioError as e:
+        return {}, list(e.problems)
+    return config, []
+
+
+def _with_seed(config: Mapping[str, Any], seed: int) -> Mapping[str, Any]:
+    """``config`` with ``run.seed`` = ``seed`` (a resolved configuration has a ``run`` table)."""
+    run = config.get("run")
+    if isinstance(run, Mapping) and "seed" in run:
+        return {**config, "run": {**run, "seed": seed}}
+    return config
+
+
+def _summary_keys(text: str, overrides: Mapping[str, Any]) -> set[str] | None:
+    """The summary values a run of this scenario returns (the simulation is built, not run)."""
+    from sattcp import _core
+    from sattcp.api import _override_pairs
+
+    try:
+        sim = _core.Simulation(text, _override_pairs(overrides, raw=False), None)
+        return set(json.loads(sim.finish())["summary"])
+    except Exception:  # noqa: BLE001 - then responses are checked when the runs come back
+        return None
+
+
+def _locate(p: Mapping[str, Any], study: Study, bi: int, labels: Mapping[str, Any]) -> dict[str, Any]:
+    """A simulator problem, named by where the study file sets the value at fault."""
+    path = str(p.get("path", ""))
+    block = study.blocks[bi]
+    multi = len(study.blocks) > 1
+
+    def under(k: str) -> bool:
+        return path == k or path.startswith(k + ".")
+
+    where = f"scenario {block.scenario.name}: {path}"
+    for k in study.factors:
+        if under(k):
+            lab = _label(labels[k])
+            where = (f"blocks[{bi}].levels.{k}.{lab}" if lab in block.values.get(k, {})
+                     else f"factors.{k}")
+            break
+    else:
+        if any(under(k) for k in block.overrides):
+            where = f"blocks[{bi}].overrides.{path}"
+        elif any(under(k) for k in study.overrides):
+            where = f"overrides.{path}"
+        elif multi:
+            where = f"blocks[{bi}] ({block.name}) " + where
+    return {"path": where, "rule": p.get("rule", ""), "got": p.get("got", "")}
+
+
+def _dedupe(problems: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen, out = set(), []
+    for p in problems:
+        k = (p["path"], p["rule"], _show(p.get("got")))
+        if k not in seen:
+            seen.add(k)
+            out.append(p)
+    return out
 
 
 # -- loading a study file ----------------------------------------------------------------------
@@ -243,11 +414,23 @@ def _factor_maps(levels: Mapping[str, Any], factors: Mapping[str, Any],
 def _resolve(rel: str, study_dir: Path) -> Path | None:
     p = Path(rel)
     if p.is_absolute():
-        return p if p.exists() else None
+        return p if p.is_file() else None
     for base in [study_dir, *study_dir.parents, Path.cwd()]:
-        if (base / p).exists():
+        if (base / p).is_file():
             return (base / p).resolve()
     return None
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+_SCALAR = (str, int, float, bool)
+
+
+def _type_name(v: Any) -> str:
+    return {dict: "a table", list: "a list", str: "a string", bool: "a boolean", int: "an integer",
+            float: "a number"}.get(type(v), type(v).__name__)
 
 
 def load_study(source: str | Path) -> Study:
@@ -255,49 +438,103 @@ def load_study(source: str | Path) -> Study:
     path = Path(source)
     if not path.exists():
         raise StudyError(str(source), [{"path": "", "rule": "file not found", "got": str(source)}])
+    if not path.is_file():
+        raise StudyError(str(source), [{"path": "", "rule": "not a file", "got": str(source)}])
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise StudyError(str(path), [{"path": "", "rule": f"not valid TOML ({e})", "got": None}]) from e
+    except (OSError, UnicodeDecodeError) as e:
+        raise StudyError(str(path), [{"path": "", "rule": f"cannot read ({type(e).__name__})",
+                                      "got": str(path)}]) from e
     problems: list[dict[str, Any]] = []
 
     def bad(p: str, rule: str, got: Any) -> None:
         problems.append({"path": p, "rule": rule, "got": got})
 
+    def table(p: str, v: Any) -> dict[str, Any]:
+        """``v`` if it is a table, else a problem and an empty table."""
+        if v is None:
+            return {}
+        if not isinstance(v, Mapping):
+            bad(p, f"must be a table of dotted scenario keys, not {_type_name(v)}", v)
+            return {}
+        return dict(v)
+
+    def scalars(p: str, d: Mapping[str, Any]) -> dict[str, Any]:
+        out = {}
+        for k, v in d.items():
+            if isinstance(v, _SCALAR):
+                out[k] = v
+            else:
+                bad(f"{p}.{k}", f"must be a string, number or boolean, not {_type_name(v)}", v)
+        return out
+
     for k in raw:
         if k not in _TOP:
             bad(k, f"unknown key (known: {', '.join(sorted(_TOP))})", raw[k])
     name = raw.get("name", path.stem)
-    if not isinstance(name, str) or not name:
+    if not isinstance(name, str) or not name.strip():
         bad("name", "must be a non-empty string", name)
-    factors = _flatten(raw.get("factors", {}))
-    if not factors:
+        name = path.stem
+    for k in ("description",):
+        if k in raw and not isinstance(raw[k], str):
+            bad(k, f"must be a string, not {_type_name(raw[k])}", raw[k])
+    factors_raw = table("factors", raw.get("factors"))
+    factors = _flatten(factors_raw)
+    if not factors_raw and (raw.get("factors") is None or isinstance(raw["factors"], Mapping)):
         bad("factors", "at least one factor is needed", raw.get("factors"))
-    for k, v in factors.items():
+    for k, v in list(factors.items()):
         if not isinstance(v, list) or len(v) < 2:
             bad(f"factors.{k}", "must be a list of at least 2 levels", v)
+            del factors[k]
+        elif not all(isinstance(x, _SCALAR) for x in v):
+            bad(f"factors.{k}", "levels must be strings, numbers or booleans", v)
+            del factors[k]
         elif len({_label(x) for x in v}) != len(v):
             bad(f"factors.{k}", "levels must be distinct", v)
     responses = raw.get("responses", ["efficiency", "fairness"])
-    if not isinstance(responses, list) or not all(isinstance(r, str) for r in responses):
-        bad("responses", "must be a list of names", responses)
+    if not isinstance(responses, list) or not responses or \
+            not all(isinstance(r, str) and r for r in responses):
+        bad("responses", "must be a non-empty list of summary value names", responses)
+        responses = ["efficiency"]
+    elif len(set(responses)) != len(responses):
+        bad("responses", "must be distinct", responses)
+    seeds: list[int] = [1]
     if "seeds" in raw:
-        seeds = raw["seeds"]
-        if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) for s in seeds):
-            bad("seeds", "must be a non-empty list of integers", seeds)
-            seeds = [1]
-        if "replications" in raw and raw["replications"] != len(seeds):
+        given = raw["seeds"]
+        if not isinstance(given, list) or not given or not all(_is_int(s) for s in given):
+            bad("seeds", "must be a non-empty list of integers", given)
+        elif not all(0 <= s <= SEED_MAX for s in given):
+            bad("seeds", "must be integers from 0 to 2^64 - 1", [s for s in given if not 0 <= s <= SEED_MAX])
+        elif len(set(given)) != len(given):
+            dup = sorted({s for s in given if given.count(s) > 1})
+            bad("seeds", "must be distinct (a repeated seed repeats the same run)", dup)
+        else:
+            seeds = list(given)
+        if "replications" in raw and raw["replications"] != len(given if isinstance(given, list) else []):
             bad("replications", "must equal the number of seeds when both are given", raw["replications"])
+        if "seed" in raw:
+            bad("seed", "give either seed (with replications) or seeds, not both", raw["seed"])
     else:
         reps, seed = raw.get("replications", 1), raw.get("seed", 1)
-        if not isinstance(reps, int) or reps < 1:
+        ok = True
+        if not _is_int(reps) or reps < 1:
             bad("replications", "must be an integer >= 1", reps)
-            reps = 1
-        if not isinstance(seed, int):
-            bad("seed", "must be an integer", seed)
-            seed = 1
-        seeds = [seed + i for i in range(reps)]
-    overrides = _flatten(raw.get("overrides", {}))
+            ok = False
+        elif reps > MAX_RUNS:
+            bad("replications", f"at most {MAX_RUNS:,} runs are allowed per study "
+                "(sattcp.sweep.MAX_RUNS)", reps)
+            ok = False
+        if not _is_int(seed) or not 0 <= seed <= SEED_MAX:
+            bad("seed", "must be an integer from 0 to 2^64 - 1", seed)
+            ok = False
+        elif ok and seed + reps - 1 > SEED_MAX:
+            bad("replications", "seed + replications - 1 must be at most 2^64 - 1", reps)
+            ok = False
+        if ok:
+            seeds = [seed + i for i in range(reps)]
+    overrides = scalars("overrides", _flatten(table("overrides", raw.get("overrides"))))
     clash = set(overrides) & set(factors)
     if clash:
         bad("overrides", "keys are also factors", sorted(clash))
@@ -307,56 +544,63 @@ def load_study(source: str | Path) -> Study:
     if blocks_raw is None:
         blocks_raw = [{"name": name, "scenario": raw.get("scenario")}]
         where = [""]
+    elif not isinstance(blocks_raw, list) or not blocks_raw or \
+            not all(isinstance(b, Mapping) for b in blocks_raw):
+        bad("blocks", "must be an array of tables ([[blocks]] with name and scenario)", blocks_raw)
+        blocks_raw, where = [], []
     else:
         if "scenario" in raw:
             bad("scenario", "give either scenario or [[blocks]], not both", raw["scenario"])
         where = [f"blocks[{i}]." for i in range(len(blocks_raw))]
     blocks = []
-    for w, b in zip(where, blocks_raw, strict=False):
+    for w, b in zip(where, blocks_raw, strict=True):
         for k in b:
             if k not in ("name", "scenario", "overrides", "levels"):
                 bad(f"{w}{k}", "unknown key (known: levels, name, overrides, scenario)", b[k])
         scen = b.get("scenario")
         resolved = None
-        if not isinstance(scen, str):
-            bad(f"{w}scenario", "a base scenario path is required", scen)
+        if not isinstance(scen, str) or not scen:
+            bad(f"{w}scenario", "a base scenario path (a string) is required", scen)
         else:
             resolved = _resolve(scen, study_dir)
             if resolved is None:
                 bad(f"{w}scenario", f"file not found (looked from {study_dir} upwards and in "
                     f"{Path.cwd()})", scen)
+        bname = b.get("name", resolved.stem if resolved else "")
+        if not isinstance(bname, str) or not bname:
+            bad(f"{w}name", "must be a non-empty string", bname)
+            bname = str(bname)
         values: dict[str, dict[str, Any]] = {}
-        for fk, mapping in _factor_maps(b.get("levels") or {}, factors).items():
-            fk_flat = fk
-            if fk_flat not in factors or not isinstance(mapping, Mapping):
-                bad(f"{w}levels.{fk}", "not a factor", fk)
+        for fk, mapping in _factor_maps(table(f"{w}levels", b.get("levels")), factors).items():
+            if fk not in factors or not isinstance(mapping, Mapping):
+                bad(f"{w}levels.{fk}", "not a factor (or not a table of label = value)", fk)
                 continue
-            labels = {_label(x) for x in factors[fk_flat]}
+            labels = {_label(x) for x in factors[fk]}
             unknown = [lab for lab in mapping if lab not in labels]
             if unknown:
                 bad(f"{w}levels.{fk}", f"labels not among the levels {sorted(labels)}", unknown)
-            values[fk_flat] = dict(mapping)
+            values[fk] = scalars(f"{w}levels.{fk}", mapping)
+        block_over = scalars(f"{w}overrides", _flatten(table(f"{w}overrides", b.get("overrides"))))
         if resolved is not None:
-            blocks.append(Block(str(b.get("name", resolved.stem)), resolved,
-                                _flatten(b.get("overrides") or {}), values))
+            blocks.append(Block(bname, resolved, block_over, values))
     names = [b.name for b in blocks]
     if len(set(names)) != len(names):
         bad("blocks", "block names must be distinct", names)
-    quick = raw.get("quick")
+    quick = table("quick", raw.get("quick")) if "quick" in raw else None
     quick_overrides = None
     quick_description = ""
     if quick is not None:
         for k in quick:
             if k not in ("description", "overrides"):
                 bad(f"quick.{k}", "unknown key (known: description, overrides)", quick[k])
-        quick_overrides = _flatten(quick.get("overrides", {}))
+        quick_overrides = scalars("quick.overrides",
+                                  _flatten(table("quick.overrides", quick.get("overrides"))))
         quick_description = str(quick.get("description", ""))
     notes = raw.get("notes", [])
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
         bad("notes", "must be a list of strings", notes)
-    if problems:
-        raise StudyError(str(path), problems)
-    return Study(
+        notes = []
+    study = Study(
         name=name,
         factors={k: tuple(v) for k, v in factors.items()},
         blocks=tuple(blocks),
@@ -369,6 +613,11 @@ def load_study(source: str | Path) -> Study:
         source=str(path),
         notes=tuple(notes),
     )
+    if not problems and study.size() > MAX_RUNS:
+        problems.append(_too_many(study))
+    if problems:
+        raise StudyError(str(path), problems)
+    return study
 
 
 def packaged_study(name: str) -> Path:
@@ -390,29 +639,75 @@ def _default_runner(scenario: str, seed: int | None = None, overrides: Mapping[s
     return run(scenario, seed=seed, overrides=dict(overrides or {}), progress=progress)
 
 
-def _worker_init() -> None:
-    # The parent handles Ctrl-C; workers must not die half-way through writing a result.
+#: How often a worker checks that the sweep that started it is still alive (seconds).
+PARENT_WATCH_S = 0.5
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _worker_init(parent_pid: int | None = None) -> None:
+    """Runs first in each local worker process.
+
+    The parent handles Ctrl-C and SIGTERM (it stops the workers itself), so workers ignore
+    both: a signal sent to the whole process group must not kill a worker and make its run look
+    like a crash. Workers end with their parent: on Linux the kernel kills them when it dies
+    (prctl PR_SET_PDEATHSIG), elsewhere (and as a fallback) a thread notices that the parent is
+    gone and exits."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if parent_pid is None:
+        return
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True,
+                     name="sattcp-parent-watch").start()
+
+
+def _watch_parent(parent_pid: int) -> None:
+    while os.getppid() == parent_pid:
+        time.sleep(PARENT_WATCH_S)
+    os._exit(1)
 
 
 def execute(spec: RunSpec, runner: Runner | None = None) -> dict[str, Any]:
     """Run one spec and return a picklable record; never raises for a failing run."""
-    runner = runner or _default_runner
     started = datetime.now(UTC).replace(tzinfo=None)
     t0 = time.perf_counter()
+    build = build_id()
+    rec: dict[str, Any] = {"run_key": spec.run_key, "build": build, "version": sattcp_version(),
+                           "started_at": started}
     try:
-        result = runner(spec.scenario, seed=spec.seed, overrides=dict(spec.overrides))
-        summary = dict(getattr(result, "summary", None) or {})
-        flows = getattr(result, "flows", None)
-        if flows is not None and not isinstance(flows, pd.DataFrame):
-            flows = pd.DataFrame(flows)
-        status, error = "ok", None
+        if spec.build and build != spec.build:
+            raise RuntimeError(f"this worker runs sattcp build {build}, the sweep was planned "
+                               f"with build {spec.build}: install the same sattcp on every worker")
+        if runner is None:
+            text = spec.scenario_text or spec.scenario
+            if spec.scenario_text and "\n" not in text:
+                text += "\n"  # api.run reads a one-line string as a path
+            result = _default_runner(text, seed=spec.seed, overrides=dict(spec.overrides))
+        else:
+            result = runner(spec.scenario, seed=spec.seed, overrides=dict(spec.overrides))
+        rec.update(status="ok", error=None, summary=dict(getattr(result, "summary", None) or {}),
+                   flows=_frame(getattr(result, "flows", None)),
+                   links=_frame(getattr(result, "links", None)),
+                   traces=dict(getattr(result, "traces", None) or {}),
+                   warnings=list((getattr(result, "data", None) or {}).get("warnings", [])))
     except Exception as e:  # noqa: BLE001 - every failure is recorded, the sweep goes on
-        summary, flows, status = {}, None, "failed"
         tb = traceback.format_exception(e)
-        error = f"{type(e).__name__}: {e}\n" + "".join(tb[-3:])
-    return {"run_key": spec.run_key, "status": status, "summary": summary, "flows": flows,
-            "error": error, "started_at": started, "wall_time_s": time.perf_counter() - t0}
+        rec.update(status="failed", summary={},
+                   error=f"{type(e).__name__}: {e}\n" + "".join(tb[-3:]))
+    rec["wall_time_s"] = time.perf_counter() - t0
+    return rec
+
+
+def _frame(v: Any) -> pd.DataFrame | None:
+    if v is None or isinstance(v, pd.DataFrame):
+        return v
+    return pd.DataFrame(v)
 
 
 # -- progress ----------------------------------------------------------------------------------
@@ -466,13 +761,35 @@ def _hms(s: float) -> str:
 # -- the sweep ---------------------------------------------------------------------------------
 
 
-def _record(store: Store, spec: RunSpec, rec: Mapping[str, Any]) -> None:
-    store.record_run(
+def _record(writer: StoreWriter, spec: RunSpec, rec: Mapping[str, Any]) -> None:
+    writer.add(
         spec.study, spec.run_key, factors=spec.factors, status=rec["status"], block=spec.block,
         overrides=spec.overrides, seed=spec.seed, scenario=spec.scenario,
-        scenario_digest=spec.scenario_digest, summary=rec.get("summary"), flows=rec.get("flows"),
+        scenario_digest=spec.scenario_digest, config=spec.config or None,
+        config_digest=spec.config_digest or None, build=rec.get("build") or spec.build or None,
+        version=rec.get("version"), summary=rec.get("summary"), flows=rec.get("flows"),
+        links=rec.get("links"), traces=rec.get("traces"), warnings=rec.get("warnings"),
         error=rec.get("error"), started_at=rec.get("started_at"), wall_time_s=rec.get("wall_time_s"),
     )
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` (a KeyboardInterrupt) in the main thread; later
+    SIGTERMs are ignored while the sweep stops its workers and saves what finished."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Terminated(f"terminated (signal {signum})")
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def run_sweep(
@@ -487,12 +804,14 @@ def run_sweep(
 ) -> SweepSummary:
     """Run every run of ``study`` that ``store_path`` does not hold yet.
 
-    Local process pool of ``jobs`` workers (default ``os.cpu_count()``), or, with ``cluster``
-    (a scheduler address such as ``"tcp://10.0.0.1:8786"`` or a ``dask.distributed.Client``), a
-    Dask cluster. ``runner(scenario, seed=, overrides=)`` defaults to ``sattcp.api.run`` and must
-    be picklable (a module-level function). Results are written by this process as each run
-    finishes; a failing run is recorded with its error and the sweep goes on. Ctrl-C stops the
-    workers and keeps every finished run; running again resumes.
+    Every run is checked first (:meth:`Study.runs`); any problem raises :class:`StudyError`
+    and nothing runs. Local process pool of ``jobs`` workers (default ``os.cpu_count()``), or,
+    with ``cluster`` (a scheduler address such as ``"tcp://10.0.0.1:8786"`` or a
+    ``dask.distributed.Client``), a Dask cluster. ``runner(scenario, seed=, overrides=)``
+    defaults to ``sattcp.api.run`` and must be picklable (a module-level function). Results are
+    written by this process as each run finishes; a failing run is recorded with its error and
+    the sweep goes on. Ctrl-C (KeyboardInterrupt) and SIGTERM (:class:`Terminated`) stop the
+    workers and keep every finished run; running again resumes.
     """
     if not isinstance(study, Study):
         study = load_study(study)
@@ -502,24 +821,34 @@ def run_sweep(
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     if runner is None:
         _check_api()  # fail once, here, rather than record every run as failed
-    specs = study.runs()
+    specs = study.runs(core=runner is None)
     t0 = time.monotonic()
+    keys = [s.run_key for s in specs]
     with Store(store_path) as store:
-        store.save_study(study.name, study.definition())
-        todo_keys = set(store.missing_runs(study.name, [s.run_key for s in specs], retry_failed))
-        todo = [s for s in specs if s.run_key in todo_keys]
-        prog = Progress(f"sweep {study.name}", len(todo), progress)
-        if todo:
-            if cluster is not None:
-                _run_dask(todo, store, cluster, runner, prog, jobs)
-            else:
-                _run_pool(todo, store, jobs or os.cpu_count() or 1, runner, prog)
-        prog.close()
-        keys = {s.run_key for s in specs}
-        ok = len(keys & store.run_keys(study.name, "ok"))
-        failed = len(keys & store.run_keys(study.name, "failed"))
+        store.save_study(study.name, study.definition(), keys)
+        todo_keys = set(store.missing_runs(study.name, keys, retry_failed))
+        stale = store.stale_runs(study.name)
+    todo = [s for s in specs if s.run_key in todo_keys]
+    prog = Progress(f"sweep {study.name}", len(todo), progress)
+    writer = StoreWriter(store_path, notice=lambda m: print(f"sweep: {m}", file=sys.stderr))
+    with _sigterm_as_interrupt():
+        try:
+            if todo:
+                if cluster is not None:
+                    _run_dask(todo, writer, cluster, runner, prog, jobs)
+                else:
+                    _run_pool(todo, writer, jobs or os.cpu_count() or 1, runner, prog)
+        finally:
+            # Whatever happened, what finished goes to the store (a reader may hold it a while).
+            if not writer.flush(wait_s=120):
+                print(f"sweep: {len(writer.pending)} finished run(s) could not be written "
+                      f"({store_path} stayed locked); they will run again", file=sys.stderr)
+            prog.close()
+    with Store(store_path) as store:
+        ok = len(set(keys) & store.run_keys(study.name, "ok"))
+        failed = len(set(keys) & store.run_keys(study.name, "failed"))
     return SweepSummary(study.name, len(specs), len(specs) - len(todo), ok, failed,
-                        time.monotonic() - t0, Path(store_path))
+                        time.monotonic() - t0, Path(store_path), stale)
 
 
 def _tally(prog: Progress, rec: Mapping[str, Any]) -> None:
@@ -529,7 +858,7 @@ def _tally(prog: Progress, rec: Mapping[str, Any]) -> None:
         prog.failed += 1
 
 
-def _run_pool(todo: list[RunSpec], store: Store, jobs: int, runner: Runner | None,
+def _run_pool(todo: list[RunSpec], writer: StoreWriter, jobs: int, runner: Runner | None,
               prog: Progress) -> None:
     """Run ``todo`` on process pools. A worker that dies (a crash in native code, the OOM
     killer...) breaks its pool and every run in flight with it; those runs are then run again
@@ -539,26 +868,26 @@ def _run_pool(todo: list[RunSpec], store: Store, jobs: int, runner: Runner | Non
     while queue or suspects:
         if suspects:
             spec = suspects.pop(0)
-            died, _ = _pool_pass([spec], 1, store, runner, prog)
+            died, _ = _pool_pass([spec], 1, writer, runner, prog)
         else:
-            died, queue = _pool_pass(queue, jobs, store, runner, prog)
+            died, queue = _pool_pass(queue, jobs, writer, runner, prog)
             if len(died) > 1:
                 suspects.extend(died)
                 continue
         for spec in died:
             rec = {"status": "failed", "error": "the worker process died during this run "
                    "(a crash or the OOM killer); it was alone in its pool"}
-            _record(store, spec, rec)
+            _record(writer, spec, rec)
             _tally(prog, rec)
 
 
-def _pool_pass(queue: list[RunSpec], jobs: int, store: Store, runner: Runner | None,
+def _pool_pass(queue: list[RunSpec], jobs: int, writer: StoreWriter, runner: Runner | None,
                prog: Progress) -> tuple[list[RunSpec], list[RunSpec]]:
     """Run ``queue`` (in order) with at most ``jobs`` in flight until done or the pool breaks.
     Returns (runs in flight when the pool broke, runs not started)."""
     pending = list(reversed(queue))  # pop() from the end keeps the order
     ex = ProcessPoolExecutor(max_workers=min(jobs, len(pending)), mp_context=get_context("spawn"),
-                             initializer=_worker_init)
+                             initializer=_worker_init, initargs=(os.getpid(),))
     inflight: dict[Future[dict[str, Any]], RunSpec] = {}
     died: list[RunSpec] = []
     broken = False
@@ -583,9 +912,10 @@ def _pool_pass(queue: list[RunSpec], jobs: int, store: Store, runner: Runner | N
                     continue
                 except Exception as e:  # noqa: BLE001 - e.g. the runner does not pickle
                     rec = {"status": "failed", "error": f"{type(e).__name__}: {e}"}
-                _record(store, spec, rec)
+                _record(writer, spec, rec)
                 _tally(prog, rec)
                 prog.update()
+            writer.flush_due()  # runs queued by a recent commit, or while a reader held the file
             if (died or broken) and not inflight:
                 break
     except BaseException:
@@ -598,16 +928,17 @@ def _pool_pass(queue: list[RunSpec], jobs: int, store: Store, runner: Runner | N
 
 
 def _terminate(ex: ProcessPoolExecutor) -> None:
+    """Stops every worker now (they ignore SIGINT and SIGTERM, so SIGKILL)."""
     procs = list((getattr(ex, "_processes", None) or {}).values())
-    ex.shutdown(wait=False, cancel_futures=True)
     for p in procs:
         if p.is_alive():
-            p.terminate()
+            p.kill()
+    ex.shutdown(wait=False, cancel_futures=True)
     for p in procs:
-        p.join(timeout=5)
+        p.join(timeout=30)
 
 
-def _run_dask(todo: list[RunSpec], store: Store, cluster: Any, runner: Runner | None,
+def _run_dask(todo: list[RunSpec], writer: StoreWriter, cluster: Any, runner: Runner | None,
               prog: Progress, jobs: int | None) -> None:
     try:
         from dask.distributed import Client, as_completed
@@ -638,8 +969,9 @@ def _run_dask(todo: list[RunSpec], store: Store, cluster: Any, runner: Runner | 
             except Exception as e:  # noqa: BLE001 - a lost worker (KilledWorker) and the like
                 rec = {"status": "failed", "error": f"{type(e).__name__}: {e}"}
             fut.release()
-            _record(store, spec, rec)
+            _record(writer, spec, rec)
             _tally(prog, rec)
+            writer.flush_due()
             if pending:
                 submit()
             prog.running = len(by_key)
@@ -649,14 +981,12 @@ def _run_dask(todo: list[RunSpec], store: Store, cluster: Any, runner: Runner | 
             client.close()
 
 
-def missing(study: Study, store_path: str | Path, retry_failed: bool = False) -> list[RunSpec]:
-    """The runs of ``study`` that a sweep into ``store_path`` would run now."""
-    specs = study.runs()
+def missing(study: Study, store_path: str | Path, retry_failed: bool = False,
+            runner: Runner | None = None) -> list[RunSpec]:
+    """The runs of ``study`` that a sweep into ``store_path`` with ``runner`` would run now."""
+    specs = study.runs(core=runner is None)
     if not Path(store_path).exists():
         return specs
     with Store(store_path, read_only=True) as store:
-        try:
-            keys = set(store.missing_runs(study.name, [s.run_key for s in specs], retry_failed))
-        except Exception:  # noqa: BLE001 - an empty or foreign file: everything is missing
-            return specs
+        keys = set(store.missing_runs(study.name, [s.run_key for s in specs], retry_failed))
     return [s for s in specs if s.run_key in keys]

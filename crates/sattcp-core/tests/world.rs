@@ -495,3 +495,21 @@ fn a_reader_that_stops_and_resumes_gives_a_zero_window_the_persist_timer_rides_o
     assert_eq!(sim.receiver(0).stats().duplicate_bytes, 0, "no byte arrived twice");
     assert_eq!(sim.receiver(0).received(), d30 + sim.receiver(0).readable(), "every in-order byte read or waiting");
 }
+
+/// Graph topology (issue 9): routes are shortest paths by delay, then fewest hops; C is the
+/// named bottleneck's.
+#[test]
+fn graph_routes_follow_the_shortest_paths() {
+    let text = include_str!("../../../scenarios/graph-diamond.toml");
+    let r = common::run(text, &[]);
+    let link = |n: &str| r.links.iter().find(|l| l.link == n).unwrap_or_else(|| panic!("{n}"));
+    // a -> b: r1->r2 (10 ms), not r1->r3->r2 (20 ms); c -> d: r1->r3.
+    assert!(link("r1->r2").packets > 1000 && link("r1->r3").packets > 1000);
+    assert_eq!(link("r3->r2").packets, 0, "the longer branch carries nothing");
+    assert!(r.flows.iter().all(|f| f.delivered_bytes > 1_000_000), "both flows deliver");
+    assert!((r.summary.capacity_bps - 10e6 * 1460.0 / 1500.0).abs() < 1e-6, "C of the 10 Mbps bottleneck");
+    // Equal delays: the path with fewer hops wins (r1->r2 at 20 ms against r1->r3->r2).
+    let tied = common::run(&text.replacen("delay = \"10ms\"", "delay = \"20ms\"", 1), &[]);
+    let l = |n: &str| tied.links.iter().find(|l| l.link == n).unwrap().packets;
+    assert!(l("r1->r2") > 1000 && l("r3->r2") == 0);
+}

@@ -223,6 +223,11 @@ pub struct AtmPort {
     /// N_a: VCs with at least one cell buffered.
     active: u32,
     stats: PortStats,
+    /// Frame-aware policies drop the rest of a frame that lost a cell (partial packet discard,
+    /// the default). Off: "partially received packets are accepted if possible" (issue 11's
+    /// candidate for the WAN gap): the rest of a damaged frame still takes buffer and link
+    /// time whenever there is room, and only the receiver discards the frame.
+    partial_discard: bool,
 }
 
 impl AtmPort {
@@ -244,7 +249,14 @@ impl AtmPort {
             vcs: Vec::new(),
             active: 0,
             stats: PortStats::default(),
+            partial_discard: true,
         })
+    }
+
+    /// This port with partial packet discard on (default) or off (see `partial_discard`).
+    pub fn with_partial_packet_discard(mut self, on: bool) -> Self {
+        self.partial_discard = on;
+        self
     }
 
     pub fn capacity(&self) -> u32 {
@@ -355,7 +367,7 @@ impl AtmPort {
                 }
                 FrameState::DiscardWhole(reason) => (Verdict::Dropped(reason), state),
                 FrameState::DiscardTail => {
-                    if eof && room {
+                    if (eof || !self.partial_discard) && room {
                         (Verdict::Accepted, state)
                     } else if eof {
                         (Verdict::Dropped(DropReason::BufferFull), state)
@@ -524,6 +536,23 @@ mod tests {
         // The next frame of VC 1 starts afresh.
         drain(&mut p, 3);
         assert_eq!(frame(&mut p, 1, 3, 3), "AAA");
+        assert_conserved(&p);
+    }
+
+    #[test]
+    fn without_partial_packet_discard_a_damaged_frame_still_takes_room() {
+        // As ppd_drops_rest_of_frame_but_keeps_eof, with EPD's frame handling but partial
+        // packet discard off: once there is room again, the damaged frame's body is buffered
+        // (and will cross the link) although the receiver must discard the frame.
+        let mut p = port(5, DropPolicy::EPD_SEED).with_partial_packet_discard(false);
+        assert_eq!(frame(&mut p, 0, 1, 3), "AAA");
+        assert_eq!(cells(&mut p, 1, 2, 5, 0, 3), "AAf");
+        drain(&mut p, 2);
+        // PPD would give "pA" here (ppd_drops_rest_of_frame_but_keeps_eof).
+        assert_eq!(cells(&mut p, 1, 2, 5, 3, 5), "AA");
+        assert_eq!(p.vc_occupancy(1), 4);
+        assert_eq!(p.stats().frames_truncated, 1);
+        assert_eq!(p.stats().dropped_for(DropReason::PartialPacketDiscard), 0);
         assert_conserved(&p);
     }
 

@@ -72,6 +72,8 @@ pub struct AtmHopSpec {
     /// Buffer in cells.
     pub capacity: u32,
     pub policy: DropPolicy,
+    /// Partial packet discard for frame-aware policies (`switch.partial_packet_discard`).
+    pub partial_discard: bool,
     /// Cell rate of the output link and its delay and bit error rate.
     pub out_rate: Rate,
     pub out_delay: SimTime,
@@ -89,7 +91,7 @@ impl AtmHop {
         // P(cell corrupted) = 1 - (1 - BER)^424.
         let ber = spec.out_ber;
         let p_cell_error = if ber > 0.0 { -libm::expm1(424.0 * libm::log1p(-ber)) } else { 0.0 };
-        let mut port = SwitchPort::new(AtmPort::new(spec.capacity, spec.policy)?, spec.out_rate);
+        let mut port = SwitchPort::new(AtmPort::new(spec.capacity, spec.policy)?.with_partial_packet_discard(spec.partial_discard), spec.out_rate);
         for &(_, rate, _) in &spec.vcs {
             port.add_input(rate);
         }

@@ -4,7 +4,9 @@
 //! - dumbbell: N sources -> R1 -> bottleneck -> R2 -> N sinks, with drop-tail IP routers or
 //!   with the seeds' two ATM switches (`switch.kind = "atm"`: each direction of the bottleneck
 //!   is an [`AtmHop`] fed by the hosts' access links, one VC per pair);
-//! - path: one flow over a chain of hops with routers between them.
+//! - path: one flow over a chain of hops with routers between them;
+//! - graph: named nodes, duplex links, flows between chosen nodes; every node routes by
+//!   shortest path ([`shortest_paths`]: least delay, then fewest hops, then the lowest link).
 //!
 //! Link order (the names and ids results use) is [`Topology::link_names`]; for IP topologies
 //! hop i is link i.
@@ -16,7 +18,7 @@ use super::packet::NodeId;
 use crate::engine::rng::RngFactory;
 use crate::scenario::validate::SwitchKind;
 use crate::scenario::{LinkSpec, Scenario, Topology};
-use crate::time::Size;
+use crate::time::{SimTime, Size};
 
 /// A node's static routes.
 pub enum Routes {
@@ -66,9 +68,11 @@ pub struct Network {
 }
 
 /// Resolves a queue size to a drop-tail limit.
-fn queue_limit(size: Size, bdp_bytes: u64) -> QueueLimit {
+fn queue_limit(size: Size, bdp_bytes: u64, ns2_packets: bool) -> QueueLimit {
     match size {
         Size::Bytes(b) => QueueLimit::Bytes(b),
+        // tcp/ns2.rs `drop_tail_ns2`: ns-2's meaning of a packet limit.
+        Size::Packets(p) if ns2_packets => QueueLimit::PacketsNs2(p),
         Size::Packets(p) => QueueLimit::Packets(p),
         Size::Bdp(k) => QueueLimit::Bytes((k * bdp_bytes as f64).round() as u64),
         // Validation rejects cells for drop-tail queues.
@@ -95,6 +99,8 @@ impl Builder<'_> {
 pub fn build(sc: &Scenario, rngs: &RngFactory) -> Network {
     let bdp = sc.bdp_bytes();
     let mut b = Builder { rngs, links: Vec::new() };
+    let ns2 = sc.tcp.ns2.drop_tail_ns2;
+    let queue_limit = |size, bdp| queue_limit(size, bdp, ns2);
     let switch_limit = queue_limit(sc.switch.buffer, bdp);
     let mut nodes: Vec<Node> = Vec::new();
     let mut hops: Vec<Hop> = Vec::new();
@@ -159,6 +165,7 @@ pub fn build(sc: &Scenario, rngs: &RngFactory) -> Network {
                         let spec = AtmHopSpec {
                             capacity: sc.switch.buffer_cells as u32,
                             policy,
+                            partial_discard: sc.switch.partial_packet_discard,
                             out_rate: bn.payload_rate,
                             out_delay: bn.delay,
                             out_ber: bn.ber,
@@ -199,6 +206,62 @@ pub fn build(sc: &Scenario, rngs: &RngFactory) -> Network {
             let slowest = specs.iter().enumerate().min_by_key(|(_, s)| s.rate).map_or(0, |(i, _)| i as u32);
             bottleneck = 2 * slowest;
         }
+        Topology::Graph(g) => {
+            // Link 2i is "from->to" of g.links[i], link 2i + 1 "to->from"; hop k is link k.
+            for (a, z, spec) in &g.links {
+                let limit = spec.queue.map(|q| queue_limit(q, bdp)).unwrap_or(switch_limit);
+                let (na, nz) = (&g.nodes[*a as usize], &g.nodes[*z as usize]);
+                b.link(format!("{na}->{nz}"), *a, *z, spec, limit);
+                b.link(format!("{nz}->{na}"), *z, *a, spec, limit);
+            }
+            hops.extend((0..b.links.len() as u32).map(Hop::link));
+            let n = g.nodes.len();
+            let dir = g.directed();
+            let mut tables = vec![vec![Via::NONE; n]; n];
+            for d in 0..n as u32 {
+                let dist = shortest_paths(n, &dir, d);
+                for (v, table) in tables.iter_mut().enumerate() {
+                    let Some(dv) = dist[v] else { continue };
+                    // The first link (lowest index) that starts a shortest path toward d.
+                    table[d as usize] = dir
+                        .iter()
+                        .enumerate()
+                        .find(|(_, &(from, to, delay))| from == v as u32 && dist[to as usize].is_some_and(|(dw, hw)| (dw + delay, hw + 1) == dv))
+                        .map_or(Via::NONE, |(k, _)| Via::hop(k as HopId));
+                }
+            }
+            nodes.extend(tables.into_iter().map(|t| Node { routes: Routes::Table(t) }));
+            endpoints.extend(g.flows.iter().copied());
+            bottleneck = 2 * g.bottleneck as HopId;
+        }
     }
     Network { nodes, links: b.links, hops, endpoints, bottleneck }
+}
+
+/// Shortest paths toward `dst` over one-way links `(from, to, delay)`: for each node, the
+/// (total delay, hop count) of its shortest path to `dst` (fewest hops among equal delays),
+/// `None` if no path. Dijkstra with a binary heap, O(E log V).
+pub fn shortest_paths(n: usize, links: &[(u32, u32, SimTime)], dst: u32) -> Vec<Option<(SimTime, u32)>> {
+    use std::cmp::Reverse;
+    let mut into: Vec<Vec<(u32, SimTime)>> = vec![Vec::new(); n];
+    for &(from, to, delay) in links {
+        into[to as usize].push((from, delay));
+    }
+    let mut dist: Vec<Option<(SimTime, u32)>> = vec![None; n];
+    let mut heap = std::collections::BinaryHeap::new();
+    dist[dst as usize] = Some((SimTime::ZERO, 0));
+    heap.push(Reverse((SimTime::ZERO, 0u32, dst)));
+    while let Some(Reverse((d, h, v))) = heap.pop() {
+        if dist[v as usize] != Some((d, h)) {
+            continue;
+        }
+        for &(u, delay) in &into[v as usize] {
+            let cand = (d + delay, h + 1);
+            if dist[u as usize].is_none_or(|cur| cand < cur) {
+                dist[u as usize] = Some(cand);
+                heap.push(Reverse((cand.0, cand.1, u)));
+            }
+        }
+    }
+    dist
 }

@@ -54,10 +54,16 @@ pub struct RawRun {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RawTopology {
-    /// "dumbbell" (default) or "path".
+    /// "dumbbell" (default), "path" or "graph".
     pub kind: Option<String>,
     /// Source/sink pairs of the dumbbell.
     pub pairs: Option<i64>,
+    /// Graph: the node names.
+    pub nodes: Option<Vec<String>>,
+    /// Graph: the flows as "source->destination" node names; flow i is the i-th.
+    pub flows: Option<Vec<String>>,
+    /// Graph: the link whose C the metrics use ("a->b"; default the slowest link).
+    pub bottleneck: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -72,6 +78,9 @@ pub struct RawLink {
     /// Drop-tail queue at the sending end of this link (bytes, packets or "bdp" multiple), with
     /// the rules of `switch.buffer`. Not for ATM switches, whose `switch.buffer` governs.
     pub queue: Option<Val>,
+    /// Graph links only: the nodes it joins (both directions: "from->to" and "to->from").
+    pub from: Option<String>,
+    pub to: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -83,6 +92,8 @@ pub struct RawLinks {
     pub bottleneck: Option<RawLink>,
     /// Path topology: the hops from sender to receiver, in order.
     pub path: Option<Vec<RawLink>>,
+    /// Graph topology: duplex links between named nodes.
+    pub graph: Option<Vec<RawLink>>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -97,6 +108,8 @@ pub struct RawSwitch {
     pub r: Option<f64>,
     #[serde(rename = "Z")]
     pub z: Option<f64>,
+    /// ATM: drop the rest of a frame that lost a cell (default true).
+    pub partial_packet_discard: Option<bool>,
 }
 
 /// Declares [`RawTcp`] (the `[tcp]` table) and [`RawTcpGroup`] (one `[[tcp.groups]]` entry: the

@@ -157,6 +157,14 @@ pub fn fill_defaults(raw: &RawScenario, sc: &Scenario) -> RawScenario {
                 fill_link(raw_hop, hop);
             }
         }
+        Topology::Graph(g) => {
+            fill(&mut r.topology.kind, "graph".into());
+            let names = sc.topology.link_names();
+            fill(&mut r.topology.bottleneck, names[2 * g.bottleneck].clone());
+            for (raw_link, (_, _, spec)) in r.links.graph.iter_mut().flatten().zip(&g.links) {
+                fill_link(raw_link, spec);
+            }
+        }
     }
 
     match sc.switch.kind {
@@ -175,6 +183,7 @@ pub fn fill_defaults(raw: &RawScenario, sc: &Scenario) -> RawScenario {
             let (rv, zv) = rz.map_or((crate::atm::SEED_R, crate::atm::SEED_Z), |(rv, zv)| (rv, zv.unwrap_or(crate::atm::SEED_Z)));
             fill(&mut r.switch.r, rv);
             fill(&mut r.switch.z, zv);
+            fill(&mut r.switch.partial_packet_discard, sc.switch.partial_packet_discard);
         }
     }
     // The default buffer, as validation reads it (one bandwidth-delay product).

@@ -44,7 +44,7 @@ pub struct Key {
 }
 
 /// The link tables that `links.<link>.` stands for.
-pub const LINK_TABLES: [&str; 3] = ["links.access", "links.bottleneck", "links.path[]"];
+pub const LINK_TABLES: [&str; 4] = ["links.access", "links.bottleneck", "links.path[]", "links.graph[]"];
 
 const DURATION_UNITS: &str = "ns, us, ms, s, min";
 const RATE_UNITS: &str = "bps, kbps, Mbps, Gbps";
@@ -64,9 +64,14 @@ pub const KEYS: &[Key] = &[
     key!("run.duration", "duration", DURATION_UNITS, Dflt::Value("\"100s\""), "> 0 and <= 1000000s", "", "Simulated time of the run."),
     key!("run.seed", "integer", "", Dflt::Value("1"), ">= 0 (`--seed` up to 2^64 - 1 replaces it)", "", "Master seed of the named random streams."),
     // [topology]
-    key!("topology.kind", "string", "", Dflt::Value("\"dumbbell\""), "`dumbbell`, `path`", "", "N sources -> router -> bottleneck -> router -> N sinks, or one flow over a chain of hops (`[[links.path]]`)."),
+    key!("topology.kind", "string", "", Dflt::Value("\"dumbbell\""), "`dumbbell`, `path`, `graph`", "", "N sources -> router -> bottleneck -> router -> N sinks, one flow over a chain of hops (`[[links.path]]`), or named nodes joined by `[[links.graph]]` with `topology.flows`."),
     key!("topology.pairs", "integer", "", Dflt::Value("1"), "1 to 100000 (a path: 1)", "", "Source/sink pairs of the dumbbell, one TCP connection each."),
+    key!("topology.nodes", "list of strings", "", Dflt::None, "distinct names without `->`, at most 1000", "topology.kind = \"graph\"", "The graph's nodes (hosts and routers alike)."),
+    key!("topology.flows", "list of strings", "", Dflt::None, "`\"source->destination\"` node names joined by some path", "topology.kind = \"graph\"", "The graph's flows, flow i the i-th; routes are shortest paths by delay (then fewest hops, then the lowest link)."),
+    key!("topology.bottleneck", "string", "", Dflt::Computed("the slowest link"), "a link name (`a->b`)", "topology.kind = \"graph\"", "The link whose C (maximum TCP goodput) the metrics use."),
     // [links.access], [links.bottleneck], [[links.path]]
+    key!("links.<link>.from", "string", "", Dflt::None, "a node of topology.nodes", "`[[links.graph]]` only", "Graph links: one end; the link is duplex, named `from->to` and `to->from`."),
+    key!("links.<link>.to", "string", "", Dflt::None, "a node of topology.nodes, not from", "`[[links.graph]]` only", "Graph links: the other end."),
     key!("links.<link>.rate", "rate", RATE_UNITS, Dflt::Required, "> 0", "dumbbell: access and bottleneck; path: each hop", "Line rate of the link (each direction)."),
     key!("links.<link>.payload_rate", "rate", RATE_UNITS, Dflt::Computed("the link's `rate`"), "> 0 and <= rate", "", "Rate left for ATM cells after physical framing (OC-3: 149.76 of 155.52 Mbps, seed 000 §4.2.1)."),
     key!("links.<link>.delay", "duration", DURATION_UNITS, Dflt::Value("\"0s\""), ">= 0", "", "One-way propagation delay."),
@@ -78,6 +83,7 @@ pub const KEYS: &[Key] = &[
     key!("switch.policy", "string", "", Dflt::Value("\"ubr\""), "`ubr`, `ppd`, `epd`, `sd`, `fba`", "switch.kind = \"atm\"", "Drop policy of the ATM ports: plain UBR tail drop, partial/early packet discard, selective drop, fair buffer allocation."),
     key!("switch.R", "number", "", Dflt::Value("0.8"), "(0, 1]", "switch.kind = \"atm\"", "Drop threshold of EPD, SD and FBA as a fraction of the buffer (seed 000 §4.2.3)."),
     key!("switch.Z", "number", "", Dflt::Value("0.8"), "(0, 1]", "switch.kind = \"atm\"", "The per-VC parameter Z of SD and FBA (seed 000 §4.2.3)."),
+    key!("switch.partial_packet_discard", "boolean", "", Dflt::Value("true"), "", "switch.kind = \"atm\"", "Frame-aware policies (EPD, SD, FBA) drop the rest of a frame that lost a cell; false: its later cells are still buffered and sent when there is room (issue 11's WAN-gap candidate)."),
     // [tcp]
     key!("tcp.groups[].flows", "list of integers", "", Dflt::Required, "flow indices, each in one group at most", "", "Per-flow TCP settings: each `[[tcp.groups]]` entry names its flows (a WWW pair's request half follows its pair) and may give any `[tcp]` key below, which overrides `[tcp]` for those flows."),
     key!("tcp.flavor", "string", "", Dflt::Value("\"reno\""), "`vanilla`, `tahoe`, `reno`, `newreno`, `sack`, `newreno_rfc6582`, `sack_rfc6675`, optionally `/reno`, `/cubic`, `/cubic_hystart`, `/hybla`, `/bbr`, `/westwood`", "", "A (loss recovery, congestion control) pair by name (seed 001 §2); `recovery` and `cc` override its parts."),

@@ -27,6 +27,33 @@ pub enum Topology {
     Dumbbell { pairs: u32, access: LinkSpec, bottleneck: LinkSpec },
     /// One flow over a chain of hops with routers between them.
     Path { hops: Vec<LinkSpec> },
+    /// Named nodes joined by duplex links; flows between chosen nodes; static routes by
+    /// shortest path (`net::topology::shortest_paths`).
+    Graph(Box<Graph>),
+}
+
+/// A validated graph topology.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Graph {
+    pub nodes: Vec<String>,
+    /// (from, to, link): each a duplex link, named "from->to" and "to->from".
+    pub links: Vec<(u32, u32, LinkSpec)>,
+    /// (source, destination) of each flow.
+    pub flows: Vec<(u32, u32)>,
+    /// Index in `links` of the bottleneck (its forward direction).
+    pub bottleneck: usize,
+}
+
+impl Graph {
+    /// Shortest-path delay from `a` to `b` (by delay, then hop count), if connected.
+    pub fn path_delay(&self, a: u32, b: u32) -> Option<SimTime> {
+        crate::net::topology::shortest_paths(self.nodes.len(), &self.directed(), b)[a as usize].map(|(d, _)| d)
+    }
+
+    /// The one-way links in engine order: (from, to, delay) for "from->to" then "to->from".
+    pub fn directed(&self) -> Vec<(u32, u32, SimTime)> {
+        self.links.iter().flat_map(|(a, b, l)| [(*a, *b, l.delay), (*b, *a, l.delay)]).collect()
+    }
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -44,6 +71,8 @@ pub struct SwitchSpec {
     pub buffer: Size,
     /// ATM: the buffer in cells (Table 3 conversion of a bdp multiple).
     pub buffer_cells: u64,
+    /// ATM, frame-aware policies: partial packet discard (atm/port.rs).
+    pub partial_packet_discard: bool,
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -107,6 +136,7 @@ impl Topology {
         match self {
             Topology::Dumbbell { bottleneck, .. } => Some(bottleneck),
             Topology::Path { hops } => hops.iter().min_by_key(|h| h.rate),
+            Topology::Graph(g) => g.links.get(g.bottleneck).map(|l| &l.2),
         }
     }
 
@@ -123,6 +153,8 @@ impl Topology {
         match self {
             Topology::Dumbbell { bottleneck, .. } => bottleneck.delay.times(2),
             Topology::Path { hops } => hops.iter().fold(SimTime::ZERO, |a, h| a + h.delay).times(2),
+            // A graph: twice the shortest-path delay of its first flow.
+            Topology::Graph(g) => g.flows.first().and_then(|&(a, b)| g.path_delay(a, b)).unwrap_or(SimTime::ZERO).times(2),
         }
     }
 
@@ -149,6 +181,10 @@ impl Topology {
                 names
             }
             Topology::Path { hops } => (0..hops.len()).flat_map(|i| [format!("hop{i}"), format!("hop{i}-rev")]).collect(),
+            Topology::Graph(g) => {
+                let n = |i: u32| &g.nodes[i as usize];
+                g.links.iter().flat_map(|(a, b, _)| [format!("{}->{}", n(*a), n(*b)), format!("{}->{}", n(*b), n(*a))]).collect()
+            }
         }
     }
 }
@@ -159,6 +195,7 @@ impl Scenario {
         match &self.topology {
             Topology::Dumbbell { pairs, .. } => *pairs,
             Topology::Path { .. } => 1,
+            Topology::Graph(g) => g.flows.len() as u32,
         }
     }
 
@@ -231,7 +268,7 @@ impl Ctx {
         let too_small = match size {
             Size::Bytes(b) => b < packet && mss_ok,
             Size::Packets(p) => p < 1,
-            Size::Bdp(k) => ((k * bdp as f64) as u64) < packet && mss_ok && !self.bad("links"),
+            Size::Bdp(k) => ((k * bdp as f64) as u64) < packet && mss_ok && !self.bad("links") && !self.bad("topology"),
             Size::Cells(_) => {
                 self.err(path, "cells are for ATM switches; give bytes, packets or a bdp multiple", got);
                 false
@@ -530,6 +567,126 @@ pub fn variant_name<T: serde::Serialize>(v: T) -> String {
     serde_json::to_value(v).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
 }
 
+/// `topology.kind` names (the kinds of [`Topology`]).
+pub const TOPOLOGY_KINDS: [&str; 3] = ["dumbbell", "path", "graph"];
+
+/// Most nodes in a graph topology: every node keeps a route to every node.
+pub const MAX_GRAPH_NODES: usize = 1000;
+
+/// "must be \"a\", \"b\" or \"c\"" from a list of names.
+pub fn one_of(names: &[&str]) -> String {
+    let q: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+    match q.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("must be {} or {last}", rest.join(", ")),
+        Some((last, _)) => format!("must be {last}"),
+        None => "must be given".into(),
+    }
+}
+
+/// Graph keys given to another kind of topology.
+fn graph_keys_absent(c: &mut Ctx, raw: &RawScenario) {
+    for (key, given) in [("topology.nodes", raw.topology.nodes.is_some()), ("topology.flows", raw.topology.flows.is_some()), ("topology.bottleneck", raw.topology.bottleneck.is_some())] {
+        if given {
+            c.err(key, "only for topology.kind = \"graph\"", "");
+        }
+    }
+}
+
+/// `topology.kind = "graph"`: nodes, `[[links.graph]]`, flows, bottleneck. Checks unknown and
+/// duplicate node names, self-loops, flows between nodes no path joins, each with its path.
+fn section_graph(c: &mut Ctx, raw: &RawScenario) -> Topology {
+    let t = &raw.topology;
+    if t.pairs.is_some() {
+        c.err("topology.pairs", "a graph's flows are topology.flows", "");
+    }
+    let nodes = t.nodes.clone().unwrap_or_default();
+    if nodes.is_empty() {
+        c.err("topology.nodes", "is required for a graph topology (a list of node names)", "");
+    } else if nodes.len() > MAX_GRAPH_NODES {
+        c.err("topology.nodes", format!("must have at most {MAX_GRAPH_NODES} nodes (every node keeps a route to every node)"), format!("{} nodes", nodes.len()));
+    }
+    for (i, n) in nodes.iter().enumerate() {
+        if nodes[..i].contains(n) {
+            c.err(&format!("topology.nodes.{i}"), "duplicate node name", format!("{n:?}"));
+        } else if n.is_empty() || n.contains("->") {
+            c.err(&format!("topology.nodes.{i}"), "must be a non-empty name without \"->\"", format!("{n:?}"));
+        }
+    }
+    let node = |c: &mut Ctx, path: &str, name: Option<&String>| -> Option<u32> {
+        match name {
+            None => {
+                c.err(path, "is required (a node name)", "");
+                None
+            }
+            Some(n) => match nodes.iter().position(|x| x == n) {
+                Some(i) => Some(i as u32),
+                None => {
+                    c.err(path, format!("must name a node of topology.nodes: {}", few_names(&nodes)), format!("{n:?}"));
+                    None
+                }
+            },
+        }
+    };
+    let mut links = Vec::new();
+    match &raw.links.graph {
+        Some(ls) if !ls.is_empty() => {
+            for (i, l) in ls.iter().enumerate() {
+                let p = format!("links.graph.{i}");
+                let spec = c.link(&p, Some(l));
+                let (a, b) = (node(c, &format!("{p}.from"), l.from.as_ref()), node(c, &format!("{p}.to"), l.to.as_ref()));
+                if let (Some(a), Some(b)) = (a, b) {
+                    if a == b {
+                        c.err(&format!("{p}.to"), "must differ from from (a link joins two nodes)", format!("{:?}", nodes[b as usize]));
+                    } else {
+                        links.push((a, b, spec));
+                    }
+                }
+            }
+        }
+        _ => c.err("links.graph", "is required for a graph topology (a list of links with from, to, rate and delay)", ""),
+    }
+    let mut g = Graph { nodes: nodes.clone(), links, flows: Vec::new(), bottleneck: 0 };
+    let complete = !c.bad("links.graph") && !c.bad("topology.nodes");
+    match &t.flows {
+        Some(fs) if !fs.is_empty() => {
+            let dir = g.directed();
+            for (i, f) in fs.iter().enumerate() {
+                let p = format!("topology.flows.{i}");
+                let Some((a, b)) = f.split_once("->") else {
+                    c.err(&p, "must be \"source->destination\" (two node names)", format!("{f:?}"));
+                    continue;
+                };
+                let (Some(a), Some(b)) = (node(c, &p, Some(&a.to_string())), node(c, &p, Some(&b.to_string()))) else { continue };
+                if a == b {
+                    c.err(&p, "source and destination must differ", format!("{f:?}"));
+                } else if complete && crate::net::topology::shortest_paths(nodes.len(), &dir, b)[a as usize].is_none() {
+                    c.err(&p, format!("no path joins {:?} to {:?}", nodes[a as usize], nodes[b as usize]), format!("{f:?}"));
+                } else {
+                    g.flows.push((a, b));
+                }
+            }
+        }
+        _ => c.err("topology.flows", "is required for a graph topology (a list of \"source->destination\" node names)", ""),
+    }
+    g.bottleneck = match &t.bottleneck {
+        // The slowest link, the first of equals.
+        None => g.links.iter().enumerate().min_by_key(|(_, l)| l.2.rate).map_or(0, |(i, _)| i),
+        Some(name) => {
+            let names = Topology::Graph(Box::new(g.clone())).link_names();
+            match names.iter().position(|n| n == name) {
+                Some(i) => i / 2,
+                None => {
+                    if complete {
+                        c.err("topology.bottleneck", format!("must name a link: {}", few_names(&names)), format!("{name:?}"));
+                    }
+                    0
+                }
+            }
+        }
+    };
+    Topology::Graph(Box::new(g))
+}
+
 /// Checks every rule; on success every field is in engine units.
 pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenario, ScenarioError> {
     validate_read(raw, seed_override, &[])
@@ -569,6 +726,7 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
     let kind = raw.topology.kind.as_deref().unwrap_or("dumbbell");
     let topology = match kind {
         "dumbbell" => {
+            graph_keys_absent(&mut c, raw);
             let pairs = c.int("topology.pairs", raw.topology.pairs, 1, 1, 100_000) as u32;
             if raw.links.path.is_some() {
                 c.err("links.path", "only for topology.kind = \"path\"", "");
@@ -576,6 +734,7 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
             Topology::Dumbbell { pairs, access: c.link("links.access", raw.links.access.as_ref()), bottleneck: c.link("links.bottleneck", raw.links.bottleneck.as_ref()) }
         }
         "path" => {
+            graph_keys_absent(&mut c, raw);
             if raw.topology.pairs.is_some_and(|p| p != 1) {
                 c.err("topology.pairs", "a path topology carries one flow", raw.topology.pairs.unwrap().to_string());
             }
@@ -592,11 +751,26 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
             };
             Topology::Path { hops }
         }
+        "graph" => section_graph(&mut c, raw),
         other => {
-            c.err("topology.kind", "must be \"dumbbell\" or \"path\"", format!("{other:?}"));
+            c.err("topology.kind", one_of(&TOPOLOGY_KINDS), format!("{other:?}"));
             Topology::Path { hops: vec![] }
         }
     };
+    // Only graph links join named nodes.
+    for (table, links) in [("links.access", raw.links.access.as_slice()), ("links.bottleneck", raw.links.bottleneck.as_slice())].into_iter().chain([("links.path", raw.links.path.as_deref().unwrap_or(&[]))]) {
+        for (i, l) in links.iter().enumerate() {
+            let p = if table == "links.path" { format!("{table}.{i}") } else { table.to_string() };
+            for (key, v) in [("from", &l.from), ("to", &l.to)] {
+                if v.is_some() {
+                    c.err(&format!("{p}.{key}"), "only for [[links.graph]] (topology.kind = \"graph\")", "");
+                }
+            }
+        }
+    }
+    if raw.links.graph.is_some() && kind != "graph" {
+        c.err("links.graph", "only for topology.kind = \"graph\"", "");
+    }
     let bdp = topology.bdp_bytes();
 
     // TCP: [tcp], then each [[tcp.groups]] entry over it (problems only for the keys it gives).
@@ -604,6 +778,7 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
     let nflows = match &topology {
         Topology::Dumbbell { pairs, .. } => *pairs as i64,
         Topology::Path { .. } => 1,
+        Topology::Graph(g) => g.flows.len() as i64,
     };
     let flows_known = !c.bad("topology");
     let mut tcp_groups = Vec::new();
@@ -651,10 +826,12 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
         let raw_links: Vec<(String, Option<&RawLink>)> = match &topology {
             Topology::Dumbbell { .. } => vec![("links.access".into(), raw.links.access.as_ref()), ("links.bottleneck".into(), raw.links.bottleneck.as_ref())],
             Topology::Path { hops } => (0..hops.len()).map(|i| (format!("links.path.{i}"), raw.links.path.as_ref().and_then(|p| p.get(i)))).collect(),
+            Topology::Graph(g) => (0..g.links.len()).map(|i| (format!("links.graph.{i}"), raw.links.graph.as_ref().and_then(|p| p.get(i)))).collect(),
         };
         let specs: Vec<&LinkSpec> = match &topology {
             Topology::Dumbbell { access, bottleneck, .. } => vec![access, bottleneck],
             Topology::Path { hops } => hops.iter().collect(),
+            Topology::Graph(g) => g.links.iter().map(|l| &l.2).collect(),
         };
         raw_links
             .into_iter()
@@ -665,7 +842,7 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
     let mut buffer_cells_n = 0;
     let kind = match skind {
         "droptail" => {
-            for (key, present) in [("switch.policy", raw.switch.policy.is_some()), ("switch.R", raw.switch.r.is_some()), ("switch.Z", raw.switch.z.is_some())] {
+            for (key, present) in [("switch.policy", raw.switch.policy.is_some()), ("switch.R", raw.switch.r.is_some()), ("switch.Z", raw.switch.z.is_some()), ("switch.partial_packet_discard", raw.switch.partial_packet_discard.is_some())] {
                 if present {
                     c.err(key, "applies to ATM switches (switch.kind = \"atm\")", "");
                 }
@@ -881,7 +1058,7 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
         duration,
         seed,
         topology,
-        switch: SwitchSpec { kind, buffer, buffer_cells: buffer_cells_n },
+        switch: SwitchSpec { kind, buffer, buffer_cells: buffer_cells_n, partial_packet_discard: raw.switch.partial_packet_discard.unwrap_or(true) },
         tcp,
         tcp_groups,
         tcp_of_flow,
@@ -1093,6 +1270,41 @@ mod tests {
         assert_eq!(scenario(GEO2, &[("tcp.receive_buffer", "unlimited")]).tcp.rcv_buf, None);
         assert_only(GEO2, &[("tcp.receive_buffer", "1000")], "tcp.receive_buffer: must hold at least one segment (MSS 1024) and one window-scale unit (1 bytes at window_scale 0), got 1000");
         assert_only(GEO2, &[("tcp.receive_buffer", "2000"), ("tcp.window_scale", "14")], "tcp.receive_buffer: must hold at least one segment (MSS 1024) and one window-scale unit (16384 bytes at window_scale 14), got 2000");
+    }
+
+    /// Two hosts and a router; one flow.
+    const GRAPH: &str = r#"
+        [topology]
+        kind = "graph"
+        nodes = ["a", "r", "b"]
+        flows = ["a->b"]
+        [[links.graph]]
+        from = "a"
+        to = "r"
+        rate = "10Mbps"
+        delay = "5ms"
+        [[links.graph]]
+        from = "r"
+        to = "b"
+        rate = "2Mbps"
+        delay = "20ms"
+    "#;
+
+    #[test]
+    fn graphs_are_checked_with_field_paths() {
+        let s = scenario(GRAPH, &[]);
+        assert_eq!(s.topology.link_names(), ["a->r", "r->a", "r->b", "b->r"]);
+        assert_eq!(s.rtt_prop(), SimTime::from_millis(50));
+        assert_eq!(s.topology.bottleneck().unwrap().rate, Rate(2_000_000), "the slowest link by default");
+        assert_only(GRAPH, &[("topology.nodes", r#"["a", "r", "b", "a"]"#)], "topology.nodes.3: duplicate node name, got \"a\"");
+        assert_only(&GRAPH.replace("to = \"b\"", "to = \"x\""), &[], "links.graph.1.to: must name a node of topology.nodes: a, r, b, got \"x\"");
+        assert_only(GRAPH, &[("topology.flows", r#"["a->z"]"#)], "topology.flows.0: must name a node of topology.nodes: a, r, b, got \"z\"");
+        assert_only(GRAPH, &[("topology.nodes", r#"["a", "r", "b", "island"]"#), ("topology.flows", r#"["a->b", "island->a"]"#)], "topology.flows.1: no path joins \"island\" to \"a\", got \"island->a\"");
+        assert_only(GRAPH, &[("topology.bottleneck", "a->b")], "topology.bottleneck: must name a link: a->r, r->a, r->b, b->r, got \"a->b\"");
+        assert_only(GRAPH, &[("switch.kind", "atm")], "switch.kind: ATM switches are modelled on the dumbbell topology, got \"atm\"");
+        assert_only(GEO2, &[("topology.nodes", r#"["a"]"#)], "topology.nodes: only for topology.kind = \"graph\"");
+        assert_only(GEO2, &[("links.access.from", "a")], "links.access.from: only for [[links.graph]] (topology.kind = \"graph\")");
+        assert_only(GEO2, &[("topology.kind", "ring")], "topology.kind: must be \"dumbbell\", \"path\" or \"graph\", got \"ring\"");
     }
 
     #[test]

@@ -127,6 +127,8 @@ pub struct World {
     out: Vec<Segment>,
     traces: BTreeMap<String, Trace>,
     tap: Tap,
+    /// tcp/ns2.rs `sack_option_bytes`: ACKs carry 8 bytes per SACK block, as ns-2's.
+    sack_option_bytes: bool,
 }
 
 /// One run's simulation: `step`, `run_until`, `run`, then `finish` for the result.
@@ -294,6 +296,7 @@ impl Simulation {
             out: Vec::with_capacity(64),
             traces: BTreeMap::new(),
             tap: Tap::default(),
+            sack_option_bytes: sc.tcp.ns2.sack_option_bytes,
         };
         let mut apps: Vec<AppEntry> = installed.into_iter().map(|app| AppEntry { interest: app.interest(), app, slot: TimerSlot::default() }).collect();
         for (i, e) in apps.iter_mut().enumerate() {
@@ -538,7 +541,7 @@ impl World {
     /// sender (`[[loss]]`).
     fn send(&mut self, flow: FlowId, dir: Dir, src: NodeId, dst: NodeId, seg: Segment) {
         let via = self.nodes[src as usize].route(dst);
-        let pkt = Packet { uid: self.next_uid, flow, dir, src, dst, bytes: seg.ip_bytes(), seg, corrupted: false };
+        let pkt = Packet { uid: self.next_uid, flow, dir, src, dst, bytes: seg.wire_bytes(self.sack_option_bytes), seg, corrupted: false };
         if dir == Dir::Data && !self.losses.is_empty() && seg.len > 0 {
             let offset = seg.seq - 1;
             if let Some(i) = self.losses.iter().position(|l| l.flow == flow && l.offset == offset && l.transmission == seg.tx_count) {

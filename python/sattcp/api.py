@@ -127,11 +127,13 @@ class RunResult:
     The tables are built on first access (pandas is imported then, not before).
     """
 
-    def __init__(self, data: dict[str, Any], scenario: dict[str, Any], wall_time_s: float, config: dict[str, Any] | None = None):
+    def __init__(self, data: dict[str, Any], scenario: dict[str, Any], wall_time_s: float, config: dict[str, Any] | None = None, packets_source: Any = None):
         self.data = data
         self.scenario = scenario
         self.wall_time_s = wall_time_s
         self.config: dict[str, Any] = config if config is not None else {}
+        #: The finished core simulation holding the packet trace (sattcp.traces), if any.
+        self._packets = packets_source
 
     @cached_property
     def flows(self) -> pd.DataFrame:
@@ -170,6 +172,25 @@ class RunResult:
         import pandas as pd
 
         return {k: pd.DataFrame({"t": v["t"], "value": v["v"]}) for k, v in self.data["traces"].items()}
+
+    @cached_property
+    def packets(self) -> pd.DataFrame:
+        """Every recorded packet event, one row each (``[trace] packets``; docs/traces.md)."""
+        from .traces import packet_table
+
+        return packet_table(self._packets)
+
+    def write_pcap(self, path: str | Path) -> tuple[int, int]:
+        """Writes the packet trace as pcapng (docs/traces.md): (packets on links, drops)."""
+        from .traces import write_pcap
+
+        return write_pcap(self._packets, path)
+
+    def save_packets(self, path: str | Path) -> Path:
+        """Writes the packet table as Parquet, the scenario in the file's metadata."""
+        from .traces import save_packets
+
+        return save_packets(self.packets, path, {b"sattcp.scenario": json.dumps(self.scenario).encode()})
 
     def traces_long(self) -> pd.DataFrame:
         """Every trace in one table: ``variable`` (``flow/0/cwnd``...), ``t`` (s), ``value``."""
@@ -450,7 +471,7 @@ def run(
             report.close()
     data = json.loads(sim.finish())
     wall = time.perf_counter() - t0
-    return RunResult(data=data, scenario=json.loads(sim.scenario_json), wall_time_s=wall, config=config)
+    return RunResult(data=data, scenario=json.loads(sim.scenario_json), wall_time_s=wall, config=config, packets_source=sim)
 
 
 class _ProgressBar:

@@ -13,6 +13,7 @@ pub mod pep;
 pub mod scenario;
 pub mod tcp;
 pub mod time;
+pub mod trace;
 pub mod world;
 
 pub use scenario::{Scenario, ScenarioError};

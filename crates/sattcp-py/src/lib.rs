@@ -6,7 +6,7 @@
 //! simulation runs.
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 use sattcp_core::scenario::{self, Problem};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -66,6 +66,8 @@ struct Simulation {
     seed: u64,
     scenario_json: String,
     config_json: String,
+    /// The packet trace, kept after `finish` for `packet_columns` and `write_pcapng`.
+    packets: Option<sattcp_core::trace::PacketLog>,
 }
 
 impl Simulation {
@@ -93,7 +95,7 @@ impl Simulation {
         let sc = r.scenario;
         let built = catch_unwind(AssertUnwindSafe(|| sattcp_core::Simulation::new(&sc)));
         match built {
-            Ok(sim) => Ok(Simulation { sim: Some(sim), name: sc.name.clone(), seed: sc.seed, scenario_json, config_json }),
+            Ok(sim) => Ok(Simulation { sim: Some(sim), name: sc.name.clone(), seed: sc.seed, scenario_json, config_json, packets: None }),
             Err(p) => Err(internal_error(py, format!("panic while building scenario {:?}, seed {}: {}", sc.name, sc.seed, panic_message(p)))),
         }
     }
@@ -149,13 +151,47 @@ impl Simulation {
         }
     }
 
+    /// The packet trace as columns, after `finish` (None if packets were not traced): a list
+    /// of (name, numpy dtype, little-endian bytes), the link names, event names and drop reason
+    /// names that the link, event and reason codes index. One buffer per column: no Python
+    /// object per event.
+    #[allow(clippy::type_complexity)]
+    fn packet_columns<'py>(&self, py: Python<'py>) -> Option<(Vec<(&'static str, &'static str, Bound<'py, PyBytes>)>, Vec<String>, Vec<&'static str>, Vec<&'static str>)> {
+        use sattcp_core::trace::{DropReason, EventKind};
+        let log = self.packets.as_ref()?;
+        let cols = log.columns().into_iter().map(|(n, t, b)| (n, t, PyBytes::new(py, &b))).collect();
+        let links = log.links.iter().map(|l| l.name.clone()).collect();
+        Some((cols, links, EventKind::ALL.iter().map(|k| k.name()).collect(), DropReason::ALL.iter().map(|r| r.name()).collect()))
+    }
+
+    /// Whether a packet trace was recorded (after `finish`).
+    #[getter]
+    fn has_packets(&self) -> bool {
+        self.packets.is_some()
+    }
+
+    /// Writes the packet trace as a pcapng file; returns (packets on links, drops). Raises
+    /// InternalError if packets were not traced or the file cannot be written.
+    fn write_pcapng(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<(u64, u64)> {
+        let log = self.packets.as_ref().ok_or_else(|| internal_error(py, "no packet trace: set trace.packets".into()))?;
+        let w = py.detach(|| sattcp_core::trace::pcapng::write_file(log, &path)).map_err(|e| internal_error(py, format!("{}: {e}", path.display())))?;
+        Ok((w.wire, w.drops))
+    }
+
     /// Closes the run and returns the result as a JSON document.
     fn finish(&mut self, py: Python<'_>) -> PyResult<String> {
         let label = self.label();
         let sim = self.sim.take().ok_or_else(|| internal_error(py, "finish called twice".into()))?;
-        let r = catch_unwind(AssertUnwindSafe(|| serde_json::to_string(&sim.finish())));
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            let mut res = sim.finish();
+            let packets = res.packets.take();
+            serde_json::to_string(&res).map(|s| (s, packets))
+        }));
         match r {
-            Ok(Ok(s)) => Ok(s),
+            Ok(Ok((s, packets))) => {
+                self.packets = packets;
+                Ok(s)
+            }
             Ok(Err(e)) => Err(internal_error(py, format!("{label}: {e}"))),
             Err(p) => Err(internal_error(py, format!("panic in {label}: {}", panic_message(p)))),
         }

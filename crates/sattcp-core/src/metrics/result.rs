@@ -76,22 +76,59 @@ pub struct LinkResult {
     pub frames_discarded: Option<u64>,
 }
 
-/// A variable recorded on change: instants (seconds) and values.
-#[derive(Clone, Debug, Default, Serialize)]
+/// Default bound of the time-series traces (`trace.max_points`): 10 million points of 16 bytes
+/// (t, v) is 160 MB, shared equally by the traced variables.
+pub const DEFAULT_MAX_POINTS: u64 = 10_000_000;
+
+/// A variable recorded on change: instants (seconds) and values, at most `cap` points (past
+/// them the trace stops and remembers when).
+#[derive(Clone, Debug, Serialize)]
 pub struct Trace {
     pub t: Vec<f64>,
     pub v: Vec<f64>,
+    #[serde(skip)]
+    pub cap: usize,
+    /// When a change first found the trace full.
+    #[serde(skip)]
+    pub stopped_at: Option<f64>,
+}
+
+impl Default for Trace {
+    fn default() -> Self {
+        Trace::with_cap(usize::MAX)
+    }
 }
 
 impl Trace {
-    /// Appends (t, v) if v differs from the last value recorded.
+    pub fn with_cap(cap: usize) -> Self {
+        Trace { t: Vec::new(), v: Vec::new(), cap, stopped_at: None }
+    }
+
+    /// Appends (t, v) if v differs from the last value recorded and the trace is not full.
     #[inline]
     pub fn record(&mut self, t: f64, v: f64) {
         if self.v.last() != Some(&v) {
+            if self.t.len() >= self.cap {
+                self.stopped_at.get_or_insert(t);
+                return;
+            }
             self.t.push(t);
             self.v.push(v);
         }
     }
+}
+
+/// The run's warning when traces filled up: `traces` by name, `max_points` shared by them.
+pub fn traces_warning<'a>(traces: impl Iterator<Item = (&'a String, &'a Trace)>, max_points: u64) -> Option<String> {
+    let full: Vec<(&String, f64, usize)> = traces.filter_map(|(k, t)| t.stopped_at.map(|s| (k, s, t.cap))).collect();
+    let first = full.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
+    Some(format!(
+        "{} time-series trace(s) stopped recording, the first ({}) at {:.6} s: each traced variable holds at most {} points, its share of trace.max_points = {max_points}",
+        full.len(),
+        first.0,
+        first.1,
+        first.2
+    ))
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -133,4 +170,8 @@ pub struct RunResult {
     /// Things the user asked for that did not happen (e.g. a scripted loss that never matched
     /// a segment). The CLI prints them on stderr.
     pub warnings: Vec<String>,
+    /// The packet trace (`trace.packets`), finished: not part of the JSON document (it goes to
+    /// Python as columns and to pcapng files, `trace::pcapng`).
+    #[serde(skip)]
+    pub packets: Option<crate::trace::PacketLog>,
 }

@@ -42,6 +42,10 @@ pub enum PacketEvent {
 /// A recorder of packet events.
 pub trait PacketTap: Send + Sync {
     fn event(&mut self, now: SimTime, ev: PacketEvent, p: &Packet);
+    /// The packet log this tap kept, at the end of the run (`trace::recorder`).
+    fn into_packet_log(self: Box<Self>) -> Option<crate::trace::PacketLog> {
+        None
+    }
 }
 
 /// An optional tap.
@@ -63,5 +67,10 @@ impl Tap {
     #[inline(always)]
     pub fn is_on(&self) -> bool {
         self.0.is_some()
+    }
+
+    /// Removes the tap (at the end of the run).
+    pub fn take(&mut self) -> Option<Box<dyn PacketTap>> {
+        self.0.take()
     }
 }

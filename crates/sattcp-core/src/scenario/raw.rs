@@ -266,4 +266,10 @@ pub struct RawTrace {
     pub flows: Option<Vec<i64>>,
     /// Links (by name) whose queue length is recorded on change.
     pub links: Option<Vec<String>>,
+    /// Packet events recorded: "all", "none" or { flows, links } (read by `trace::spec`).
+    pub packets: Option<toml::Value>,
+    /// Bound of the packet log, in events.
+    pub max_packet_events: Option<i64>,
+    /// Bound of the time-series traces (flows' cwnd..., links' queues), in points.
+    pub max_points: Option<i64>,
 }

@@ -234,6 +234,9 @@ pub fn fill_defaults(raw: &RawScenario, sc: &Scenario) -> RawScenario {
     }
     fill(&mut r.trace.flows, sc.trace.flows.iter().map(|&f| f as i64).collect());
     fill(&mut r.trace.links, sc.trace.links.clone());
+    fill(&mut r.trace.packets, crate::trace::spec::to_value(sc.trace.packets.as_ref()));
+    fill(&mut r.trace.max_packet_events, sc.trace.max_packet_events.min(i64::MAX as u64) as i64);
+    fill(&mut r.trace.max_points, sc.trace.max_points.min(i64::MAX as u64) as i64);
     r
 }
 

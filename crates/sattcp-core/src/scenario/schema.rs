@@ -142,6 +142,9 @@ pub const KEYS: &[Key] = &[
     // [trace]
     key!("trace.flows", "list of integers", "", Dflt::Value("[]"), "flow indices", "", "Flows whose cwnd, ssthresh and srtt are recorded on change."),
     key!("trace.links", "list of strings", "", Dflt::Value("[]"), "link names: bottleneck, bottleneck-rev, src{i}->r1, ... (path: hop{i}, hop{i}-rev)", "", "Links whose queue length is recorded on change."),
+    key!("trace.max_points", "integer", "points", Dflt::Value("10000000"), ">= 0", "", "Bound of the time series together (16 bytes a point), shared equally by the traced variables; a full one stops recording and the run warns (docs/traces.md)."),
+    key!("trace.packets", "string or table", "", Dflt::Value("\"none\""), "\"all\", \"none\", { flows = [...], links = [...] }", "", "Packet events recorded (sent, queued, dequeued, dropped, received): RunResult.packets, pcapng files (docs/traces.md)."),
+    key!("trace.max_packet_events", "integer", "events", Dflt::Value("5000000"), ">= 0", "", "Bound of the packet log (64 bytes an event); a full log stops recording and the run warns (docs/traces.md)."),
 ];
 
 /// The concrete keys a row stands for (`links.<link>.rate` -> one per link table).

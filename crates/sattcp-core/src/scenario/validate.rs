@@ -101,6 +101,11 @@ pub struct LossSpec {
 pub struct TraceSpec {
     pub flows: Vec<u32>,
     pub links: Vec<String>,
+    /// Packet events recorded (`trace::spec`), at most `max_packet_events` of them.
+    pub packets: Option<crate::trace::PacketFilter>,
+    pub max_packet_events: u64,
+    /// Points the time-series traces hold together at most.
+    pub max_points: u64,
 }
 
 /// A validated scenario: every value in engine units, every rule checked.
@@ -1049,6 +1054,15 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
             }
         }
     }
+
+    let all_names = if c.bad("topology") { None } else { Some(topology.link_names()) };
+    let all_flows = nflows as u64 * if matches!(app, AppSpec::Www { .. }) { 2 } else { 1 };
+    match crate::trace::spec::packets(raw.trace.packets.as_ref(), (flows_known && !c.bad("app.kind")).then_some(all_flows), all_names.as_deref()) {
+        Ok(f) => trace.packets = f,
+        Err(ps) => ps.into_iter().for_each(|p| c.err(&p.path, p.rule, p.got)),
+    }
+    trace.max_packet_events = c.int("trace.max_packet_events", raw.trace.max_packet_events, crate::trace::DEFAULT_MAX_EVENTS as i64, 0, i64::MAX) as u64;
+    trace.max_points = c.int("trace.max_points", raw.trace.max_points, crate::metrics::result::DEFAULT_MAX_POINTS as i64, 0, i64::MAX) as u64;
 
     if !c.problems.is_empty() || !c.unread.is_empty() {
         return Err(ScenarioError { problems: c.problems });

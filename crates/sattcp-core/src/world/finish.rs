@@ -27,6 +27,13 @@ pub(super) fn result(mut w: World, name: String, seed: u64, events: u64, digest:
             w.traces.insert(format!("link/{}/queue_packets", l.name), tr);
         }
     }
+    // Traces that reached their bounds (docs/traces.md) say so in the warnings.
+    let mut packets = w.tap.take().and_then(|t| t.into_packet_log());
+    let mut trace_warnings: Vec<String> = crate::metrics::result::traces_warning(w.traces.iter(), w.max_points).into_iter().collect();
+    if let Some(log) = &mut packets {
+        log.finish(end);
+        trace_warnings.extend(log.warning());
+    }
     let mut flows: Vec<FlowResult> = w
         .flows
         .iter()
@@ -138,6 +145,8 @@ pub(super) fn result(mut w: World, name: String, seed: u64, events: u64, digest:
                 let at = l.at.as_ref().map(|n| format!(" through link {n}")).unwrap_or_default();
                 format!("scripted loss never happened: flow {} did not send data offset {} a {} time (transmission {}){at}", l.flow, l.offset, ordinal(l.transmission as u64 + 1), l.transmission)
             })
+            .chain(trace_warnings)
             .collect(),
+        packets,
     }
 }

@@ -127,6 +127,9 @@ pub struct World {
     out: Vec<Segment>,
     traces: BTreeMap<String, Trace>,
     tap: Tap,
+    /// Points each time series may hold: `trace.max_points` shared by the traced variables.
+    trace_cap: usize,
+    max_points: u64,
     /// tcp/ns2.rs `sack_option_bytes`: ACKs carry 8 bytes per SACK block, as ns-2's.
     sack_option_bytes: bool,
 }
@@ -265,9 +268,11 @@ impl Simulation {
         let traced = |name: &str| sc.trace.links.iter().any(|n| n == name);
         let traced_cells: Vec<bool> = hops.iter().map(|h| h.queue_cells().is_some() && traced(&links[h.out_link() as usize].name)).collect();
         let ported: Vec<u32> = hops.iter().filter(|h| h.queue_cells().is_some()).map(|h| h.out_link()).collect();
+        let traced_vars = (3 * sc.trace.flows.len() + sc.trace.links.len()).max(1) as u64;
+        let trace_cap = (sc.trace.max_points / traced_vars).min(usize::MAX as u64) as usize;
         for (i, l) in links.iter_mut().enumerate() {
             if traced(&l.name) && !ported.contains(&(i as u32)) {
-                l.trace = Some(Trace::default());
+                l.trace = Some(Trace::with_cap(trace_cap));
             }
         }
         let link_losses = sc
@@ -296,8 +301,13 @@ impl Simulation {
             out: Vec::with_capacity(64),
             traces: BTreeMap::new(),
             tap: Tap::default(),
+            trace_cap,
+            max_points: sc.trace.max_points,
             sack_option_bytes: sc.tcp.ns2.sack_option_bytes,
         };
+        if let Some(filter) = &sc.trace.packets {
+            w.tap = Tap::new(Box::new(w.packet_recorder(filter, sc.tcp.mss, sc.trace.max_packet_events)));
+        }
         let mut apps: Vec<AppEntry> = installed.into_iter().map(|app| AppEntry { interest: app.interest(), app, slot: TimerSlot::default() }).collect();
         for (i, e) in apps.iter_mut().enumerate() {
             e.app.start(&mut AppCx { w: &mut w, app: i as AppId, slot: &mut e.slot });
@@ -493,6 +503,25 @@ impl Simulation {
 }
 
 impl World {
+    /// The packet tap of `trace.packets` (crate::trace::recorder), for this world's flows,
+    /// links and hops.
+    fn packet_recorder(&self, filter: &crate::trace::PacketFilter, mss: u32, max_events: u64) -> crate::trace::recorder::PacketRecorder {
+        use crate::trace::{recorder::HopLinks, FlowEnds, LinkInfo, NO_LINK};
+        let first = |from: NodeId, to: NodeId| {
+            let via = self.nodes[from as usize].route(to);
+            if via == Via::NONE {
+                NO_LINK
+            } else {
+                self.hops[via.hop as usize].first_link(via.input)
+            }
+        };
+        let flows = self.flows.iter().map(|f| FlowEnds { src: f.src, dst: f.dst, mss: mss.min(u16::MAX as u32) as u16 }).collect();
+        let first_links = self.flows.iter().map(|f| [first(f.src, f.dst), first(f.dst, f.src)]).collect();
+        let links = self.links.iter().map(|l| LinkInfo { name: l.name.clone(), from: l.from, to: l.to, rate_bps: l.rate.as_bps() }).collect();
+        let hops = self.hops.iter().map(|h| if h.queue_cells().is_some() { HopLinks::Atm { out: h.out_link() } } else { HopLinks::Link(h.out_link()) }).collect();
+        crate::trace::recorder::PacketRecorder::new(flows, links, hops, first_links, filter, max_events)
+    }
+
     /// Puts on the wire the segments an endpoint of `flow` just emitted: data from the
     /// sender's host, ACKs from the receiver's.
     fn flush(&mut self, flow: FlowId, dir: Dir) {
@@ -519,10 +548,11 @@ impl World {
         if fl.traced {
             let t = now.as_secs_f64();
             let (cwnd, ssthresh, srtt) = (fl.sender.cwnd() as f64, fl.sender.ssthresh() as f64, fl.sender.srtt());
-            self.traces.entry(format!("flow/{flow}/cwnd")).or_default().record(t, cwnd);
-            self.traces.entry(format!("flow/{flow}/ssthresh")).or_default().record(t, ssthresh);
+            let cap = self.trace_cap;
+            self.traces.entry(format!("flow/{flow}/cwnd")).or_insert_with(|| Trace::with_cap(cap)).record(t, cwnd);
+            self.traces.entry(format!("flow/{flow}/ssthresh")).or_insert_with(|| Trace::with_cap(cap)).record(t, ssthresh);
             if let Some(srtt) = srtt {
-                self.traces.entry(format!("flow/{flow}/srtt")).or_default().record(t, srtt.as_secs_f64());
+                self.traces.entry(format!("flow/{flow}/srtt")).or_insert_with(|| Trace::with_cap(cap)).record(t, srtt.as_secs_f64());
             }
         }
     }
@@ -666,7 +696,8 @@ impl World {
         if self.traced_cells[hop as usize] {
             let cells = self.hops[hop as usize].queue_cells().unwrap_or(0.0);
             let name = &self.links[self.hops[hop as usize].out_link() as usize].name;
-            self.traces.entry(format!("link/{name}/queue_cells")).or_default().record(now.as_secs_f64(), cells);
+            let cap = self.trace_cap;
+            self.traces.entry(format!("link/{name}/queue_cells")).or_insert_with(|| Trace::with_cap(cap)).record(now.as_secs_f64(), cells);
         }
     }
 }

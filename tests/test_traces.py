@@ -1,0 +1,262 @@
+"""Packet traces: the pcapng file a run writes parses with a standard reader (dpkt) and with
+tshark, has the packets, sequence numbers and SACK blocks of the run's packet table, and the
+table itself (RunResult.packets, Parquet) is consistent with the run's counters."""
+
+from __future__ import annotations
+
+import shutil
+import struct
+import subprocess
+
+import dpkt
+import numpy as np
+import pandas as pd
+import pytest
+
+import sattcp
+from sattcp.errors import SattcpError
+from sattcp.traces import COLUMNS, SYN
+
+# One SACK flow per pair through a dumbbell whose 4-packet bottleneck queue overflows, a
+# scripted loss of flow 0's segment 5 (bytes 5001..6001) and bit errors on the bottleneck.
+SCENARIO = """
+[run]
+duration = "3s"
+seed = 3
+[topology]
+pairs = 2
+[links.access]
+rate = "100Mbps"
+delay = "1ms"
+[links.bottleneck]
+rate = "10Mbps"
+delay = "20ms"
+ber = 5e-7
+[switch]
+buffer = "4pkt"
+[tcp]
+flavor = "sack"
+mss = 1000
+window = 65535
+window_scale = 4
+[app]
+kind = "bulk"
+[[loss]]
+flow = 0
+segment = 5
+[trace]
+packets = "all"
+"""
+
+# pcapng block types and option codes (pcapng spec, draft-ietf-opsawg-pcapng).
+SHB, IDB, EPB = 0x0A0D0D0A, 0x00000001, 0x00000006
+OPT_COMMENT, IF_NAME, EPB_FLAGS = 1, 2, 2
+
+
+def read_pcapng(path):
+    """Interfaces (names) and packets (interface, time in ns, IP bytes, comment, flags) of a
+    pcapng file, block by block with dpkt's block parsers (dpkt's Reader merges interfaces)."""
+    names, packets = [], []
+    with open(path, "rb") as f:
+        data = f.read()
+    off = 0
+    while off < len(data):
+        btype, blen = struct.unpack_from("<II", data, off)
+        buf = data[off:off + blen]
+        if btype == IDB:
+            idb = dpkt.pcapng.InterfaceDescriptionBlockLE(buf)
+            assert idb.linktype == 101  # LINKTYPE_RAW: IPv4 first
+            names.append(next(o.data.decode() for o in idb.opts if o.code == IF_NAME))
+        elif btype == EPB:
+            epb = dpkt.pcapng.EnhancedPacketBlockLE(buf)
+            opts = {o.code: o.data for o in epb.opts if o.code != 0}
+            comment = opts.get(OPT_COMMENT, b"").decode() or None
+            flags = struct.unpack("<I", opts[EPB_FLAGS])[0] if EPB_FLAGS in opts else None
+            packets.append((epb.iface_id, (epb.ts_high << 32) | epb.ts_low, epb.pkt_data, epb.pkt_len, comment, flags))
+        else:
+            assert btype == SHB, hex(btype)
+        off += blen
+    return names, packets
+
+
+def ones_complement_sum(b: bytes) -> int:
+    if len(b) % 2:
+        b += b"\0"
+    s = sum(struct.unpack(f"!{len(b) // 2}H", b))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return s
+
+
+def sack_blocks(tcp: dpkt.tcp.TCP) -> list[tuple[int, int]]:
+    for kind, data in dpkt.tcp.parse_opts(tcp.opts):
+        if kind == dpkt.tcp.TCP_OPT_SACK:
+            edges = struct.unpack(f"!{len(data) // 4}I", data)
+            return list(zip(edges[::2], edges[1::2], strict=True))
+    return []
+
+
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory):
+    r = sattcp.run(SCENARIO)
+    path = tmp_path_factory.mktemp("pcap") / "run.pcapng"
+    written = r.write_pcap(path)
+    return r, path, written
+
+
+def test_packet_table_agrees_with_the_runs_counters(traced):
+    r, _, _ = traced
+    p = r.packets
+    assert list(p.columns) == COLUMNS
+    assert r.data["warnings"] == []
+    assert p["t"].is_monotonic_increasing and p["t"].max() <= 3.0
+    assert set(p["event"].cat.categories) == {"sent", "queued", "dropped", "dequeued", "received"}
+    for _, link in r.links.iterrows():
+        on = p[p["link"] == link["link"]]
+        assert (on["event"] == "queued").sum() == link["packets"], link["link"]
+        assert ((on["event"] == "dropped") & (on["reason"] == "queue_full")).sum() == link["drops_queue_full"]
+    assert r.links.loc[0, "drops_queue_full"] > 0 and r.links.loc[0, "drops_corrupted"] > 0
+    for _, f in r.flows.iterrows():
+        sent = p[(p["event"] == "sent") & (p["flow"] == f["flow"]) & (p["dir"] == "data") & ((p["flags"] & SYN) == 0)]
+        assert len(sent) == f["segments_sent"]
+    # The scripted loss at flow 0's sender: a host event (no link), segment 5.
+    lost = p[p["reason"] == "scripted"]
+    assert lost[["flow", "seq", "len"]].values.tolist() == [[0, 5001, 1000]]
+    assert lost["link"].isna().all()
+    assert p.loc[p["reason"].isna(), "event"].ne("dropped").all()
+
+
+def test_pcap_has_one_interface_per_link_and_the_tables_packets(traced):
+    r, path, written = traced
+    p = r.packets
+    names, packets = read_pcapng(path)
+    assert names == list(r.links["link"]) + ["drops"]
+    wire = p[p["event"] == "dequeued"]
+    drops = p[p["event"] == "dropped"]
+    assert written == (len(wire), len(drops))
+    assert len(packets) == len(wire) + len(drops)
+    for i, name in enumerate(names[:-1]):
+        got = [(t, ip) for (iface, t, ip, _, _, _) in packets if iface == i]
+        want = wire[wire["link"] == name]
+        assert len(got) == len(want), name
+        assert [t for t, _ in got] == want["t_ns"].tolist()
+        # Sequence numbers, acknowledgements, addresses and ports, packet by packet.
+        decoded = []
+        for _, raw in got:
+            ip = dpkt.ip.IP(raw)
+            tcp = ip.data
+            decoded.append((ip.src[3] - 1, ip.dst[3] - 1, tcp.seq, tcp.ack if tcp.flags & dpkt.tcp.TH_ACK else 0, ip.len - 20 - tcp.off * 4))
+        expected = list(zip(want["src"], want["dst"], want["seq"], want["ack"].where((want["flags"] & 2) > 0, 0), want["len"], strict=True))
+        assert decoded == [tuple(int(x) for x in e) for e in expected], name
+    # The drops interface: each drop at its time with "<link>: <reason>".
+    got_drops = [(t, c) for (iface, t, _, _, c, _) in packets if iface == len(names) - 1]
+    link_or_host = drops["link"].astype(object).where(drops["link"].notna(), "node " + drops["node"].astype(str))
+    assert got_drops == list(zip(drops["t_ns"].tolist(), (link_or_host + ": " + drops["reason"].astype(str)).tolist(), strict=True))
+
+
+def test_pcap_headers_carry_options_and_correct_checksums(traced):
+    r, path, _ = traced
+    p = r.packets
+    _, packets = read_pcapng(path)
+    wire = p[p["event"] == "dequeued"].reset_index(drop=True)
+    link_packets = [(ip, orig) for (iface, _, ip, orig, _, _) in packets if iface < len(r.links)]
+    n_sack = 0
+    for (raw, orig), (_, row) in zip(link_packets, wire.iterrows(), strict=True):
+        ip = dpkt.ip.IP(raw)
+        tcp = ip.data
+        # Headers only are captured; the original length is the whole datagram.
+        assert len(raw) == 20 + tcp.off * 4 and orig == ip.len == 20 + tcp.off * 4 + row["len"]
+        assert ones_complement_sum(raw[:20]) == 0xFFFF
+        pseudo = ip.src + ip.dst + struct.pack("!BBH", 0, 6, ip.len - 20)
+        # The payload (zeros) adds nothing to the sum: the checksum holds for the whole segment.
+        assert ones_complement_sum(pseudo + raw[20:]) == 0xFFFF
+        opts = dict(dpkt.tcp.parse_opts(tcp.opts)) if tcp.opts else {}
+        if row["flags"] & SYN:
+            assert struct.unpack("!H", opts[dpkt.tcp.TCP_OPT_MSS])[0] == 1000
+            assert opts[dpkt.tcp.TCP_OPT_WSCALE] == b"\x04"
+            assert dpkt.tcp.TCP_OPT_SACKOK in opts
+        blocks = sack_blocks(tcp)
+        want = [(row[f"sack{k}_start"], row[f"sack{k}_end"]) for k in (1, 2, 3)][: row["n_sack"]]
+        assert blocks == want
+        n_sack += bool(blocks)
+    assert n_sack > 0
+    # After the scripted loss of bytes 5001..6001, flow 0's receiver SACKs from 6001 on.
+    acks = wire[(wire["flow"] == 0) & (wire["dir"] == "ack") & (wire["n_sack"] > 0) & (wire["link"] == "bottleneck-rev")]
+    assert acks[["ack", "sack1_start", "sack1_end"]].head(2).values.tolist() == [[5001, 6001, 7001], [5001, 6001, 8001]]
+
+
+def test_corrupted_transmissions_are_flagged(traced):
+    r, path, _ = traced
+    _, packets = read_pcapng(path)
+    flagged = [f for (iface, _, _, _, c, f) in packets if c and c.startswith("corrupted")]
+    dropped = r.packets[(r.packets["reason"] == "corrupted") & (r.packets["event"] == "dropped")]
+    assert len(flagged) == len(dropped) > 0
+    assert all(f == (2 | 1 << 24) for f in flagged)  # outbound, CRC error
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (apt-get install tshark)")
+def test_tshark_reads_the_file_and_decodes_sack_blocks(traced):
+    r, path, _ = traced
+    fields = ["frame.interface_name", "tcp.seq_raw", "tcp.ack_raw", "tcp.options.sack_le", "tcp.options.sack_re"]
+    out = subprocess.run(
+        ["tshark", "-r", str(path), "-o", "tcp.relative_sequence_numbers:FALSE", "-T", "fields", *[a for f in fields for a in ("-e", f)], "-E", "occurrence=a", "-E", "aggregator=,"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    # Nothing on stderr but tshark's note that it runs as root (CI does).
+    complaints = [line for line in out.stderr.splitlines() if line.strip() and "Running as user" not in line and "could be dangerous" not in line]
+    assert complaints == [], out.stderr
+    rows = [line.split("\t") for line in out.stdout.splitlines()]
+    p = r.packets
+    wire = p[p["event"] == "dequeued"]
+    assert len(rows) == len(wire) + (p["event"] == "dropped").sum()
+    on_rev = [row for row in rows if row[0] == "bottleneck-rev" and row[3]]
+    want = wire[(wire["link"] == "bottleneck-rev") & (wire["n_sack"] > 0)]
+    assert len(on_rev) == len(want) > 0
+    for row, (_, w) in zip(on_rev, want.iterrows(), strict=True):
+        les = [int(x) for x in row[3].split(",")]
+        res = [int(x) for x in row[4].split(",")]
+        assert les == [w[f"sack{k}_start"] for k in (1, 2, 3)][: w["n_sack"]]
+        assert res == [w[f"sack{k}_end"] for k in (1, 2, 3)][: w["n_sack"]]
+        assert int(row[2]) == w["ack"]
+    # No packet is malformed.
+    bad = subprocess.run(["tshark", "-r", str(path), "-Y", "_ws.malformed || _ws.expert.severity >= error"], capture_output=True, text=True, timeout=120, check=False)
+    assert bad.stdout.strip() == "", bad.stdout[:2000]
+
+
+def test_parquet_export_round_trips(traced, tmp_path):
+    import pyarrow.parquet as pq
+
+    r, _, _ = traced
+    path = r.save_packets(tmp_path / "packets.parquet")
+    back = pq.read_table(path).to_pandas()
+    pd.testing.assert_frame_equal(back, r.packets, check_categorical=False)
+    assert b"sattcp.scenario" in pq.read_schema(path).metadata
+
+
+def test_without_a_packet_trace():
+    r = sattcp.run(SCENARIO, overrides={"trace.packets": "none", "run.duration": "0.2s"})
+    assert list(r.packets.columns) == COLUMNS and len(r.packets) == 0
+    with pytest.raises(SattcpError, match="no packet trace"):
+        r.write_pcap("x.pcapng")
+
+
+def test_the_log_is_bounded_and_says_so():
+    r = sattcp.run(SCENARIO, overrides={"trace.max_packet_events": 500})
+    assert len(r.packets) <= 500
+    (w,) = r.data["warnings"]
+    assert w.startswith("packet trace stopped at") and "trace.max_packet_events = 500" in w
+    # What it holds is the unbounded table's events before the stop: a prefix of it.
+    full = sattcp.run(SCENARIO)
+    assert 0 < len(r.packets) < len(full.packets)
+    pd.testing.assert_frame_equal(r.packets, full.packets.head(len(r.packets)))
+    assert np.all(r.packets["t"] < float(w.split()[4]) + 1e-6)
+
+
+def test_selection_and_bad_values():
+    r = sattcp.run(SCENARIO, overrides={"trace.packets": '{ flows = [1], links = ["bottleneck"] }', "run.duration": "0.5s"}, raw_overrides=True)
+    assert set(r.packets["flow"]) == {1} and set(r.packets["link"]) == {"bottleneck"}
+    with pytest.raises(sattcp.ScenarioError) as e:
+        sattcp.run(SCENARIO, overrides={"trace.packets": '{ flows = [9], links = ["nope"] }'}, raw_overrides=True)
+    paths = [p["path"] for p in e.value.problems]
+    assert paths == ["trace.packets.flows.0", "trace.packets.links.0"]

@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.sattcp-deps
 BUILT  := $(VENV)/.sattcp-built
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml pyproject.toml
 
-.PHONY: run test build rust-test py-test bench lint clean browser
+.PHONY: run test build rust-test py-test bench bench-scale bench-peers lint clean browser
 
 # The main job: one bulk flow over GEO, then the seeds' whole 72-run study with its report.
 run: build
@@ -48,6 +48,15 @@ browser:
 bench: build
 	cargo run --release -q -p sattcp-core --example bench -- --repeat 5
 	rm -rf out/bench-reproduce && time $(VENV)/bin/sattcp reproduce kota-www --out out/bench-reproduce >/dev/null
+
+# Issue 15: cost per bottleneck packet and memory per flow from 10 to 10,000 flows (minutes).
+bench-scale:
+	cargo run --release -q -p sattcp-core --example bench -- --scale --repeat 1
+
+# Issue 15: the same dumbbell in ns-2 (and ns-3 where installed), goodput and paired speed.
+bench-peers:
+	cargo build --release -q -p sattcp-core --example bench
+	bench/peers --repeat 3
 
 lint: build
 	$(VENV)/bin/ruff check python tests scripts

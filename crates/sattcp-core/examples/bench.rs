@@ -1,26 +1,300 @@
 //! Measures the simulator on whole scenarios and prints figures (not a timed test).
 //!
 //!     cargo run --release -p sattcp-core --example bench -- [SCENARIO.toml ...] [--repeat N] [--set k=v ...]
+//!     cargo run --release -p sattcp-core --example bench -- --kv SCENARIO.toml [--set k=v ...]
+//!     cargo run --release -p sattcp-core --example bench -- --scale [--flows 10,100,1000,10000] [--duration 20s] [--repeat N]
 //!
-//! For each scenario: wall time (best of N), events, events per second, packets (and, for
-//! ATM, cells) crossing the bottleneck per second of wall time, and wall time per bottleneck
-//! packet. Without scenario arguments it runs the standing benchmarks, 100 s simulated each:
-//! the 100-flow GEO drop-tail dumbbell (MSS 9180 and 1024), the 100-flow GEO ATM dumbbell with
+//! For each case: wall time and CPU time (best of N), events, events per CPU second, events per
+//! bottleneck packet, CPU ns per bottleneck packet, peak heap memory of the run, and the ratio
+//! of the run's CPU time per event to an event-loop floor measured in the same process: a bare
+//! `BinaryHeap` of `(u64 time, u64 seq)` entries holding as many pending entries as the case
+//! holds on average, popped and pushed once per event (`floor_ns_per_op`).
+//!
+//! Without scenario arguments it runs the standing benchmarks, 100 s simulated each: the
+//! 100-flow GEO drop-tail dumbbell (MSS 9180 and 1024), the 100-flow GEO ATM dumbbell with
 //! bulk sources (a saturated T3: about 106,000 cells per simulated second), and the seeds'
 //! 100-pair GEO WWW study scenario.
+//!
+//! `--scale` runs the drop-tail GEO dumbbell (`geo-dumbbell-droptail.toml`) with N flows, the
+//! bottleneck scaled to 450 kbps per flow (45 Mbps at N = 100), MSS 1024, the flows' starts
+//! spread over 1 s (stagger 1 s / N), `--duration` simulated (default 20 s), and prints the
+//! cost per bottleneck packet and the heap memory per flow for each N.
+//!
+//! `--kv` runs each scenario once and prints `key=value` figures (wall time, events, bottleneck
+//! packets, delivered bytes) for scripts such as `bench/peers`.
+//!
+//! Pending events: the engine does not expose its queue length, so the bench counts the
+//! pending events a run would hold from outside, in a separate untimed run with a packet tap,
+//! sampled about 2,000 times (at most every 1,000 events): one event per hop with packets in flight (only the head of
+//! each link is in the queue), one per TCP sender or receiver with a deadline (`poll_at`).
+//! Stale timer events (a deadline moved earlier) are not counted, so the figure is a lower
+//! bound; the floor's cost grows with the log of it, so the error is small.
+//!
+//! Memory: a counting global allocator (this binary only) records the peak of live heap bytes
+//! during each case (simulation built, run and finished), less the bytes live before it.
 
-use sattcp_core::scenario::{load, parse_override_value};
-use sattcp_core::Simulation;
+use sattcp_core::net::packet::Packet;
+use sattcp_core::net::tap::{PacketEvent, PacketTap};
+use sattcp_core::scenario::{load, parse_override_value, Scenario};
+use sattcp_core::{SimTime, Simulation};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
+
+/// Counts live heap bytes and their peak (bench binary only).
+struct Counting;
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let p = System.alloc(l);
+        if !p.is_null() {
+            let now = LIVE.fetch_add(l.size(), Relaxed) + l.size();
+            PEAK.fetch_max(now, Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        System.dealloc(p, l);
+        LIVE.fetch_sub(l.size(), Relaxed);
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        let q = System.realloc(p, l, new);
+        if !q.is_null() {
+            if new >= l.size() {
+                let now = LIVE.fetch_add(new - l.size(), Relaxed) + (new - l.size());
+                PEAK.fetch_max(now, Relaxed);
+            } else {
+                LIVE.fetch_sub(l.size() - new, Relaxed);
+            }
+        }
+        q
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+#[repr(C)]
+struct Timespec {
+    sec: i64,
+    nsec: i64,
+}
+extern "C" {
+    fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+}
+/// Linux's CLOCK_THREAD_CPUTIME_ID (<time.h>).
+const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+
+/// CPU time of this thread, in seconds: on a loaded machine a steadier figure than wall time
+/// (declared by hand rather than adding the `libc` crate for one call; Linux x86-64 layout).
+fn cpu_now() -> f64 {
+    let mut ts = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: a valid pointer to a timespec-shaped struct; the call only writes it.
+    let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime");
+    ts.sec as f64 + ts.nsec as f64 * 1e-9
+}
+
+/// Peak resident set of the process (VmHWM, kB), for the summary line.
+fn vm_hwm_kb() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    s.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()
+}
 
 fn short(f: &str) -> String {
     std::path::Path::new(f).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| f.to_string())
+}
+
+/// Packets currently on each hop (queued or propagating), from the tap's events.
+#[derive(Default)]
+struct InFlight {
+    at: HashMap<u64, u32>,
+    per_hop: Vec<u32>,
+    busy_hops: usize,
+}
+
+impl InFlight {
+    fn leave(&mut self, uid: u64) {
+        if let Some(h) = self.at.remove(&uid) {
+            let c = &mut self.per_hop[h as usize];
+            *c -= 1;
+            if *c == 0 {
+                self.busy_hops -= 1;
+            }
+        }
+    }
+}
+
+struct Counter(Arc<Mutex<InFlight>>);
+
+impl PacketTap for Counter {
+    fn event(&mut self, _now: SimTime, ev: PacketEvent, p: &Packet) {
+        let mut s = self.0.lock().expect("tap lock");
+        match ev {
+            PacketEvent::Sent => {}
+            PacketEvent::Queued { hop, .. } => {
+                s.leave(p.uid);
+                let h = hop as usize;
+                if s.per_hop.len() <= h {
+                    s.per_hop.resize(h + 1, 0);
+                }
+                s.per_hop[h] += 1;
+                if s.per_hop[h] == 1 {
+                    s.busy_hops += 1;
+                }
+                s.at.insert(p.uid, hop);
+            }
+            PacketEvent::Dropped { .. } | PacketEvent::Received => s.leave(p.uid),
+        }
+    }
+}
+
+/// Mean pending events over a run (see the module comment), from an untimed run with a tap.
+/// `events`: the run's event count, to take about `SAMPLES` samples whatever its size.
+fn mean_pending(sc: &Scenario, events: u64) -> f64 {
+    const SAMPLES: u64 = 2000;
+    let sample_every = (events / SAMPLES).max(1000);
+    let state = Arc::new(Mutex::new(InFlight::default()));
+    let mut sim = Simulation::new(sc);
+    sim.set_tap(Box::new(Counter(state.clone())));
+    let (mut sum, mut samples) = (0.0, 0u64);
+    let mut n = 0u64;
+    while sim.step() {
+        n += 1;
+        if n.is_multiple_of(sample_every) {
+            let hops = state.lock().expect("tap lock").busy_hops;
+            let timers = (0..sim.flow_count() as u32)
+                .map(|f| sim.sender(f).poll_at().is_some() as usize + sim.receiver(f).poll_at().is_some() as usize)
+                .sum::<usize>();
+            sum += (hops + timers) as f64;
+            samples += 1;
+        }
+    }
+    if samples == 0 {
+        1.0
+    } else {
+        (sum / samples as f64).max(1.0)
+    }
+}
+
+/// The event-loop floor: CPU ns per pop + push on a bare binary heap of `(time, seq)` holding
+/// `pending` entries, each popped entry rescheduled a pseudo-random 0-1 s later.
+fn floor_ns_per_op(pending: usize, ops: u64) -> f64 {
+    const SPREAD_NS: u64 = 1_000_000_000;
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut rnd = move || {
+        // xorshift64*: a fixed, cheap stream (the floor must not be dominated by its RNG).
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    };
+    let mut heap = BinaryHeap::with_capacity(pending + 1);
+    let mut seq = 0u64;
+    for _ in 0..pending.max(1) {
+        heap.push(Reverse((rnd() % SPREAD_NS, seq)));
+        seq += 1;
+    }
+    let c0 = cpu_now();
+    for _ in 0..ops {
+        let Reverse((t, _)) = heap.pop().expect("non-empty");
+        heap.push(Reverse((t + rnd() % SPREAD_NS, seq)));
+        seq += 1;
+    }
+    let dt = cpu_now() - c0;
+    black_box(&heap);
+    dt * 1e9 / ops.max(1) as f64
+}
+
+struct Measured {
+    wall: f64,
+    /// CPU time of the same (best) run.
+    cpu: f64,
+    events: u64,
+    bn_packets: u64,
+    bn_cells: Option<u64>,
+    peak_bytes: usize,
+    pending: f64,
+    floor_ns: f64,
+    goodput_bps: f64,
+}
+
+fn measure(sc: &Scenario, repeat: usize) -> Measured {
+    let mut best = f64::INFINITY;
+    let mut best_cpu = f64::INFINITY;
+    let mut last = None;
+    let mut peak_bytes = 0;
+    for _ in 0..repeat.max(1) {
+        let base = LIVE.load(Relaxed);
+        PEAK.store(base, Relaxed);
+        let (t0, c0) = (Instant::now(), cpu_now());
+        let mut sim = Simulation::new(sc);
+        sim.run();
+        let r = sim.finish();
+        best = best.min(t0.elapsed().as_secs_f64());
+        best_cpu = best_cpu.min(cpu_now() - c0);
+        peak_bytes = PEAK.load(Relaxed).saturating_sub(base);
+        last = Some(r);
+    }
+    let r = last.expect("at least one run");
+    let bn = r.links.iter().find(|l| l.link == "bottleneck" || l.link == "hop0").expect("a bottleneck");
+    let (bn_packets, bn_cells) = (bn.packets, bn.cells);
+    let goodput_bps = r.flows.iter().map(|f| f.throughput_bps).sum();
+    let events = r.events;
+    drop(r);
+    let pending = mean_pending(sc, events);
+    // A fixed number of pop + push operations: a stable mean whatever the case's size.
+    const FLOOR_OPS: u64 = 4_000_000;
+    let floor_ns = floor_ns_per_op(pending.round() as usize, FLOOR_OPS);
+    Measured { wall: best, cpu: best_cpu, events, bn_packets, bn_cells, peak_bytes, pending, floor_ns, goodput_bps }
+}
+
+fn header() {
+    println!(
+        "{:<28} {:>8} {:>8} {:>11} {:>7} {:>8} {:>9} {:>9} {:>9} {:>8} {:>8} {:>6}",
+        "case", "wall s", "cpu s", "events", "Mev/s", "ev/bnpkt", "ns/bnpkt", "cells/s", "peak MB", "pending", "floor ns", "xfloor"
+    );
+}
+
+fn row(name: &str, m: &Measured) {
+    let ns_per_event = m.cpu * 1e9 / m.events.max(1) as f64;
+    let cells = m.bn_cells.map(|c| format!("{:.1}M", c as f64 / m.cpu / 1e6)).unwrap_or_else(|| "-".into());
+    println!(
+        "{:<28} {:>8.3} {:>8.3} {:>11} {:>7.2} {:>8.2} {:>9.0} {:>9} {:>9.1} {:>8.0} {:>8.1} {:>6.1}",
+        name,
+        m.wall,
+        m.cpu,
+        m.events,
+        m.events as f64 / m.cpu / 1e6,
+        m.events as f64 / m.bn_packets.max(1) as f64,
+        m.cpu * 1e9 / m.bn_packets.max(1) as f64,
+        cells,
+        m.peak_bytes as f64 / 1e6,
+        m.pending,
+        m.floor_ns,
+        ns_per_event / m.floor_ns
+    );
+}
+
+fn load_case(f: &str, sets: &[(String, toml::Value)]) -> Scenario {
+    let text = std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{f}: {e}"));
+    load(&text, sets, None).unwrap_or_else(|e| panic!("{f}: {e}")).0
 }
 
 fn main() {
     let mut files = Vec::new();
     let mut sets = Vec::new();
     let mut repeat = 3;
+    let mut scale = false;
+    let mut flows: Vec<u64> = vec![10, 100, 1000, 10000];
+    let mut duration = "20s".to_string();
+    let mut kv = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -30,48 +304,82 @@ fn main() {
                 let (k, v) = kv.split_once('=').expect("--set k=v");
                 sets.push((k.to_string(), parse_override_value(v)));
             }
+            "--scale" => scale = true,
+            "--kv" => kv = true,
+            "--flows" => flows = args.next().expect("--flows N,N,...").split(',').map(|v| v.parse().expect("--flows N,N,...")).collect(),
+            "--duration" => duration = args.next().expect("--duration 5s"),
             _ => files.push(a),
         }
     }
-    // (label, file, overrides)
-    type Case = (String, String, Vec<(String, toml::Value)>);
-    let mut cases: Vec<Case> = files.iter().map(|f| (short(f), f.clone(), sets.clone())).collect();
-    if cases.is_empty() {
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/");
-        let ov = |kv: &[(&str, &str)]| kv.iter().map(|(k, v)| (k.to_string(), parse_override_value(v))).collect::<Vec<_>>();
-        cases = vec![
-            ("droptail GEO, MSS 9180".into(), format!("{root}geo-dumbbell-droptail.toml"), vec![]),
-            ("droptail GEO, MSS 1024".into(), format!("{root}geo-dumbbell-droptail.toml"), ov(&[("tcp.mss", "1024")])),
-            ("ATM GEO bulk, EPD".into(), format!("{root}kota-geo.toml"), ov(&[("app.kind", "bulk"), ("switch.policy", "epd")])),
-            ("ATM GEO WWW (kota-geo)".into(), format!("{root}kota-geo.toml"), vec![]),
-        ];
-    }
-    println!("{:<28} {:>9} {:>11} {:>10} {:>12} {:>12} {:>10}", "scenario", "wall s", "events", "Mev/s", "bn pkt/s", "bn cells/s", "us/bn pkt");
-    for (name, f, sets) in &cases {
-        let text = std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{f}: {e}"));
-        let (sc, _) = load(&text, sets, None).unwrap_or_else(|e| panic!("{f}: {e}"));
-        let mut best = f64::INFINITY;
-        let mut last = None;
-        for _ in 0..repeat {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/");
+    let ov = |kv: &[(&str, &str)]| kv.iter().map(|(k, v)| (k.to_string(), parse_override_value(v))).collect::<Vec<_>>();
+    if kv {
+        // One untimed-floor run per case as `key=value` lines, for scripts (bench/peers).
+        for f in &files {
+            let sc = load_case(f, &sets);
             let t0 = Instant::now();
             let mut sim = Simulation::new(&sc);
             sim.run();
             let r = sim.finish();
-            best = best.min(t0.elapsed().as_secs_f64());
-            last = Some(r);
+            let wall = t0.elapsed().as_secs_f64();
+            let bn = r.links.iter().find(|l| l.link == "bottleneck" || l.link == "hop0").map(|l| l.packets).unwrap_or(0);
+            let delivered: u64 = r.flows.iter().map(|f| f.delivered_bytes).sum();
+            println!("case={} wall_s={wall:.6} events={} bn_packets={bn} delivered_bytes={delivered} flows={}", short(f), r.events, r.flows.len());
         }
-        let r = last.expect("at least one run");
-        let bn = r.links.iter().find(|l| l.link == "bottleneck" || l.link == "hop0").expect("a bottleneck");
-        let cells = bn.cells.map(|c| format!("{:.0}", c as f64 / best)).unwrap_or_else(|| "-".into());
+        return;
+    }
+    if scale {
         println!(
-            "{:<28} {:>9.3} {:>11} {:>10.2} {:>12.0} {:>12} {:>10.2}",
-            name,
-            best,
-            r.events,
-            r.events as f64 / best / 1e6,
-            bn.packets as f64 / best,
-            cells,
-            best * 1e6 / bn.packets.max(1) as f64
+            "scaling: geo-dumbbell-droptail.toml, 450 kbps of bottleneck per flow, MSS 1024, starts spread over 1 s, {duration} simulated, best of {repeat}"
         );
+        header();
+        let mut rows = Vec::new();
+        for &n in &flows {
+            let rate = format!("\"{}kbps\"", 450 * n);
+            let stagger = format!("\"{}ns\"", 1_000_000_000 / n.max(1));
+            let pairs = n.to_string();
+            let dur = format!("\"{duration}\"");
+            let sets = ov(&[("topology.pairs", &pairs), ("links.bottleneck.rate", &rate), ("tcp.mss", "1024"), ("app.stagger", &stagger), ("run.duration", &dur)]);
+            let sc = load_case(&format!("{root}geo-dumbbell-droptail.toml"), &sets);
+            let m = measure(&sc, repeat);
+            row(&format!("N = {n}"), &m);
+            rows.push((n, m));
+        }
+        println!();
+        println!("{:>8} {:>12} {:>12} {:>12} {:>10} {:>14}", "flows", "cpu ns/bnpkt", "vs smallest", "floor ns/op", "kB/flow", "goodput/flow");
+        let base = rows.first().map(|(_, m)| m.cpu * 1e9 / m.bn_packets.max(1) as f64).unwrap_or(1.0);
+        for (n, m) in &rows {
+            let c = m.cpu * 1e9 / m.bn_packets.max(1) as f64;
+            println!(
+                "{:>8} {:>12.0} {:>11.2}x {:>12.1} {:>10.2} {:>10.0} kbps",
+                n,
+                c,
+                c / base,
+                m.floor_ns,
+                m.peak_bytes as f64 / *n as f64 / 1e3,
+                m.goodput_bps / *n as f64 / 1e3
+            );
+        }
+    } else {
+        // (label, file, overrides)
+        type Case = (String, String, Vec<(String, toml::Value)>);
+        let mut cases: Vec<Case> = files.iter().map(|f| (short(f), f.clone(), sets.clone())).collect();
+        if cases.is_empty() {
+            cases = vec![
+                ("droptail GEO, MSS 9180".into(), format!("{root}geo-dumbbell-droptail.toml"), vec![]),
+                ("droptail GEO, MSS 1024".into(), format!("{root}geo-dumbbell-droptail.toml"), ov(&[("tcp.mss", "1024")])),
+                ("ATM GEO bulk, EPD".into(), format!("{root}kota-geo.toml"), ov(&[("app.kind", "bulk"), ("switch.policy", "epd")])),
+                ("ATM GEO WWW (kota-geo)".into(), format!("{root}kota-geo.toml"), vec![]),
+            ];
+        }
+        println!("best of {repeat}; rates and ns/bnpkt from CPU time; xfloor: CPU ns per event / floor CPU ns per heap pop+push");
+        header();
+        for (name, f, sets) in &cases {
+            let sc = load_case(f, sets);
+            row(name, &measure(&sc, repeat));
+        }
+    }
+    if let Some(kb) = vm_hwm_kb() {
+        println!("process peak RSS (VmHWM): {:.1} MB", kb as f64 / 1e3);
     }
 }

@@ -307,6 +307,8 @@ fn from_simulator(text: &str, overrides: &[(String, toml::Value)]) -> Result<Emu
             let i = (0..hops.len()).min_by_key(|&i| hops[i].rate).expect("validated: a path has hops");
             (format!("links.path.{i}"), &hops[i])
         }
+        // Seed 004's system: its satellite link is the one to emulate.
+        scenario::Topology::Gateway(g) => ("gateway.satellite".to_string(), &g.satellite),
         scenario::Topology::Graph(g) => (format!("links.graph.{}", g.bottleneck), &g.links[g.bottleneck].2),
     };
     let atm = matches!(sc.switch.kind, SwitchKind::Atm { .. });

@@ -24,13 +24,16 @@
 
 pub mod bulk;
 pub mod pingpong;
+pub mod sgw;
 pub mod web;
 pub mod www;
 
 use crate::engine::rng::RngFactory;
 use crate::net::packet::{FlowId, NodeId};
-use crate::scenario::{AppSpec, Scenario};
+use crate::metrics::result::{LinkResult, Trace};
+use crate::scenario::{AppSpec, Scenario, Topology};
 use crate::tcp::TcpConfig;
+use crate::time::SimTime;
 pub use crate::world::AppCx;
 
 /// Index of an application in the world, dense from 0 in the order of [`Setup::app`].
@@ -53,6 +56,9 @@ pub enum Role {
     Data,
     /// Requests or other control traffic (a WWW client's requests to its server).
     Request,
+    /// One leg of a connection a proxy splits (seed 004's SGW): its bytes are counted once,
+    /// end to end, by the application that relays them, not as a data flow of their own.
+    Relay,
 }
 
 impl Role {
@@ -60,6 +66,7 @@ impl Role {
         match self {
             Role::Data => "data",
             Role::Request => "request",
+            Role::Relay => "relay",
         }
     }
 }
@@ -92,6 +99,25 @@ pub trait App: Send + Sync {
     fn done(&self) -> bool {
         false
     }
+    /// At the end of the run (`end`): what the application adds to the result.
+    fn report(&mut self, _end: SimTime) -> Option<AppReport> {
+        None
+    }
+}
+
+/// What an application adds to a run's result ([`App::report`]).
+#[derive(Default)]
+pub struct AppReport {
+    /// Figures of links the application carries traffic on with its own model (the SGW's
+    /// satellite links): they replace the world links of the same names in the result.
+    pub links: Vec<LinkResult>,
+    /// Time series, by name.
+    pub traces: Vec<(String, Trace)>,
+    /// End-to-end data the application delivered, as (delivered bytes, scheduled bytes) per
+    /// source: counted in the study's metrics beside the world's data flows.
+    pub data: Vec<(u64, u64)>,
+    /// A section of the result under this key (e.g. "gateway").
+    pub section: Option<(String, serde_json::Value)>,
 }
 
 /// A flow declared by an application at build time.
@@ -158,6 +184,11 @@ impl<'a> Setup<'a> {
 
 /// Installs the applications a scenario's `[app]` names.
 pub fn install(setup: &mut Setup<'_>) {
+    if let Topology::Gateway(g) = &setup.scenario.topology {
+        if g.scheme != crate::scenario::validate::gateway::Scheme::E2e {
+            return sgw::install(setup, g);
+        }
+    }
     match &setup.scenario.app {
         AppSpec::Bulk { start, stagger } => bulk::install(setup, None, *start, *stagger),
         AppSpec::Transfer { bytes, start, stagger } => bulk::install(setup, Some(*bytes), *start, *stagger),

@@ -167,6 +167,10 @@ pub struct RunResult {
     pub flows: Vec<FlowResult>,
     pub links: Vec<LinkResult>,
     pub traces: BTreeMap<String, Trace>,
+    /// Sections that applications add at the top level of the result (`gateway` for seed
+    /// 004's systems: per-connection end-to-end figures).
+    #[serde(flatten)]
+    pub sections: BTreeMap<String, serde_json::Value>,
     /// Things the user asked for that did not happen (e.g. a scripted loss that never matched
     /// a segment). The CLI prints them on stderr.
     pub warnings: Vec<String>,

@@ -206,6 +206,46 @@ pub fn build(sc: &Scenario, rngs: &RngFactory) -> Network {
             let slowest = specs.iter().enumerate().min_by_key(|(_, s)| s.rate).map_or(0, |(i, _)| i as u32);
             bottleneck = 2 * slowest;
         }
+        Topology::Gateway(g) => {
+            let n = g.servers.len() as u32;
+            let (sgw, vsat) = (n, n + 1);
+            let total = 2 * n + 2;
+            let limit = |spec: &LinkSpec| spec.queue.map(|q| queue_limit(q, bdp)).unwrap_or(UNLIMITED);
+            let mut ups = Vec::new();
+            let mut downs = Vec::new();
+            for (i, spec) in g.servers.iter().enumerate() {
+                ups.push(b.link(format!("srv{i}->sgw"), i as u32, sgw, spec, limit(spec)));
+                downs.push(b.link(format!("sgw->srv{i}"), sgw, i as u32, spec, limit(spec)));
+            }
+            let sat = b.link("sat".into(), sgw, vsat, &g.satellite, limit(&g.satellite));
+            let ret = b.link("sat-return".into(), vsat, sgw, &g.return_link, limit(&g.return_link));
+            let lan = LinkSpec { rate: crate::scenario::validate::gateway::CLIENT_LAN_RATE, payload_rate: crate::scenario::validate::gateway::CLIENT_LAN_RATE, delay: crate::time::SimTime::ZERO, ber: 0.0, queue: None };
+            let mut to_cli = Vec::new();
+            let mut from_cli = Vec::new();
+            for i in 0..n {
+                to_cli.push(b.link(format!("vsat->cli{i}"), vsat, n + 2 + i, &lan, UNLIMITED));
+                from_cli.push(b.link(format!("cli{i}->vsat"), n + 2 + i, vsat, &lan, UNLIMITED));
+            }
+            hops.extend((0..b.links.len() as u32).map(Hop::link));
+            nodes.extend((0..total).map(|_| Node { routes: Routes::None }));
+            let mut t_sgw = vec![Via::NONE; total as usize];
+            let mut t_vsat = vec![Via::NONE; total as usize];
+            for i in 0..n as usize {
+                let (srv, cli) = (i, n as usize + 2 + i);
+                nodes[srv].routes = Routes::Default(Via::hop(ups[i]));
+                nodes[cli].routes = Routes::Default(Via::hop(from_cli[i]));
+                t_sgw[srv] = Via::hop(downs[i]);
+                t_sgw[cli] = Via::hop(sat);
+                t_vsat[cli] = Via::hop(to_cli[i]);
+                t_vsat[srv] = Via::hop(ret);
+                endpoints.push((srv as NodeId, cli as NodeId));
+            }
+            t_vsat[sgw as usize] = Via::hop(ret);
+            t_sgw[vsat as usize] = Via::hop(sat);
+            nodes[sgw as usize].routes = Routes::Table(t_sgw);
+            nodes[vsat as usize].routes = Routes::Table(t_vsat);
+            bottleneck = sat;
+        }
         Topology::Graph(g) => {
             // Link 2i is "from->to" of g.links[i], link 2i + 1 "to->from"; hop k is link k.
             for (a, z, spec) in &g.links {

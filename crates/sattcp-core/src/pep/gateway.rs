@@ -63,6 +63,8 @@ pub enum GwOut {
 }
 
 struct Conn {
+    /// The satellite leg is open (its handshake done) from then on.
+    opens_at: SimTime,
     tx: SatSender,
     rx: SatReceiver,
     pacer: AckPacer,
@@ -97,6 +99,9 @@ pub struct Gateway {
     clock: SimTime,
     /// ACKs lost on the return channel (queue full or corrupted).
     pub acks_lost: u64,
+    /// Bytes sent on the forward satellite link so far, at each transmission (its utilisation
+    /// over time, seed 004 figure 5).
+    pub sat_bytes: Trace,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -113,7 +118,7 @@ impl Gateway {
     /// A gateway with `fwd` as the satellite link toward the clients and `ret` as the return
     /// channel.
     pub fn new(cfg: GatewayConfig, fwd: Link, ret: Link) -> Self {
-        Gateway { cfg, fwd, ret, conns: Vec::new(), traces: Vec::new(), rr: RoundRobin::new(0), fwd_free: SimTime::ZERO, fwd_flight: VecDeque::new(), ret_flight: VecDeque::new(), clock: SimTime::ZERO, acks_lost: 0 }
+        Gateway { cfg, fwd, ret, conns: Vec::new(), traces: Vec::new(), rr: RoundRobin::new(0), fwd_free: SimTime::ZERO, fwd_flight: VecDeque::new(), ret_flight: VecDeque::new(), clock: SimTime::ZERO, acks_lost: 0, sat_bytes: Trace::default() }
     }
 
     /// Adds a connection whose SGW buffer holds `buffer` bytes; `traced` records its series.
@@ -124,7 +129,7 @@ impl Gateway {
         scfg.timer_granularity = c.timer_granularity;
         scfg.initial_rto = c.initial_rto;
         scfg.timer_copies = c.timer_copies;
-        self.conns.push(Conn { tx: SatSender::new(scfg), rx, pacer: AckPacer::new(c.ack_pacing, c.mss), traced });
+        self.conns.push(Conn { opens_at: SimTime::ZERO, tx: SatSender::new(scfg), rx, pacer: AckPacer::new(c.ack_pacing, c.mss), traced });
         self.traces.push(ConnTraces::default());
         self.rr.add() as ConnId
     }
@@ -170,8 +175,14 @@ impl Gateway {
         self.advance(now, out);
     }
 
+    /// The satellite leg of `conn` opens at `at` (its handshake, one satellite round trip
+    /// after the SGW learns of the connection): nothing is sent before.
+    pub fn set_open_at(&mut self, conn: ConnId, at: SimTime) {
+        self.conns[conn as usize].opens_at = at;
+    }
+
     fn any_ready(&self) -> bool {
-        self.conns.iter().any(|c| c.tx.ready())
+        self.conns.iter().any(|c| c.tx.ready() && c.opens_at <= self.clock)
     }
 
     /// The next event: its time and kind (ties in a fixed order: arrivals, then per
@@ -195,6 +206,9 @@ impl Gateway {
         if self.any_ready() {
             consider(Some(self.fwd_free.max(self.clock)), Due::Transmit);
         }
+        // A connection with data waiting for its satellite leg to open.
+        let opening = self.conns.iter().filter(|c| c.tx.ready() && c.opens_at > self.clock).map(|c| c.opens_at).min();
+        consider(opening.map(|t| t.max(self.fwd_free)), Due::Transmit);
         best
     }
 
@@ -260,13 +274,14 @@ impl Gateway {
     /// The transmitter is free: the round robin picks a connection with a packet ready.
     fn transmit(&mut self, now: SimTime) {
         let conns = &self.conns;
-        let Some(q) = self.rr.pick(|q| conns[q].tx.ready()) else { return };
+        let Some(q) = self.rr.pick(|q| conns[q].tx.ready() && conns[q].opens_at <= now) else { return };
         let p = self.conns[q].tx.next_packet(now).expect("a ready connection has a packet");
         let bytes = p.len + HEADERS;
         match self.fwd.enqueue(now, bytes) {
             Admit::Sent { arrival, corrupted } => {
                 self.fwd_free = arrival - self.fwd.delay;
                 self.fwd_flight.push_back((arrival, q as ConnId, p.seg, p.len, corrupted));
+                self.sat_bytes.record(now.as_secs_f64(), self.fwd.stats.bytes as f64);
             }
             Admit::Dropped(_) => unreachable!("the scheduler offers the forward link a packet only when it is free"),
         }

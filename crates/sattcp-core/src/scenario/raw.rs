@@ -42,6 +42,8 @@ pub struct RawScenario {
     pub app: RawApp,
     pub loss: Vec<RawLoss>,
     pub trace: RawTrace,
+    /// Seed 004's satellite system (`topology.kind = "gateway"`).
+    pub gateway: Option<super::validate::gateway::RawGateway>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

@@ -131,6 +131,35 @@ fn fill_link(raw: &mut RawLink, spec: &LinkSpec) {
     // `queue` absent means "the switch buffer (bottleneck), unlimited (others)": left out.
 }
 
+/// A gateway link: as [`fill_link`] without the ATM payload rate, which gateway links refuse.
+fn fill_gateway_link(raw: &mut RawLink, spec: &LinkSpec) {
+    fill(&mut raw.rate, rate(spec.rate));
+    fill(&mut raw.delay, dur(spec.delay));
+    fill(&mut raw.ber, Val::Float(spec.ber));
+}
+
+fn fill_gateway(r: &mut crate::scenario::validate::gateway::RawGateway, g: &crate::scenario::validate::gateway::GatewaySpec) {
+    use crate::pep::sat_receiver::AckPolicy;
+    fill(&mut r.scheme, g.scheme.name().into());
+    fill(&mut r.semantics, if g.semantics == crate::pep::SackSemantics::Modified { "modified" } else { "normal" }.into());
+    fill(&mut r.ack_every, match g.ack_policy {
+        AckPolicy::Tcp => Val::Str("tcp".into()),
+        AckPolicy::EveryN(n) => Val::Int(n as i64),
+    });
+    fill(&mut r.ack_delay, dur(g.ack_delay));
+    fill(&mut r.ack_pacing, g.ack_pacing);
+    fill(&mut r.client_buffer, Val::Int(g.client_buffer as i64));
+    fill(&mut r.timer_granularity, dur(g.timer_granularity));
+    fill(&mut r.initial_rto, dur(g.initial_rto));
+    fill(&mut r.timer_copies, g.timer_copies as i64);
+    fill_gateway_link(r.satellite.get_or_insert_with(RawLink::default), &g.satellite);
+    fill_gateway_link(r.return_link.get_or_insert_with(RawLink::default), &g.return_link);
+    let servers = r.servers.get_or_insert_with(Vec::new);
+    for (raw_s, s) in servers.iter_mut().zip(&g.servers) {
+        fill_gateway_link(raw_s, s);
+    }
+}
+
 /// `raw` (the scenario as read) with every applicable key that was left out set to its
 /// effective value in `sc` (the same scenario, validated), and `run.seed` set to the seed
 /// that runs.
@@ -156,6 +185,10 @@ pub fn fill_defaults(raw: &RawScenario, sc: &Scenario) -> RawScenario {
             for (raw_hop, hop) in path.iter_mut().zip(hops) {
                 fill_link(raw_hop, hop);
             }
+        }
+        Topology::Gateway(g) => {
+            fill(&mut r.topology.kind, "gateway".into());
+            fill_gateway(r.gateway.get_or_insert_with(Default::default), g);
         }
         Topology::Graph(g) => {
             fill(&mut r.topology.kind, "graph".into());

@@ -46,6 +46,7 @@ pub struct Key {
 /// The link tables that `links.<link>.` stands for.
 pub const LINK_TABLES: [&str; 4] = ["links.access", "links.bottleneck", "links.path[]", "links.graph[]"];
 
+const GW: &str = "topology.kind = \"gateway\"";
 const DURATION_UNITS: &str = "ns, us, ms, s, min";
 const RATE_UNITS: &str = "bps, kbps, Mbps, Gbps";
 const BYTE_UNITS: &str = "B, KB, MB, GB, KiB, MiB (an integer is bytes)";
@@ -64,7 +65,7 @@ pub const KEYS: &[Key] = &[
     key!("run.duration", "duration", DURATION_UNITS, Dflt::Value("\"100s\""), "> 0 and <= 1000000s", "", "Simulated time of the run."),
     key!("run.seed", "integer", "", Dflt::Value("1"), ">= 0 (`--seed` up to 2^64 - 1 replaces it)", "", "Master seed of the named random streams."),
     // [topology]
-    key!("topology.kind", "string", "", Dflt::Value("\"dumbbell\""), "`dumbbell`, `path`, `graph`", "", "N sources -> router -> bottleneck -> router -> N sinks, one flow over a chain of hops (`[[links.path]]`), or named nodes joined by `[[links.graph]]` with `topology.flows`."),
+    key!("topology.kind", "string", "", Dflt::Value("\"dumbbell\""), "`dumbbell`, `path`, `graph`, `gateway`", "", "N sources -> router -> bottleneck -> router -> N sinks, one flow over a chain of hops (`[[links.path]]`), named nodes joined by `[[links.graph]]` with `topology.flows`, or seed 004's satellite gateway system (`[gateway]`)."),
     key!("topology.pairs", "integer", "", Dflt::Value("1"), "1 to 100000 (a path: 1)", "", "Source/sink pairs of the dumbbell, one TCP connection each."),
     key!("topology.nodes", "list of strings", "", Dflt::None, "distinct names without `->`, at most 1000", "topology.kind = \"graph\"", "The graph's nodes (hosts and routers alike)."),
     key!("topology.flows", "list of strings", "", Dflt::None, "`\"source->destination\"` node names joined by some path", "topology.kind = \"graph\"", "The graph's flows, flow i the i-th; routes are shortest paths by delay (then fewest hops, then the lowest link)."),
@@ -139,6 +140,39 @@ pub const KEYS: &[Key] = &[
     key!("loss[].segment", "integer", "segments", Dflt::None, ">= 0", "", "Index of the MSS-sized segment to drop (offset = segment x MSS); give `offset` or `segment`."),
     key!("loss[].transmission", "integer", "", Dflt::Value("0"), "0 to 1000", "", "Which transmission of that segment is dropped (0 = the first)."),
     key!("loss[].at", "string", "", Dflt::Value("\"sender\""), "`sender` or a link's name (drop-tail IP links only)", "", "Where the packet is dropped: as the sending host puts it on the wire, or where it would enter that link's queue (counted on that link as a scripted drop)."),
+    // [gateway] (topology.kind = "gateway", seed 004, docs/gateway.md)
+    key!("gateway.scheme", "string", "", Dflt::Value("\"sgw\""), "`sgw`, `split_tcp`, `e2e`", GW, "Seed 004's split connections with the rate-based satellite protocol, TCP splitting with TCP on both legs, or end-to-end TCP."),
+    key!("gateway.buffer", "size", BYTE_UNITS, Dflt::None, ">= tcp.mss", GW, "Per-connection SGW buffer (receive and send in one, seed 004 figure 2); give `buffer` or `peak_rate`."),
+    key!("gateway.peak_rate", "rate", RATE_UNITS, Dflt::None, "<= the satellite rate", GW, "Static peak rate per connection: buffer = peak rate x (satellite RTT + its terrestrial RTT) (seed 004 §II.A)."),
+    key!("gateway.semantics", "string", "", Dflt::Value("\"modified\""), "`modified`, `normal`", GW, "SACKed segments leave the SGW buffer at once and survive timeouts (seed 004 §IV), or stay until cumulatively acknowledged (RFC 2018)."),
+    key!("gateway.ack_every", "integer or string", "packets", Dflt::Value("\"tcp\""), "N >= 1, or `tcp`", GW, "The client acknowledges every N packets in or out of order (seed 004 §V.A.2), or every other in-order and every out-of-order packet."),
+    key!("gateway.ack_delay", "duration", DURATION_UNITS, Dflt::Value("\"500ms\""), ">= 0", GW, "The client acknowledges a partial count after this long (the seed names no timer; RFC 1122's delayed-ACK bound)."),
+    key!("gateway.ack_pacing", "boolean", "", Dflt::Value("false"), "", GW, "Spread the room freed by a satellite ACK over the ACK inter-arrival time toward the server (seed 004 §IV)."),
+    key!("gateway.client_buffer", "size", BYTE_UNITS, Dflt::Value("262144"), ">= tcp.mss", GW, "Each client's receive buffer (seed 004 §V.B: 256 KB); its window is counted in segments."),
+    key!("gateway.timer_granularity", "duration", DURATION_UNITS, Dflt::Value("\"10ms\""), "> 0", GW, "Granularity of the satellite leg's retransmission timer (finer than TCP's, seed 004 §III.B)."),
+    key!("gateway.initial_rto", "duration", DURATION_UNITS, Dflt::Value("\"1s\""), ">= 0", GW, "The satellite leg's timeout before its first RTT sample."),
+    key!("gateway.timer_copies", "integer", "", Dflt::Value("2"), "1 to 10", GW, "Copies of the missing segment sent when the satellite timer expires (seed 004 §III.B: two)."),
+    key!("gateway.satellite.rate", "rate", RATE_UNITS, Dflt::Required, "> 0", GW, "Rate of the satellite link from the SGW to the clients."),
+    key!("gateway.satellite.delay", "duration", DURATION_UNITS, Dflt::Value("\"0s\""), ">= 0", GW, "One-way delay SGW to clients (seed 004: satellite RTT 500 ms)."),
+    key!("gateway.satellite.ber", "number", "", Dflt::Value("0.0"), "[0, 1)", GW, "Bit error rate of the satellite link."),
+    key!("gateway.satellite.queue", "size", "B, KB, ..., pkt, bdp", Dflt::None, "holds one packet", "scheme split_tcp or e2e", "Drop-tail queue onto the satellite link (the sgw scheme's scheduler keeps none); absent: unlimited."),
+    key!("gateway.satellite.payload_rate", "rate", RATE_UNITS, Dflt::None, "not accepted", GW, "ATM links only: refused here."),
+    key!("gateway.return.rate", "rate", RATE_UNITS, Dflt::Value("\"1Mbps\""), "> 0", GW, "Rate of the return channel from the clients (not given by seed 004; the default does not limit its experiments)."),
+    key!("gateway.return.delay", "duration", DURATION_UNITS, Dflt::Computed("gateway.satellite.delay"), ">= 0", GW, "One-way delay of the return channel."),
+    key!("gateway.return.ber", "number", "", Dflt::Value("0.0"), "[0, 1)", GW, "Bit error rate of the return channel."),
+    key!("gateway.return.queue", "size", "B, KB, ..., pkt, bdp", Dflt::None, "holds one packet", GW, "Drop-tail queue onto the return channel; absent: unlimited."),
+    key!("gateway.return.payload_rate", "rate", RATE_UNITS, Dflt::None, "not accepted", GW, "ATM links only: refused here."),
+    key!("gateway.servers[].rate", "rate", RATE_UNITS, Dflt::Required, "> 0", GW, "Rate of server i's link to the SGW (one entry per connection)."),
+    key!("gateway.servers[].delay", "duration", DURATION_UNITS, Dflt::Value("\"0s\""), ">= 0", GW, "One-way delay server i to SGW (its terrestrial RTT is twice this)."),
+    key!("gateway.servers[].ber", "number", "", Dflt::Value("0.0"), "[0, 1)", GW, "Bit error rate of server i's link."),
+    key!("gateway.servers[].queue", "size", "B, KB, ..., pkt, bdp", Dflt::None, "holds one packet", GW, "Drop-tail queue onto server i's link (each direction); absent: unlimited."),
+    key!("gateway.satellite.from", "string", "", Dflt::None, "not accepted", GW, "Graph links only: refused here."),
+    key!("gateway.satellite.to", "string", "", Dflt::None, "not accepted", GW, "Graph links only: refused here."),
+    key!("gateway.return.from", "string", "", Dflt::None, "not accepted", GW, "Graph links only: refused here."),
+    key!("gateway.return.to", "string", "", Dflt::None, "not accepted", GW, "Graph links only: refused here."),
+    key!("gateway.servers[].from", "string", "", Dflt::None, "not accepted", GW, "Graph links only: refused here."),
+    key!("gateway.servers[].to", "string", "", Dflt::None, "not accepted", GW, "Graph links only: refused here."),
+    key!("gateway.servers[].payload_rate", "rate", RATE_UNITS, Dflt::None, "not accepted", GW, "ATM links only: refused here."),
     // [trace]
     key!("trace.flows", "list of integers", "", Dflt::Value("[]"), "flow indices", "", "Flows whose cwnd, ssthresh and srtt are recorded on change."),
     key!("trace.links", "list of strings", "", Dflt::Value("[]"), "link names: bottleneck, bottleneck-rev, src{i}->r1, ... (path: hop{i}, hop{i}-rev)", "", "Links whose queue length is recorded on change."),
@@ -368,6 +402,7 @@ mod tests {
             format!("{base}[app]\nkind = \"www\"\n"),
             format!("{base}[app]\nkind = \"transfer\"\nbytes = 1000\n[[loss]]\nsegment = 0\n"),
             "[topology]\nkind = \"path\"\n[[links.path]]\nrate = \"1Mbps\"\ndelay = \"10ms\"\n".to_string(),
+            "[topology]\nkind = \"gateway\"\n[gateway]\nbuffer = \"41KB\"\n[gateway.satellite]\nrate = \"600kbps\"\n[[gateway.servers]]\nrate = \"1Mbps\"\n".to_string(),
         ];
         let mut checked = BTreeSet::new();
         for text in &minimal {

@@ -21,12 +21,18 @@ pub struct LinkSpec {
     pub queue: Option<Size>,
 }
 
+#[path = "gateway.rs"]
+pub mod gateway;
+
 #[derive(Clone, Debug, serde::Serialize)]
 pub enum Topology {
     /// N sources -> R1 -> bottleneck -> R2 -> N sinks (the seeds' configuration).
     Dumbbell { pairs: u32, access: LinkSpec, bottleneck: LinkSpec },
     /// One flow over a chain of hops with routers between them.
     Path { hops: Vec<LinkSpec> },
+    /// Seed 004's satellite system: servers, terrestrial links, the SGW, the satellite link and
+    /// its return channel, the clients (`[gateway]`, scenario/gateway.rs).
+    Gateway(Box<gateway::GatewaySpec>),
     /// Named nodes joined by duplex links; flows between chosen nodes; static routes by
     /// shortest path (`net::topology::shortest_paths`).
     Graph(Box<Graph>),
@@ -141,6 +147,7 @@ impl Topology {
         match self {
             Topology::Dumbbell { bottleneck, .. } => Some(bottleneck),
             Topology::Path { hops } => hops.iter().min_by_key(|h| h.rate),
+            Topology::Gateway(g) => Some(&g.satellite),
             Topology::Graph(g) => g.links.get(g.bottleneck).map(|l| &l.2),
         }
     }
@@ -158,6 +165,8 @@ impl Topology {
         match self {
             Topology::Dumbbell { bottleneck, .. } => bottleneck.delay.times(2),
             Topology::Path { hops } => hops.iter().fold(SimTime::ZERO, |a, h| a + h.delay).times(2),
+            // The satellite round trip plus the first server's terrestrial round trip.
+            Topology::Gateway(g) => g.sat_rtt() + g.servers.first().map_or(SimTime::ZERO, |s| s.delay.times(2)),
             // A graph: twice the shortest-path delay of its first flow.
             Topology::Graph(g) => g.flows.first().and_then(|&(a, b)| g.path_delay(a, b)).unwrap_or(SimTime::ZERO).times(2),
         }
@@ -186,6 +195,7 @@ impl Topology {
                 names
             }
             Topology::Path { hops } => (0..hops.len()).flat_map(|i| [format!("hop{i}"), format!("hop{i}-rev")]).collect(),
+            Topology::Gateway(g) => gateway::link_names(g),
             Topology::Graph(g) => {
                 let n = |i: u32| &g.nodes[i as usize];
                 g.links.iter().flat_map(|(a, b, _)| [format!("{}->{}", n(*a), n(*b)), format!("{}->{}", n(*b), n(*a))]).collect()
@@ -200,6 +210,7 @@ impl Scenario {
         match &self.topology {
             Topology::Dumbbell { pairs, .. } => *pairs,
             Topology::Path { .. } => 1,
+            Topology::Gateway(g) => g.servers.len() as u32,
             Topology::Graph(g) => g.flows.len() as u32,
         }
     }
@@ -573,7 +584,7 @@ pub fn variant_name<T: serde::Serialize>(v: T) -> String {
 }
 
 /// `topology.kind` names (the kinds of [`Topology`]).
-pub const TOPOLOGY_KINDS: [&str; 3] = ["dumbbell", "path", "graph"];
+pub const TOPOLOGY_KINDS: [&str; 4] = ["dumbbell", "path", "graph", "gateway"];
 
 /// Most nodes in a graph topology: every node keeps a route to every node.
 pub const MAX_GRAPH_NODES: usize = 1000;
@@ -756,6 +767,19 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
             };
             Topology::Path { hops }
         }
+        "gateway" => {
+            // The gateway's checks in bytes need the MSS, validated with [tcp] below.
+            let mss = match &raw.tcp.mss {
+                Some(Val::Int(m)) if *m > 0 && *m <= 65_495 => *m as u32,
+                _ => TcpConfig::default().mss,
+            };
+            for (key, present) in [("topology.pairs", raw.topology.pairs.is_some()), ("links", raw.links.access.is_some() || raw.links.bottleneck.is_some() || raw.links.path.is_some())] {
+                if present {
+                    c.err(key, "does not apply to topology.kind = \"gateway\" (its links are in [gateway])", "");
+                }
+            }
+            Topology::Gateway(Box::new(gateway::validate(&mut c, raw.gateway.as_ref(), mss)))
+        }
         "graph" => section_graph(&mut c, raw),
         other => {
             c.err("topology.kind", one_of(&TOPOLOGY_KINDS), format!("{other:?}"));
@@ -783,6 +807,9 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
     let nflows = match &topology {
         Topology::Dumbbell { pairs, .. } => *pairs as i64,
         Topology::Path { .. } => 1,
+        // Split TCP has two flows a connection: the terrestrial legs, then the satellite legs.
+        Topology::Gateway(g) if g.scheme == gateway::Scheme::SplitTcp => 2 * g.servers.len() as i64,
+        Topology::Gateway(g) => g.servers.len() as i64,
         Topology::Graph(g) => g.flows.len() as i64,
     };
     let flows_known = !c.bad("topology");
@@ -831,11 +858,18 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
         let raw_links: Vec<(String, Option<&RawLink>)> = match &topology {
             Topology::Dumbbell { .. } => vec![("links.access".into(), raw.links.access.as_ref()), ("links.bottleneck".into(), raw.links.bottleneck.as_ref())],
             Topology::Path { hops } => (0..hops.len()).map(|i| (format!("links.path.{i}"), raw.links.path.as_ref().and_then(|p| p.get(i)))).collect(),
+            Topology::Gateway(g) => {
+                let raw_g = raw.gateway.as_ref();
+                let mut v: Vec<(String, Option<&RawLink>)> = vec![("gateway.satellite".into(), raw_g.and_then(|g| g.satellite.as_ref())), ("gateway.return".into(), raw_g.and_then(|g| g.return_link.as_ref()))];
+                v.extend((0..g.servers.len()).map(|i| (format!("gateway.servers.{i}"), raw_g.and_then(|g| g.servers.as_ref()).and_then(|s| s.get(i)))));
+                v
+            }
             Topology::Graph(g) => (0..g.links.len()).map(|i| (format!("links.graph.{i}"), raw.links.graph.as_ref().and_then(|p| p.get(i)))).collect(),
         };
         let specs: Vec<&LinkSpec> = match &topology {
             Topology::Dumbbell { access, bottleneck, .. } => vec![access, bottleneck],
             Topology::Path { hops } => hops.iter().collect(),
+            Topology::Gateway(g) => [&g.satellite, &g.return_link].into_iter().chain(g.servers.iter()).collect(),
             Topology::Graph(g) => g.links.iter().map(|l| &l.2).collect(),
         };
         raw_links
@@ -852,7 +886,8 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
                     c.err(key, "applies to ATM switches (switch.kind = \"atm\")", "");
                 }
             }
-            if buffer_ok {
+            // A gateway topology has no switch: its queues are the links' own.
+            if buffer_ok && !matches!(topology, Topology::Gateway(_)) {
                 c.droptail_queue("switch.buffer", buffer, &buffer_got, tcp.mss, bdp);
             }
             if !c.bad("switch.kind") {
@@ -1318,7 +1353,7 @@ mod tests {
         assert_only(GRAPH, &[("switch.kind", "atm")], "switch.kind: ATM switches are modelled on the dumbbell topology, got \"atm\"");
         assert_only(GEO2, &[("topology.nodes", r#"["a"]"#)], "topology.nodes: only for topology.kind = \"graph\"");
         assert_only(GEO2, &[("links.access.from", "a")], "links.access.from: only for [[links.graph]] (topology.kind = \"graph\")");
-        assert_only(GEO2, &[("topology.kind", "ring")], "topology.kind: must be \"dumbbell\", \"path\" or \"graph\", got \"ring\"");
+        assert_only(GEO2, &[("topology.kind", "ring")], "topology.kind: must be \"dumbbell\", \"path\", \"graph\" or \"gateway\", got \"ring\"");
     }
 
     #[test]

@@ -3,7 +3,10 @@
 use super::World;
 use crate::app::Role;
 use crate::metrics::fairness::study_metrics;
+use crate::app::AppReport;
 use crate::metrics::result::{FlowResult, LinkResult, RunResult, Summary};
+use crate::net::link::Link;
+use crate::time::SimTime;
 
 fn ordinal(n: u64) -> String {
     let suffix = match (n % 10, n % 100) {
@@ -16,9 +19,42 @@ fn ordinal(n: u64) -> String {
     format!("{n}{suffix}")
 }
 
+/// A link's figures at the end of the run (`end`).
+pub(crate) fn link_result(l: &Link, end: SimTime) -> LinkResult {
+    LinkResult {
+            link: l.name.clone(),
+            from: l.from,
+            to: l.to,
+            rate_bps: l.rate.as_bps(),
+            delay_s: l.delay.as_secs_f64(),
+            utilization: l.utilization(end),
+            packets: l.stats.packets,
+            bytes: l.stats.bytes,
+            drops_queue_full: l.stats.drops_queue_full,
+            drops_corrupted: l.stats.drops_corrupted,
+            drops_scripted: l.stats.drops_scripted,
+            peak_queue_packets: Some(l.stats.peak_queue_packets),
+            peak_queue_bytes: l.stats.peak_queue_bytes,
+            mean_queue_bytes: l.mean_queue_bytes(end),
+            drops_by_reason: [("queue_full", l.stats.drops_queue_full), ("corrupted", l.stats.drops_corrupted), ("scripted", l.stats.drops_scripted)]
+                .into_iter()
+                .filter(|(_, n)| *n > 0)
+                .map(|(k, n)| (k.to_string(), n))
+                .collect(),
+            cells: None,
+            cells_arrived: None,
+            cells_dropped: None,
+            cells_corrupted: None,
+            cells_buffered: None,
+            peak_queue_cells: None,
+            mean_queue_cells: None,
+            frames_discarded: None,
+    }
+}
+
 /// Closes the statistics at the end of the run and assembles the result. `capacity_bps` is C,
 /// the bottleneck hop's maximum TCP goodput (`Hop::capacity_bps`).
-pub(super) fn result(mut w: World, name: String, seed: u64, events: u64, digest: u64, capacity_bps: f64) -> RunResult {
+pub(super) fn result(mut w: World, name: String, seed: u64, events: u64, digest: u64, capacity_bps: f64, reports: Vec<AppReport>) -> RunResult {
     let end = w.duration;
     let secs = end.as_secs_f64();
     for l in &mut w.links {
@@ -64,57 +100,44 @@ pub(super) fn result(mut w: World, name: String, seed: u64, events: u64, digest:
             }
         })
         .collect();
-    let mut links: Vec<LinkResult> = w
-        .links
-        .iter()
-        .map(|l| LinkResult {
-            link: l.name.clone(),
-            from: l.from,
-            to: l.to,
-            rate_bps: l.rate.as_bps(),
-            delay_s: l.delay.as_secs_f64(),
-            utilization: l.utilization(end),
-            packets: l.stats.packets,
-            bytes: l.stats.bytes,
-            drops_queue_full: l.stats.drops_queue_full,
-            drops_corrupted: l.stats.drops_corrupted,
-            drops_scripted: l.stats.drops_scripted,
-            peak_queue_packets: Some(l.stats.peak_queue_packets),
-            peak_queue_bytes: l.stats.peak_queue_bytes,
-            mean_queue_bytes: l.mean_queue_bytes(end),
-            drops_by_reason: [("queue_full", l.stats.drops_queue_full), ("corrupted", l.stats.drops_corrupted), ("scripted", l.stats.drops_scripted)]
-                .into_iter()
-                .filter(|(_, n)| *n > 0)
-                .map(|(k, n)| (k.to_string(), n))
-                .collect(),
-            cells: None,
-            cells_arrived: None,
-            cells_dropped: None,
-            cells_corrupted: None,
-            cells_buffered: None,
-            peak_queue_cells: None,
-            mean_queue_cells: None,
-            frames_discarded: None,
-        })
-        .collect();
+    let mut links: Vec<LinkResult> = w.links.iter().map(|l| link_result(l, end)).collect();
     // Hops that keep their own figures (ATM ports, in cells) write them into their output
     // link's result.
     for h in &mut w.hops {
         h.close(end);
         h.report(&mut links[h.out_link() as usize], end);
     }
+    // Applications that carry traffic on their own model of a link replace its figures, add
+    // their series, sections, and end-to-end data.
+    let mut app_data: Vec<(u64, u64)> = Vec::new();
+    let mut sections = std::collections::BTreeMap::new();
+    for r in reports {
+        for lr in r.links {
+            match links.iter_mut().find(|l| l.link == lr.link) {
+                Some(l) => *l = lr,
+                None => links.push(lr),
+            }
+        }
+        w.traces.extend(r.traces);
+        app_data.extend(r.data);
+        if let Some((k, v)) = r.section {
+            sections.insert(k, v);
+        }
+    }
     // The study's metrics (seed 000 §4.3) over the data flows: x_i their throughputs, S_i
     // what their sources scheduled per second of simulated time.
     let data: Vec<usize> = (0..flows.len()).filter(|&i| w.flows[i].role == Role::Data).collect();
-    let tputs: Vec<f64> = data.iter().map(|&i| flows[i].throughput_bps).collect();
-    let sched: Vec<f64> = data.iter().map(|&i| flows[i].scheduled_bytes as f64 * 8.0 / secs).collect();
+    let mut tputs: Vec<f64> = data.iter().map(|&i| flows[i].throughput_bps).collect();
+    let mut sched: Vec<f64> = data.iter().map(|&i| flows[i].scheduled_bytes as f64 * 8.0 / secs).collect();
+    tputs.extend(app_data.iter().map(|&(d, _)| d as f64 * 8.0 / secs));
+    sched.extend(app_data.iter().map(|&(_, s)| s as f64 * 8.0 / secs));
     let m = study_metrics(capacity_bps, &tputs, &sched);
     for (k, &i) in data.iter().enumerate() {
         flows[i].fair_share_bps = Some(m.shares[k]);
     }
     let total: f64 = tputs.iter().sum();
     let summary = Summary {
-        flows: data.len() as u32,
+        flows: tputs.len() as u32,
         sim_time_s: secs,
         total_throughput_bps: total,
         capacity_bps,
@@ -137,6 +160,7 @@ pub(super) fn result(mut w: World, name: String, seed: u64, events: u64, digest:
         flows,
         links,
         traces: w.traces,
+        sections,
         warnings: w
             .losses
             .iter()

@@ -8,6 +8,8 @@
 
 mod finish;
 
+pub(crate) use finish::link_result;
+
 use crate::app::{self, App, AppId, Interest, Role, Setup};
 use crate::engine::queue::{EventQueue, TimerSlot};
 use crate::engine::rng::RngFactory;
@@ -268,7 +270,8 @@ impl Simulation {
         let traced = |name: &str| sc.trace.links.iter().any(|n| n == name);
         let traced_cells: Vec<bool> = hops.iter().map(|h| h.queue_cells().is_some() && traced(&links[h.out_link() as usize].name)).collect();
         let ported: Vec<u32> = hops.iter().filter(|h| h.queue_cells().is_some()).map(|h| h.out_link()).collect();
-        let traced_vars = (3 * sc.trace.flows.len() + sc.trace.links.len()).max(1) as u64;
+        // Per traced flow: cwnd, ssthresh, srtt, data in flight, bytes received.
+        let traced_vars = (5 * sc.trace.flows.len() + sc.trace.links.len()).max(1) as u64;
         let trace_cap = (sc.trace.max_points / traced_vars).min(usize::MAX as u64) as usize;
         for (i, l) in links.iter_mut().enumerate() {
             if traced(&l.name) && !ported.contains(&(i as u32)) {
@@ -496,9 +499,11 @@ impl Simulation {
     }
 
     /// Closes the run and returns its result.
-    pub fn finish(self) -> crate::metrics::result::RunResult {
+    pub fn finish(mut self) -> crate::metrics::result::RunResult {
         let capacity_bps = self.w.hops[self.w.bottleneck as usize].capacity_bps(&self.w.links, self.mss);
-        finish::result(self.w, self.name, self.seed, self.events, self.digest, capacity_bps)
+        let end = self.w.duration;
+        let reports = self.apps.iter_mut().filter_map(|e| e.app.report(end)).collect();
+        finish::result(self.w, self.name, self.seed, self.events, self.digest, capacity_bps, reports)
     }
 }
 
@@ -554,6 +559,9 @@ impl World {
             if let Some(srtt) = srtt {
                 self.traces.entry(format!("flow/{flow}/srtt")).or_insert_with(|| Trace::with_cap(cap)).record(t, srtt.as_secs_f64());
             }
+            // Data in flight: sent and not yet acknowledged (seed 004 figures 3-4).
+            let inflight = fl.sender.snd_max().saturating_sub(fl.sender.snd_una()) as f64;
+            self.traces.entry(format!("flow/{flow}/inflight")).or_insert_with(|| Trace::with_cap(cap)).record(t, inflight);
         }
     }
 
@@ -564,6 +572,12 @@ impl World {
         let fl = &mut self.flows[flow as usize];
         if let Some(t) = fl.rcv_slot.arm(fl.receiver.poll_at().map(|t| t.max(now))) {
             self.queue.push(t, Ev::ReceiverTimer { flow });
+        }
+        if fl.traced {
+            // In-order bytes at the receiver (its received sequence number, seed 004 figure 10).
+            let got = fl.receiver.received() as f64;
+            let cap = self.trace_cap;
+            self.traces.entry(format!("flow/{flow}/received")).or_insert_with(|| Trace::with_cap(cap)).record(now.as_secs_f64(), got);
         }
     }
 

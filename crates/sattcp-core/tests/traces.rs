@@ -117,14 +117,14 @@ fn selections_keep_their_flows_and_links() {
 
 #[test]
 fn time_series_traces_are_bounded_too() {
-    // Flow 0's five variables (cwnd, ssthresh, srtt, in flight, received) and the bottleneck's
-    // queue share 60 points: 10 each.
-    let r = run(DUMBBELL, &[("trace.packets", "none"), ("trace.flows", "[0]"), ("trace.links", r#"["bottleneck"]"#), ("trace.max_points", "60")]);
-    assert_eq!(r.traces.len(), 6);
+    // Flow 0's seven variables (cwnd, ssthresh, srtt, in flight, received, RTT samples, acked)
+    // and the bottleneck's queue share 80 points: 10 each.
+    let r = run(DUMBBELL, &[("trace.packets", "none"), ("trace.flows", "[0]"), ("trace.links", r#"["bottleneck"]"#), ("trace.max_points", "80")]);
+    assert_eq!(r.traces.len(), 8);
     assert!(r.traces.values().all(|t| t.t.len() <= 10));
     assert_eq!(r.traces["flow/0/cwnd"].t.len(), 10);
     assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
-    assert!(r.warnings[0].contains("each traced variable holds at most 10 points, its share of trace.max_points = 60"), "{}", r.warnings[0]);
+    assert!(r.warnings[0].contains("each traced variable holds at most 10 points, its share of trace.max_points = 80"), "{}", r.warnings[0]);
     let free = run(DUMBBELL, &[("trace.packets", "none"), ("trace.flows", "[0]"), ("trace.links", r#"["bottleneck"]"#)]);
     assert_eq!(&free.traces["flow/0/cwnd"].t[..10], &r.traces["flow/0/cwnd"].t[..]);
 }

@@ -104,6 +104,18 @@ impl Trace {
         Trace { t: Vec::new(), v: Vec::new(), cap, stopped_at: None }
     }
 
+    /// Appends (t, v) whatever the last value (samples, where equal consecutive values are
+    /// data), unless the trace is full.
+    #[inline]
+    pub fn push_sample(&mut self, t: f64, v: f64) {
+        if self.t.len() >= self.cap {
+            self.stopped_at.get_or_insert(t);
+            return;
+        }
+        self.t.push(t);
+        self.v.push(v);
+    }
+
     /// Appends (t, v) if v differs from the last value recorded and the trace is not full.
     #[inline]
     pub fn record(&mut self, t: f64, v: f64) {

@@ -18,6 +18,7 @@
 use super::atm_hop::{AtmHop, FrameFate};
 use super::link::{Admit, Link};
 use super::packet::{Packet, IP_HEADER, TCP_HEADER};
+use super::schedule::MovingHop;
 use crate::atm::max_goodput_bps;
 use crate::metrics::result::LinkResult;
 use crate::time::SimTime;
@@ -53,6 +54,8 @@ pub struct LinkHop {
 pub enum Hop {
     Link(LinkHop),
     Atm(Box<AtmHop>),
+    /// An IP link whose delay (rate, BER) changes over time and may reorder (net::schedule).
+    Moving(Box<MovingHop>),
 }
 
 /// What the world must schedule after a hop accepted a packet.
@@ -101,19 +104,27 @@ impl Hop {
                 let (admit, wake) = a.offer(now, input, pkt, p, links);
                 Offered { admit, next: wake.map_or(Next::Nothing, |t| Next::Wake(t.max(now))) }
             }
+            Hop::Moving(m) => {
+                let (admit, next) = m.offer(now, pkt, p.bytes, &mut links[m.link as usize]);
+                if let Admit::Sent { corrupted, .. } = admit {
+                    p.corrupted = corrupted;
+                }
+                Offered { admit, next: next.map_or(Next::Nothing, Next::Arrive) }
+            }
         }
     }
 
     /// A link's head packet reached the far node at `now`: returns it, the node, and the next
-    /// arrival to schedule.
+    /// arrival to schedule (None: a moving link's stale event, nothing arrives).
     #[inline]
-    pub fn arrive(&mut self, now: SimTime, links: &[Link]) -> (u32, u32, Option<SimTime>) {
+    pub fn arrive(&mut self, now: SimTime, links: &[Link]) -> Option<(u32, u32, Option<SimTime>)> {
         match self {
             Hop::Link(h) => {
                 let (t, pkt) = h.in_flight.pop_front().expect("a packet in flight");
                 debug_assert_eq!(t, now);
-                (pkt, links[h.link as usize].to, h.in_flight.front().map(|&(t, _)| t))
+                Some((pkt, links[h.link as usize].to, h.in_flight.front().map(|&(t, _)| t)))
             }
+            Hop::Moving(m) => m.flight.arrive(now).map(|(pkt, next)| (pkt, links[m.link as usize].to, next)),
             Hop::Atm(_) => unreachable!("ATM hops deliver through wake"),
         }
     }
@@ -122,7 +133,7 @@ impl Hop {
     /// frame's fate; returns the next wake-up.
     pub fn wake(&mut self, now: SimTime, links: &mut [Link], fate: impl FnMut(FrameFate)) -> Option<SimTime> {
         match self {
-            Hop::Link(_) => None,
+            Hop::Link(_) | Hop::Moving(_) => None,
             Hop::Atm(a) => a.wake(now, links, fate),
         }
     }
@@ -132,9 +143,9 @@ impl Hop {
     /// overheads on an ATM port (seed 000 §4.3, `atm::max_goodput_bps`).
     pub fn capacity_bps(&self, links: &[Link], mss: u32) -> f64 {
         match self {
-            Hop::Link(h) => {
+            Hop::Link(_) | Hop::Moving(_) => {
                 let mss = mss as f64;
-                links[h.link as usize].rate.as_bps() as f64 * mss / (mss + (IP_HEADER + TCP_HEADER) as f64)
+                links[self.out_link() as usize].rate.as_bps() as f64 * mss / (mss + (IP_HEADER + TCP_HEADER) as f64)
             }
             Hop::Atm(a) => max_goodput_bps(a.cell_rate, mss as u64),
         }
@@ -145,6 +156,7 @@ impl Hop {
         match self {
             Hop::Link(h) => h.link,
             Hop::Atm(a) => a.out_link,
+            Hop::Moving(m) => m.link,
         }
     }
 
@@ -154,13 +166,14 @@ impl Hop {
         match self {
             Hop::Link(h) => h.link,
             Hop::Atm(a) => a.ingress(input),
+            Hop::Moving(m) => m.link,
         }
     }
 
     /// Cells buffered by a port (for traces), `None` for links.
     pub fn queue_cells(&self) -> Option<f64> {
         match self {
-            Hop::Link(_) => None,
+            Hop::Link(_) | Hop::Moving(_) => None,
             Hop::Atm(a) => Some(a.occupancy() as f64),
         }
     }
@@ -175,8 +188,12 @@ impl Hop {
     /// Writes what this hop knows into its output link's result (ATM ports: the figures in
     /// cells); IP links' results come from the link itself.
     pub fn report(&self, lr: &mut LinkResult, end: SimTime) {
-        if let Hop::Atm(a) = self {
-            a.report(lr, end);
+        match self {
+            Hop::Atm(a) => a.report(lr, end),
+            Hop::Moving(m) if m.flight.stats.drops_no_route > 0 => {
+                lr.drops_by_reason.insert("no_route".into(), m.flight.stats.drops_no_route);
+            }
+            _ => {}
         }
     }
 }

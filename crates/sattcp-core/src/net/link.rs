@@ -36,6 +36,8 @@ pub enum DropReason {
     Corrupted,
     /// A scripted loss (test harness / loss script).
     Scripted,
+    /// A moving link had no path when the packet's transmission ended (net::schedule).
+    NoRoute,
 }
 
 /// Per-link counters.

@@ -6,5 +6,6 @@ pub mod atm_hop;
 pub mod hop;
 pub mod link;
 pub mod packet;
+pub mod schedule;
 pub mod tap;
 pub mod topology;

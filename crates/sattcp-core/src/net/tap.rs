@@ -26,6 +26,8 @@ pub enum TapDrop {
     Corrupted,
     /// An ATM frame that lost or corrupted a cell (the cell-level reason is in the port's counters).
     Frame,
+    /// A moving link had no path (net::schedule).
+    NoRoute,
 }
 
 /// One event in a packet's life.

@@ -15,6 +15,7 @@ use super::atm_hop::{AtmHop, AtmHopSpec};
 use super::hop::{Hop, HopId, LinkId, Via};
 use super::link::{Link, QueueLimit};
 use super::packet::NodeId;
+use super::schedule::{MovingFlight, MovingHop, Schedule};
 use crate::engine::rng::RngFactory;
 use crate::scenario::validate::SwitchKind;
 use crate::scenario::{LinkSpec, Scenario, Topology};
@@ -85,20 +86,32 @@ const UNLIMITED: QueueLimit = QueueLimit::Packets(u64::MAX);
 struct Builder<'a> {
     rngs: &'a RngFactory,
     links: Vec<Link>,
+    /// Per link, its schedule if it moves (net::schedule).
+    schedules: Vec<Option<Schedule>>,
 }
 
 impl Builder<'_> {
     fn link(&mut self, name: String, from: NodeId, to: NodeId, spec: &LinkSpec, limit: QueueLimit) -> LinkId {
         let errors = self.rngs.stream(&format!("link/{name}/errors"));
         self.links.push(Link::new(name, from, to, spec.rate, spec.delay, spec.ber, limit, errors));
+        self.schedules.push(spec.schedule.clone());
         (self.links.len() - 1) as LinkId
+    }
+
+    /// The hop of each link built so far from `first` on: a moving hop for a link with a
+    /// schedule, else a plain link.
+    fn link_hops(&mut self, first: u32) -> impl Iterator<Item = Hop> + '_ {
+        (first..self.links.len() as u32).map(|l| match self.schedules[l as usize].take() {
+            Some(s) => Hop::Moving(Box::new(MovingHop { link: l, flight: MovingFlight::new(s) })),
+            None => Hop::link(l),
+        })
     }
 }
 
 /// Builds the network of `sc`.
 pub fn build(sc: &Scenario, rngs: &RngFactory) -> Network {
     let bdp = sc.bdp_bytes();
-    let mut b = Builder { rngs, links: Vec::new() };
+    let mut b = Builder { rngs, links: Vec::new(), schedules: Vec::new() };
     let ns2 = sc.tcp.ns2.drop_tail_ns2;
     let queue_limit = |size, bdp| queue_limit(size, bdp, ns2);
     let switch_limit = queue_limit(sc.switch.buffer, bdp);
@@ -141,7 +154,7 @@ pub fn build(sc: &Scenario, rngs: &RngFactory) -> Network {
             nodes.extend((0..total).map(|_| Node { routes: Routes::None }));
             match atm {
                 None => {
-                    hops.extend((0..b.links.len() as u32).map(Hop::link));
+                    hops.extend(b.link_hops(0));
                     let mut t1 = vec![Via::NONE; total as usize];
                     let mut t2 = vec![Via::NONE; total as usize];
                     for (i, &(up, down, out, back)) in access_links.iter().enumerate() {
@@ -200,7 +213,7 @@ pub fn build(sc: &Scenario, rngs: &RngFactory) -> Network {
                     *down = Via::hop(r);
                 }
             }
-            hops.extend((0..b.links.len() as u32).map(Hop::link));
+            hops.extend(b.link_hops(0));
             endpoints.push((0, h));
             // The slowest hop (the first of equals), forward direction.
             let slowest = specs.iter().enumerate().min_by_key(|(_, s)| s.rate).map_or(0, |(i, _)| i as u32);
@@ -219,7 +232,7 @@ pub fn build(sc: &Scenario, rngs: &RngFactory) -> Network {
             }
             let sat = b.link("sat".into(), sgw, vsat, &g.satellite, limit(&g.satellite));
             let ret = b.link("sat-return".into(), vsat, sgw, &g.return_link, limit(&g.return_link));
-            let lan = LinkSpec { rate: crate::scenario::validate::gateway::CLIENT_LAN_RATE, payload_rate: crate::scenario::validate::gateway::CLIENT_LAN_RATE, delay: crate::time::SimTime::ZERO, ber: 0.0, queue: None };
+            let lan = LinkSpec { rate: crate::scenario::validate::gateway::CLIENT_LAN_RATE, payload_rate: crate::scenario::validate::gateway::CLIENT_LAN_RATE, delay: crate::time::SimTime::ZERO, ber: 0.0, queue: None, schedule: None };
             let mut to_cli = Vec::new();
             let mut from_cli = Vec::new();
             for i in 0..n {
@@ -254,7 +267,7 @@ pub fn build(sc: &Scenario, rngs: &RngFactory) -> Network {
                 b.link(format!("{na}->{nz}"), *a, *z, spec, limit);
                 b.link(format!("{nz}->{na}"), *z, *a, spec, limit);
             }
-            hops.extend((0..b.links.len() as u32).map(Hop::link));
+            hops.extend(b.link_hops(0));
             let n = g.nodes.len();
             let dir = g.directed();
             let mut tables = vec![vec![Via::NONE; n]; n];

@@ -139,7 +139,7 @@ pub(super) fn validate(c: &mut Ctx, g: Option<&RawGateway>, mss: u32) -> Gateway
         Some(l) => c.link("gateway.return", Some(l)),
         None => {
             let rate = crate::time::parse_rate(DEFAULT_RETURN_RATE).expect("a valid default");
-            LinkSpec { rate, payload_rate: rate, delay: satellite.delay, ber: 0.0, queue: None }
+            LinkSpec { rate, payload_rate: rate, delay: satellite.delay, ber: 0.0, queue: None, schedule: None }
         }
     };
     let servers: Vec<LinkSpec> = match &g.servers {
@@ -158,6 +158,9 @@ pub(super) fn validate(c: &mut Ctx, g: Option<&RawGateway>, mss: u32) -> Gateway
     for (path, l) in tables {
         if let Some(v) = l.and_then(|l| l.payload_rate.as_ref()) {
             c.err(&format!("{path}.payload_rate"), "applies to ATM links only", v.to_string());
+        }
+        if l.is_some_and(|l| l.schedule.is_some()) {
+            c.err(&format!("{path}.schedule"), "moving links are not modelled on a gateway topology", "");
         }
         for (key, given) in [("from", l.is_some_and(|l| l.from.is_some())), ("to", l.is_some_and(|l| l.to.is_some()))] {
             if given {

@@ -118,7 +118,7 @@ pub fn merged_tree(text: &str, overrides: &[(String, toml::Value)]) -> Result<to
 
 /// The top-level keys of a scenario: the fields of [`raw::RawScenario`], each read on its own
 /// so that a type error in one hides nothing in the others.
-pub const SECTIONS: [&str; 11] = ["name", "description", "run", "topology", "links", "switch", "tcp", "app", "loss", "trace", "gateway"];
+pub const SECTIONS: [&str; 12] = ["name", "description", "run", "topology", "links", "switch", "tcp", "app", "loss", "trace", "gateway", "constellation"];
 
 /// What reading a merged tree into the raw structs found.
 #[derive(Debug, Default)]
@@ -156,6 +156,7 @@ pub fn raw_from_tree(tree: &toml::Table) -> Read {
         app: r.section(tree, "app"),
         loss: r.section(tree, "loss"),
         trace: r.section(tree, "trace"),
+        constellation: r.section(tree, "constellation"),
         gateway: r.section(tree, "gateway"),
     };
     let mut problems: Vec<Problem> = r.unknown.into_iter().map(|p| Problem { path: p, rule: "unknown key".into(), got: String::new() }).collect();

@@ -42,6 +42,8 @@ pub struct RawScenario {
     pub app: RawApp,
     pub loss: Vec<RawLoss>,
     pub trace: RawTrace,
+    /// A path hop whose delay follows a constellation's geometry (docs/leo.md).
+    pub constellation: Option<RawConstellation>,
     /// Seed 004's satellite system (`topology.kind = "gateway"`).
     pub gateway: Option<super::validate::gateway::RawGateway>,
 }
@@ -80,6 +82,8 @@ pub struct RawLink {
     /// Drop-tail queue at the sending end of this link (bytes, packets or "bdp" multiple), with
     /// the rules of `switch.buffer`. Not for ATM switches, whose `switch.buffer` governs.
     pub queue: Option<Val>,
+    /// A moving link: delay (and optionally rate, ber) from these instants on (docs/leo.md).
+    pub schedule: Option<Vec<RawScheduleEntry>>,
     /// Graph links only: the nodes it joins (both directions: "from->to" and "to->from").
     pub from: Option<String>,
     pub to: Option<String>,
@@ -274,4 +278,68 @@ pub struct RawTrace {
     pub max_packet_events: Option<i64>,
     /// Bound of the time-series traces (flows' cwnd..., links' queues), in points.
     pub max_points: Option<i64>,
+}
+
+/// One entry of a link's schedule: from `at` on, the link has this delay (or no path when
+/// `up = false`), and this rate and BER if given.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RawScheduleEntry {
+    pub at: Option<Val>,
+    pub delay: Option<Val>,
+    pub rate: Option<Val>,
+    pub ber: Option<Val>,
+    pub up: Option<bool>,
+}
+
+/// A ground station.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RawStation {
+    pub name: Option<String>,
+    /// Degrees, north positive.
+    pub lat: Option<f64>,
+    /// Degrees, east positive.
+    pub lon: Option<f64>,
+    /// Height above the spherical Earth, km.
+    pub alt_km: Option<f64>,
+}
+
+/// A Walker-delta shell.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RawShell {
+    pub altitude_km: Option<f64>,
+    pub inclination_deg: Option<f64>,
+    pub planes: Option<i64>,
+    pub per_plane: Option<i64>,
+    pub phasing: Option<i64>,
+}
+
+/// `[constellation]`: the ground-to-ground path of one `links.path` hop through a
+/// constellation, recomputed every `step`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RawConstellation {
+    /// Index of the `links.path` hop (both directions) whose delay follows the geometry.
+    pub hop: Option<i64>,
+    /// A Walker-delta shell, or
+    pub shell: Option<RawShell>,
+    /// TLE text (two or three lines per satellite), with
+    pub tle: Option<String>,
+    /// the names of the satellites of `tle` to use (default: all), and
+    pub satellites: Option<Vec<String>>,
+    /// the UTC instant of simulated time 0 (default: the latest epoch in `tle`).
+    pub start: Option<String>,
+    pub from: Option<RawStation>,
+    pub to: Option<RawStation>,
+    /// Ground relays for bent-pipe paths (Handley 2019).
+    pub relays: Option<Vec<RawStation>>,
+    pub min_elevation_deg: Option<f64>,
+    /// Reconfiguration step ("15s").
+    pub step: Option<Val>,
+    /// "isl" or "bentpipe".
+    pub routing: Option<String>,
+    /// Constellation time at simulated time 0 (a Walker shell's epoch is t = 0).
+    pub offset: Option<Val>,
 }

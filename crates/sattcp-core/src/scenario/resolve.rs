@@ -126,7 +126,10 @@ fn fill_tcp(tcp: &mut RawTcp, t: &TcpConfig) {
 fn fill_link(raw: &mut RawLink, spec: &LinkSpec) {
     fill(&mut raw.rate, rate(spec.rate));
     fill(&mut raw.payload_rate, rate(spec.payload_rate));
-    fill(&mut raw.delay, dur(spec.delay));
+    // A moving link's delay is its schedule's (or its constellation's), not a key.
+    if spec.schedule.is_none() {
+        fill(&mut raw.delay, dur(spec.delay));
+    }
     fill(&mut raw.ber, Val::Float(spec.ber));
     // `queue` absent means "the switch buffer (bottleneck), unlimited (others)": left out.
 }
@@ -222,6 +225,9 @@ pub fn fill_defaults(raw: &RawScenario, sc: &Scenario) -> RawScenario {
     // The default buffer, as validation reads it (one bandwidth-delay product).
     fill(&mut r.switch.buffer, Val::Str("1bdp".into()));
 
+    if let (Some(c), Some(run)) = (&mut r.constellation, &sc.constellation) {
+        super::validate::fill_constellation(c, run);
+    }
     fill_tcp(&mut r.tcp, &sc.tcp);
     // Each group with every key its flows run with (nothing left to inherit from [tcp]).
     for (g, cfg) in r.tcp.groups.iter_mut().flatten().zip(&sc.tcp_groups) {
@@ -344,6 +350,10 @@ pub(crate) mod tests {
         out.push(("kota sd".into(), resolved(&kota, &[("switch.policy", "sd"), ("app.truncation", "resample"), ("app.first_batch", "zero")])));
         out.push(("kota fba".into(), resolved(&kota, &[("switch.policy", "fba"), ("switch.Z", "0.5")])));
         out.push(("kota ubr".into(), resolved(&kota, &[("switch.policy", "ubr")])));
+        // Moving links: schedules on each kind of link table.
+        let sched = "schedule = [{ at = \"0s\", delay = \"5ms\" }, { at = \"1s\", up = false, rate = \"2Mbps\", ber = 1e-7 }, { at = \"2s\", delay = \"9ms\" }]";
+        out.push(("moving dumbbell".into(), resolved(&format!("[links.access]\nrate = \"10Mbps\"\n{sched}\n[links.bottleneck]\nrate = \"5Mbps\"\n{sched}\n"), &[])));
+        out.push(("moving path".into(), resolved(&format!("[topology]\nkind = \"path\"\n[[links.path]]\nrate = \"10Mbps\"\n{sched}\n"), &[])));
         out
     }
 

@@ -8,6 +8,9 @@ use crate::net::packet::{IP_HEADER, TCP_HEADER};
 use crate::tcp::{config::flavor, CcKind, RecoveryKind, TcpConfig};
 use crate::time::{parse_duration, parse_rate, parse_size, Rate, SimTime, Size};
 
+mod moving;
+pub use moving::{fill_constellation, ConstellationRun};
+
 /// A validated link.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct LinkSpec {
@@ -19,6 +22,8 @@ pub struct LinkSpec {
     /// Drop-tail queue limit at the sending end (`None`: the switch buffer for the bottleneck,
     /// effectively unlimited elsewhere).
     pub queue: Option<Size>,
+    /// A moving link's delay (rate, BER) over time; `delay` is then its initial delay.
+    pub schedule: Option<crate::net::schedule::Schedule>,
 }
 
 #[path = "gateway.rs"]
@@ -131,6 +136,8 @@ pub struct Scenario {
     pub app: AppSpec,
     pub losses: Vec<LossSpec>,
     pub trace: TraceSpec,
+    /// The path `[constellation]` computed, for the run's traces.
+    pub constellation: Option<ConstellationRun>,
 }
 
 /// Longest `run.duration` accepted: a run of centuries could never finish.
@@ -402,7 +409,7 @@ impl Ctx {
         let Some(l) = l else {
             // Its rate is not reported missing as well: one problem, one line.
             self.err(path, "is required (a table with rate and delay)", "");
-            return LinkSpec { rate: Rate(1), payload_rate: Rate(1), delay: SimTime::ZERO, ber: 0.0, queue: None };
+            return LinkSpec { rate: Rate(1), payload_rate: Rate(1), delay: SimTime::ZERO, ber: 0.0, queue: None, schedule: None };
         };
         let rate = self.rate(&format!("{path}.rate"), l.rate.as_ref());
         let payload_rate = match &l.payload_rate {
@@ -412,12 +419,17 @@ impl Ctx {
         if payload_rate > rate {
             self.err(&format!("{path}.payload_rate"), "must not exceed the link's rate", l.payload_rate.as_ref().map(|v| v.to_string()).unwrap_or_default());
         }
+        let schedule = l.schedule.as_ref().and_then(|s| self.schedule(&format!("{path}.schedule"), s));
+        if l.schedule.is_some() && l.delay.is_some() {
+            self.err(&format!("{path}.delay"), format!("is set by {path}.schedule; remove one"), l.delay.as_ref().map(|v| v.to_string()).unwrap_or_default());
+        }
         LinkSpec {
             rate,
             payload_rate,
-            delay: self.duration(&format!("{path}.delay"), l.delay.as_ref(), SimTime::ZERO),
+            delay: schedule.as_ref().map_or_else(|| self.duration(&format!("{path}.delay"), l.delay.as_ref(), SimTime::ZERO), |s| s.initial_delay()),
             ber: self.float(&format!("{path}.ber"), l.ber.as_ref(), 0.0, 0.0, 1.0),
             queue: self.size(&format!("{path}.queue"), l.queue.as_ref()),
+            schedule,
         }
     }
 }
@@ -740,7 +752,7 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
     };
 
     let kind = raw.topology.kind.as_deref().unwrap_or("dumbbell");
-    let topology = match kind {
+    let mut topology = match kind {
         "dumbbell" => {
             graph_keys_absent(&mut c, raw);
             let pairs = c.int("topology.pairs", raw.topology.pairs, 1, 1, 100_000) as u32;
@@ -786,6 +798,7 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
             Topology::Path { hops: vec![] }
         }
     };
+    let constellation = moving::constellation(&mut c, raw.constellation.as_ref(), raw.links.path.as_ref(), &mut topology, duration);
     // Only graph links join named nodes.
     for (table, links) in [("links.access", raw.links.access.as_slice()), ("links.bottleneck", raw.links.bottleneck.as_slice())].into_iter().chain([("links.path", raw.links.path.as_deref().unwrap_or(&[]))]) {
         for (i, l) in links.iter().enumerate() {
@@ -900,6 +913,13 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
         "atm" => {
             if !matches!(topology, Topology::Dumbbell { .. }) {
                 c.err("switch.kind", "ATM switches are modelled on the dumbbell topology", "\"atm\"");
+            }
+            if let Topology::Dumbbell { access, bottleneck, .. } = &topology {
+                for (key, l) in [("links.access.schedule", access), ("links.bottleneck.schedule", bottleneck)] {
+                    if l.schedule.is_some() {
+                        c.err(key, "moving links are IP links (not with switch.kind = \"atm\")", "");
+                    }
+                }
             }
             let r = raw.switch.r.unwrap_or(SEED_R);
             let z = raw.switch.z.unwrap_or(SEED_Z);
@@ -1114,6 +1134,7 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
         app,
         losses,
         trace,
+        constellation,
     })
 }
 

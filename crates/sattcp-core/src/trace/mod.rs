@@ -66,10 +66,12 @@ pub enum DropReason {
     /// cell-level reasons are in the link's `drops_by_reason`) or carried a corrupted cell, so
     /// it was never reassembled.
     AtmFrame,
+    /// A moving link had no path when its transmission ended (net::schedule).
+    NoRoute,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 5] = [DropReason::None, DropReason::QueueFull, DropReason::Corrupted, DropReason::Scripted, DropReason::AtmFrame];
+    pub const ALL: [DropReason; 6] = [DropReason::None, DropReason::QueueFull, DropReason::Corrupted, DropReason::Scripted, DropReason::AtmFrame, DropReason::NoRoute];
     pub fn name(self) -> &'static str {
         match self {
             DropReason::None => "",
@@ -77,6 +79,7 @@ impl DropReason {
             DropReason::Corrupted => "corrupted",
             DropReason::Scripted => "scripted",
             DropReason::AtmFrame => "atm_frame",
+            DropReason::NoRoute => "no_route",
         }
     }
 }

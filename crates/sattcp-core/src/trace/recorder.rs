@@ -94,6 +94,7 @@ impl PacketTap for PacketRecorder {
                     TapDrop::QueueFull => DropReason::QueueFull,
                     TapDrop::Corrupted => DropReason::Corrupted,
                     TapDrop::Frame => DropReason::AtmFrame,
+                    TapDrop::NoRoute => DropReason::NoRoute,
                 };
                 let last = self.last_link.remove(&p.uid);
                 let (link, node) = match (hop, reason) {

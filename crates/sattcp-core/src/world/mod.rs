@@ -18,6 +18,7 @@ use crate::net::atm_hop::FrameFate;
 use crate::net::hop::{Hop, HopId, LinkId, Next, Via};
 use crate::net::link::{Admit, DropReason, Link};
 use crate::net::packet::{Dir, FlowId, NodeId, Packet, Segment};
+use crate::net::schedule::{self, MovingStats, RttProbe};
 use crate::net::tap::{PacketEvent, PacketTap, Tap, TapDrop};
 use crate::net::topology::{self, Node};
 use crate::scenario::{LossSpec, Scenario};
@@ -129,6 +130,8 @@ pub struct World {
     out: Vec<Segment>,
     traces: BTreeMap<String, Trace>,
     tap: Tap,
+    /// Traced flows' RTT samples (`flow/F/rtt`, net::schedule::RttProbe).
+    rtt_probes: BTreeMap<FlowId, RttProbe>,
     /// Points each time series may hold: `trace.max_points` shared by the traced variables.
     trace_cap: usize,
     max_points: u64,
@@ -270,8 +273,9 @@ impl Simulation {
         let traced = |name: &str| sc.trace.links.iter().any(|n| n == name);
         let traced_cells: Vec<bool> = hops.iter().map(|h| h.queue_cells().is_some() && traced(&links[h.out_link() as usize].name)).collect();
         let ported: Vec<u32> = hops.iter().filter(|h| h.queue_cells().is_some()).map(|h| h.out_link()).collect();
-        // Per traced flow: cwnd, ssthresh, srtt, data in flight, bytes received.
-        let traced_vars = (5 * sc.trace.flows.len() + sc.trace.links.len()).max(1) as u64;
+        // Per traced flow: cwnd, ssthresh, srtt, data in flight, bytes received, RTT samples,
+        // bytes acknowledged.
+        let traced_vars = (7 * sc.trace.flows.len() + sc.trace.links.len()).max(1) as u64;
         let trace_cap = (sc.trace.max_points / traced_vars).min(usize::MAX as u64) as usize;
         for (i, l) in links.iter_mut().enumerate() {
             if traced(&l.name) && !ported.contains(&(i as u32)) {
@@ -287,6 +291,8 @@ impl Simulation {
                 Some((id as LinkId, l.clone()))
             })
             .collect();
+        // Moving links' delays and routes are known in advance: their traces are written now.
+        let traces = schedule::static_traces(&hops, &links, sc);
         let mut w = World {
             now: SimTime::ZERO,
             duration: sc.duration,
@@ -302,8 +308,9 @@ impl Simulation {
             losses: sc.losses.iter().filter(|l| l.at.is_none()).cloned().collect(),
             link_losses,
             out: Vec::with_capacity(64),
-            traces: BTreeMap::new(),
+            traces,
             tap: Tap::default(),
+            rtt_probes: sc.trace.flows.iter().map(|&f| (f, RttProbe::default())).collect(),
             trace_cap,
             max_points: sc.trace.max_points,
             sack_option_bytes: sc.tcp.ns2.sack_option_bytes,
@@ -347,6 +354,14 @@ impl Simulation {
     /// The receiving TCP of `flow` (its delivered bytes, statistics).
     pub fn receiver(&self, flow: FlowId) -> &TcpReceiver {
         &self.w.flows[flow as usize].receiver
+    }
+    /// A moving hop's counters (reordered packets, drops for want of a path); None for
+    /// other hops.
+    pub fn moving_stats(&self, hop: HopId) -> Option<&MovingStats> {
+        match &self.w.hops[hop as usize] {
+            Hop::Moving(m) => Some(&m.flight.stats),
+            _ => None,
+        }
     }
     /// The sending TCP of `flow` (its window, statistics).
     pub fn sender(&self, flow: FlowId) -> &TcpSender {
@@ -454,7 +469,8 @@ impl Simulation {
                 }
             }
             Ev::HopArrive { hop } => {
-                let (pkt, node, next) = w.hops[hop as usize].arrive(w.now, &w.links);
+                // None: a moving link's stale event (net::schedule).
+                let Some((pkt, node, next)) = w.hops[hop as usize].arrive(w.now, &w.links) else { return };
                 if let Some(t) = next {
                     w.queue.push(t, Ev::HopArrive { hop });
                 }
@@ -596,6 +612,11 @@ impl World {
                 return;
             }
         }
+        if dir == Dir::Data && seg.len > 0 && !self.rtt_probes.is_empty() {
+            if let Some(p) = self.rtt_probes.get_mut(&flow) {
+                p.on_send(self.now, seg.seq, seg.seq + seg.len as u64, seg.tx_count);
+            }
+        }
         self.next_uid += 1;
         self.tap.event(self.now, PacketEvent::Sent, &pkt);
         let id = self.packets.insert(pkt);
@@ -630,6 +651,7 @@ impl World {
                     DropReason::QueueFull => TapDrop::QueueFull,
                     DropReason::Corrupted => TapDrop::Corrupted,
                     DropReason::Scripted => TapDrop::Scripted,
+                    DropReason::NoRoute => TapDrop::NoRoute,
                 };
                 self.tap.event(now, PacketEvent::Dropped { hop: Some(via.hop), reason }, &self.packets.slots[id as usize]);
                 self.packets.release(id);
@@ -683,6 +705,17 @@ impl World {
             }
             Dir::Ack => {
                 fl.sender.on_segment(now, &seg, &mut self.out);
+                // Traced flows only (an empty map costs one test per ACK).
+                if let Some(p) = if self.rtt_probes.is_empty() { None } else { self.rtt_probes.get_mut(&flow).filter(|_| seg.has_ack()) } {
+                    if let Some(rtt) = p.on_ack(now, seg.ack) {
+                        // Every sample (not only changes): equal consecutive samples are data.
+                        let cap = self.trace_cap;
+                        self.traces.entry(format!("flow/{flow}/rtt")).or_insert_with(|| Trace::with_cap(cap)).push_sample(now.as_secs_f64(), rtt.as_secs_f64());
+                    }
+                    // Bytes acknowledged, for throughput against time (scripts/plot_leo.py).
+                    let cap = self.trace_cap;
+                    self.traces.entry(format!("flow/{flow}/acked")).or_insert_with(|| Trace::with_cap(cap)).record(now.as_secs_f64(), seg.ack.saturating_sub(1) as f64);
+                }
                 self.after_sender(flow);
             }
         }

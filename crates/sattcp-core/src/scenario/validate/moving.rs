@@ -1,0 +1,285 @@
+//! Validation of moving links (docs/leo.md): `links.*.schedule` tables and the
+//! `[constellation]` section, which computes the schedule of one `links.path` hop from the
+//! geometry of a Walker shell or a TLE set.
+
+use super::{Ctx, LinkSpec, Topology};
+use crate::net::schedule::{Change, Schedule};
+use crate::orbit::route::{Mode, PiecewisePath, Router};
+use crate::orbit::tle::{TleSet, Utc};
+use crate::orbit::walker::WalkerShell;
+use crate::orbit::{Constellation, GroundStation};
+use crate::scenario::raw::{RawConstellation, RawScheduleEntry, RawStation};
+use crate::time::SimTime;
+
+/// Starlink's reconfiguration interval: satellites are reassigned to users every 15 s
+/// (SpaceX, as measured by Tanveer et al., "Making Sense of Constellations", IMC 2023).
+pub const DEFAULT_STEP: SimTime = SimTime::from_secs(15);
+/// Starlink shell 1's minimum elevation, degrees (FCC filing SAT-MOD-20190830-00087).
+pub const DEFAULT_MIN_ELEVATION_DEG: f64 = 25.0;
+/// Most reconfiguration steps in one run (each costs one geometry sample and one Dijkstra).
+pub const MAX_STEPS: u64 = 200_000;
+
+/// A constellation path as computed for a run: which hop it drives, the route of every
+/// interval, and the ground stations' names (source, destination, relays).
+#[derive(Clone, Debug)]
+pub struct ConstellationRun {
+    pub hop: usize,
+    pub path: PiecewisePath,
+    pub stations: Vec<String>,
+    /// As validated, for the resolved scenario.
+    pub phasing: Option<u32>,
+    pub min_elevation_deg: f64,
+    pub routing: &'static str,
+    pub offset: SimTime,
+}
+
+/// The resolved `[constellation]`: every key left out set to the value the run used.
+pub fn fill_constellation(c: &mut RawConstellation, run: &ConstellationRun) {
+    use crate::scenario::raw::Val;
+    c.hop.get_or_insert(run.hop as i64);
+    if let (Some(s), Some(f)) = (&mut c.shell, run.phasing) {
+        s.phasing.get_or_insert(f as i64);
+    }
+    let names = &run.stations;
+    let stations = [&mut c.from, &mut c.to].into_iter().flatten().chain(c.relays.iter_mut().flatten());
+    for (s, name) in stations.zip(names) {
+        s.name.get_or_insert_with(|| name.clone());
+        s.alt_km.get_or_insert(0.0);
+    }
+    c.min_elevation_deg.get_or_insert(run.min_elevation_deg);
+    c.step.get_or_insert_with(|| Val::Str(run.path.step.to_string()));
+    c.routing.get_or_insert_with(|| run.routing.to_string());
+    c.offset.get_or_insert_with(|| Val::Str(run.offset.to_string()));
+}
+
+impl Ctx {
+    /// A link's `schedule` list, or None after reporting its problems.
+    pub(super) fn schedule(&mut self, path: &str, entries: &[RawScheduleEntry]) -> Option<Schedule> {
+        let before = self.problems.len();
+        let mut changes = Vec::with_capacity(entries.len());
+        for (i, e) in entries.iter().enumerate() {
+            let p = format!("{path}.{i}");
+            let at = match &e.at {
+                Some(v) => self.duration(&format!("{p}.at"), Some(v), SimTime::ZERO),
+                None => {
+                    self.err(&format!("{p}.at"), "is required (the instant this entry starts, e.g. \"15s\")", "");
+                    SimTime::ZERO
+                }
+            };
+            let up = e.up.unwrap_or(true);
+            let delay = match (&e.delay, up) {
+                (Some(v), true) => Some(self.duration(&format!("{p}.delay"), Some(v), SimTime::ZERO)),
+                (None, true) => {
+                    self.err(&format!("{p}.delay"), "is required (or up = false for no path)", "");
+                    None
+                }
+                (Some(v), false) => {
+                    self.err(&format!("{p}.delay"), "must be absent when up = false", v.to_string());
+                    None
+                }
+                (None, false) => None,
+            };
+            let rate = e.rate.as_ref().map(|v| self.rate(&format!("{p}.rate"), Some(v)));
+            let ber = e.ber.as_ref().map(|v| self.float(&format!("{p}.ber"), Some(v), 0.0, 0.0, 1.0));
+            changes.push(Change { at, delay, rate, ber });
+        }
+        if self.problems.len() > before || self.bad(path) {
+            return None;
+        }
+        match Schedule::new(changes) {
+            Ok(s) => Some(s),
+            Err(rule) => {
+                self.err(path, rule, "");
+                None
+            }
+        }
+    }
+
+    fn station(&mut self, path: &str, s: Option<&RawStation>, default_name: &str) -> Option<GroundStation> {
+        let Some(s) = s else {
+            self.err(path, "is required (a table with lat and lon in degrees)", "");
+            return None;
+        };
+        let mut coord = |key: &str, v: Option<f64>, lim: f64| match v {
+            Some(x) if (-lim..=lim).contains(&x) => Some(x),
+            Some(x) => {
+                self.err(&format!("{path}.{key}"), format!("must be between -{lim} and {lim} degrees"), x.to_string());
+                None
+            }
+            None => {
+                self.err(&format!("{path}.{key}"), "is required (degrees)", "");
+                None
+            }
+        };
+        let (lat, lon) = (coord("lat", s.lat, 90.0), coord("lon", s.lon, 180.0));
+        let alt = s.alt_km.unwrap_or(0.0);
+        if !(0.0..=100.0).contains(&alt) {
+            self.err(&format!("{path}.alt_km"), "must be between 0 and 100 km", alt.to_string());
+        }
+        let name = s.name.clone().unwrap_or_else(|| default_name.to_string());
+        Some(GroundStation { name, lat_deg: lat?, lon_deg: lon?, alt_km: alt })
+    }
+
+    fn shell(&mut self, r: &crate::scenario::raw::RawShell) -> Option<WalkerShell> {
+        let before = self.problems.len();
+        let altitude_km = r.altitude_km.unwrap_or(f64::NAN);
+        if !(100.0..=100_000.0).contains(&altitude_km) {
+            self.err("constellation.shell.altitude_km", "is required, between 100 and 100000 km", r.altitude_km.map(|x| x.to_string()).unwrap_or_default());
+        }
+        let inclination_deg = r.inclination_deg.unwrap_or(f64::NAN);
+        if !(0.0..=180.0).contains(&inclination_deg) {
+            self.err("constellation.shell.inclination_deg", "is required, between 0 and 180 degrees", r.inclination_deg.map(|x| x.to_string()).unwrap_or_default());
+        }
+        let mut count = |key: &str, v: Option<i64>| match v {
+            Some(x) if (1..=10_000).contains(&x) => x as u32,
+            other => {
+                self.err(&format!("constellation.shell.{key}"), "is required, between 1 and 10000", other.map(|x| x.to_string()).unwrap_or_default());
+                1
+            }
+        };
+        let planes = count("planes", r.planes);
+        let per_plane = count("per_plane", r.per_plane);
+        let phasing = match r.phasing {
+            None => 1 % planes,
+            Some(f) if f >= 0 && f < planes as i64 => f as u32,
+            Some(f) => {
+                self.err("constellation.shell.phasing", format!("must be between 0 and planes - 1 = {}", planes - 1), f.to_string());
+                0
+            }
+        };
+        if planes as u64 * per_plane as u64 > 100_000 {
+            self.err("constellation.shell", "at most 100000 satellites", format!("{planes} x {per_plane}"));
+        }
+        (self.problems.len() == before).then_some(WalkerShell { altitude_km, inclination_deg, planes, per_plane, phasing })
+    }
+}
+
+/// Validates `[constellation]` and sets the schedule (and initial delay) of the hop it
+/// drives, in both directions. Returns the path for the run's traces.
+pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hops: Option<&Vec<crate::scenario::raw::RawLink>>, topology: &mut Topology, duration: SimTime) -> Option<ConstellationRun> {
+    let r = raw?;
+    if c.bad("constellation") {
+        return None;
+    }
+    let Topology::Path { hops } = topology else {
+        c.err("constellation", "needs topology.kind = \"path\" (the constellation drives one hop of the path)", "");
+        return None;
+    };
+    if hops.is_empty() {
+        return None;
+    }
+    let hop = match r.hop {
+        Some(h) if h >= 0 && (h as usize) < hops.len() => h as usize,
+        Some(h) => {
+            c.err("constellation.hop", format!("must name a hop of links.path, 0 to {}", hops.len() - 1), h.to_string());
+            return None;
+        }
+        None if hops.len() == 1 => 0,
+        None => {
+            c.err("constellation.hop", "is required when links.path has several hops (the index of the hop through the constellation)", "");
+            return None;
+        }
+    };
+    if let Some(l) = raw_hops.and_then(|h| h.get(hop)) {
+        if l.delay.is_some() {
+            c.err(&format!("links.path.{hop}.delay"), "is set by [constellation]; remove it", l.delay.as_ref().map(|v| v.to_string()).unwrap_or_default());
+        }
+        if l.schedule.is_some() {
+            c.err(&format!("links.path.{hop}.schedule"), "is set by [constellation]; remove it", "");
+        }
+    }
+    let constellation = match (&r.shell, &r.tle) {
+        (Some(s), None) => {
+            for (key, present) in [("constellation.satellites", r.satellites.is_some()), ("constellation.start", r.start.is_some())] {
+                if present {
+                    c.err(key, "applies to TLE sets (constellation.tle)", "");
+                }
+            }
+            Constellation::Walker(c.shell(s)?)
+        }
+        (None, Some(text)) => {
+            let start = match r.start.as_deref().map(Utc::parse) {
+                None => None,
+                Some(Ok(t)) => Some(t),
+                Some(Err(rule)) => {
+                    c.err("constellation.start", rule, "");
+                    return None;
+                }
+            };
+            let mut set = match TleSet::parse(text, start) {
+                Ok(s) => s,
+                Err(rule) => {
+                    c.err("constellation.tle", rule, "");
+                    return None;
+                }
+            };
+            if let Some(names) = &r.satellites {
+                if let Err(rule) = set.select(names) {
+                    c.err("constellation.satellites", rule, "");
+                    return None;
+                }
+            }
+            Constellation::Tle(set)
+        }
+        (Some(_), Some(_)) => {
+            c.err("constellation", "give either shell (a Walker shell) or tle (a TLE set), not both", "");
+            return None;
+        }
+        (None, None) => {
+            c.err("constellation", "needs shell (a Walker shell) or tle (a TLE set)", "");
+            return None;
+        }
+    };
+    let from = c.station("constellation.from", r.from.as_ref(), "from");
+    let to = c.station("constellation.to", r.to.as_ref(), "to");
+    let relays: Vec<Option<GroundStation>> = r.relays.iter().flatten().enumerate().map(|(i, s)| c.station(&format!("constellation.relays.{i}"), Some(s), &format!("relay{i}"))).collect();
+    let min_el = r.min_elevation_deg.unwrap_or(DEFAULT_MIN_ELEVATION_DEG);
+    if !(0.0..90.0).contains(&min_el) {
+        c.err("constellation.min_elevation_deg", "must be in [0, 90) degrees", min_el.to_string());
+    }
+    let step = c.duration("constellation.step", r.step.as_ref(), DEFAULT_STEP);
+    if step == SimTime::ZERO {
+        c.err("constellation.step", "must be > 0", r.step.as_ref().map(|v| v.to_string()).unwrap_or_default());
+    } else if duration.0 / step.0 >= MAX_STEPS {
+        c.err("constellation.step", format!("too small for run.duration (at most {MAX_STEPS} steps)"), r.step.as_ref().map(|v| v.to_string()).unwrap_or_default());
+    }
+    let offset = c.duration("constellation.offset", r.offset.as_ref(), SimTime::ZERO);
+    let mode = match r.routing.as_deref() {
+        Some("isl") => Mode::Isl,
+        Some("bentpipe") => Mode::BentPipe,
+        None if matches!(constellation, Constellation::Walker(_)) => Mode::Isl,
+        None => Mode::BentPipe,
+        Some(other) => {
+            c.err("constellation.routing", "must be \"isl\" or \"bentpipe\"", format!("{other:?}"));
+            return None;
+        }
+    };
+    if c.bad("constellation") || c.bad(&format!("links.path.{hop}")) {
+        return None;
+    }
+    let (from, to) = (from?, to?);
+    let relays: Vec<GroundStation> = relays.into_iter().collect::<Option<_>>()?;
+    let mut router = match Router::new(&constellation, &from, &to, &relays, min_el, mode) {
+        Ok(r) => r,
+        Err(rule) => {
+            c.err("constellation.routing", rule, "\"isl\"");
+            return None;
+        }
+    };
+    let path = router.piecewise(step, duration, offset.as_secs_f64());
+    if path.segments.iter().all(|s| s.route.is_none()) {
+        c.err("constellation", format!("{} and {} are never connected during the run (no satellite path above {min_el} degrees at any step)", from.name, to.name), "");
+        return None;
+    }
+    let schedule = Schedule::delays(&path.segments.iter().map(|s| (s.start, s.route.as_ref().map(|r| r.one_way()))).collect::<Vec<_>>()).expect("steps start at 0 and increase");
+    let spec: &mut LinkSpec = &mut hops[hop];
+    spec.delay = schedule.initial_delay();
+    spec.schedule = Some(schedule);
+    let stations = [from, to].into_iter().chain(relays).map(|s| s.name).collect();
+    let phasing = match &constellation {
+        Constellation::Walker(w) => Some(w.phasing),
+        Constellation::Tle(_) => None,
+    };
+    let routing = if mode == Mode::Isl { "isl" } else { "bentpipe" };
+    Some(ConstellationRun { hop, path, stations, phasing, min_elevation_deg: min_el, routing, offset })
+}

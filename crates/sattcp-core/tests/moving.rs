@@ -1,0 +1,183 @@
+//! Moving links end to end: a path whose delay follows a schedule, and one whose delay follows
+//! a constellation (docs/leo.md).
+
+mod common;
+use common::{run, scenario};
+use sattcp_core::metrics::result::RunResult;
+use sattcp_core::{SimTime, Simulation};
+
+/// One 10 Mbps hop: 100 ms one way, 20 ms from 5 s, no path from 10 s to 11 s, 60 ms after.
+/// Both directions follow the schedule. A 30 KB window stays under the bandwidth-delay
+/// product (50 KB at 40 ms), so no queue builds and the RTT samples show the propagation.
+const SCHEDULED: &str = r#"
+    [run]
+    duration = "30s"
+    [topology]
+    kind = "path"
+    [[links.path]]
+    rate = "10Mbps"
+    queue = "200pkt"
+    schedule = [
+        { at = "0s", delay = "100ms" },
+        { at = "5s", delay = "20ms" },
+        { at = "10s", up = false },
+        { at = "11s", delay = "60ms" },
+    ]
+    [switch]
+    buffer = "200pkt"
+    [tcp]
+    flavor = "sack"
+    mss = 1000
+    window = 30000
+    window_scale = 0
+    [app]
+    kind = "transfer"
+    bytes = 5000000
+    [trace]
+    flows = [0]
+    links = ["hop0"]
+"#;
+
+/// The smallest traced RTT sample taken in [from, to) seconds.
+fn min_rtt(r: &RunResult, from: f64, to: f64) -> f64 {
+    let tr = &r.traces["flow/0/rtt"];
+    tr.t.iter().zip(&tr.v).filter(|(t, _)| (from..to).contains(*t)).map(|(_, v)| *v).fold(f64::INFINITY, f64::min)
+}
+
+#[test]
+fn rtt_follows_the_schedule() {
+    let r = run(SCHEDULED, &[]);
+    // Propagation both ways plus one 1040-byte packet at 10 Mbps (0.832 ms) and a 40-byte
+    // ACK (0.032 ms): the floor of the RTT samples in each interval.
+    let tx = 0.000_832 + 0.000_032;
+    for (from, to, prop) in [(0.0, 5.0, 0.200), (5.5, 10.0, 0.040), (12.0, 30.0, 0.120)] {
+        let m = min_rtt(&r, from, to);
+        assert!(m >= prop + tx - 1e-9 && m < prop + 0.005, "[{from}, {to}) s: min RTT {m}, propagation {prop}");
+    }
+    // The delay trace has the schedule's values; `up` shows the outage.
+    let d = &r.traces["link/hop0/delay"].v;
+    assert_eq!(d.len(), 3);
+    assert!(d.iter().zip([0.1, 0.02, 0.06]).all(|(a, b)| (a - b).abs() < 1e-12), "{d:?}");
+    assert_eq!(r.traces["link/hop0/up"].t, vec![0.0, 10.0, 11.0]);
+    assert_eq!(r.traces["link/hop0/up"].v, vec![1.0, 0.0, 1.0]);
+}
+
+#[test]
+fn a_delay_drop_reorders_and_an_outage_drops_yet_every_byte_arrives_once() {
+    // A 1 MB window: the sender keeps the link busy, so packets leave just before and just
+    // after the delay falls at 5 s.
+    let sc = scenario(SCHEDULED, &[("tcp.window", "65535"), ("tcp.window_scale", "4"), ("app.bytes", "12000000")]);
+    let mut sim = Simulation::new(&sc);
+    sim.run();
+    let fwd = sim.moving_stats(0).expect("hop0 moves").clone();
+    // At 5 s the delay falls by 80 ms while a window is in flight: later packets overtake.
+    assert!(fwd.reordered > 0, "{fwd:?}");
+    // From 10 s to 11 s there is no path: what is sent then is lost.
+    assert!(fwd.drops_no_route > 0, "{fwd:?}");
+    assert!(sim.moving_stats(1).expect("hop0-rev moves").drops_no_route > 0);
+    // TCP repairs both: the 12 MB transfer completes after the outage, in order.
+    let r = sim.finish();
+    let f = &r.flows[0];
+    assert_eq!(f.delivered_bytes, 12_000_000);
+    assert!(f.completed_at_s.is_some_and(|t| t > 11.0 && t < 30.0), "{:?}", f.completed_at_s);
+    assert_eq!(r.links[0].drops_by_reason.get("no_route"), Some(&fwd.drops_no_route));
+}
+
+#[test]
+fn a_fixed_schedule_equals_a_fixed_link() {
+    // One entry at 0 s: the same run as the plain link with that delay, packet for packet
+    // (the digest covers every event's time and kind).
+    let start = SCHEDULED.find("schedule = [").unwrap();
+    let end = SCHEDULED.find("    [switch]").unwrap();
+    let fixed = run(&format!("{}schedule = [{{ at = \"0s\", delay = \"100ms\" }}]\n{}", &SCHEDULED[..start], &SCHEDULED[end..]), &[]);
+    let plain = run(&format!("{}delay = \"100ms\"\n{}", &SCHEDULED[..start], &SCHEDULED[end..]), &[]);
+    assert!(plain.flows[0].delivered_bytes > 1_000_000);
+    assert_eq!(fixed.flows[0].delivered_bytes, plain.flows[0].delivered_bytes);
+    assert_eq!(fixed.digest, plain.digest);
+    assert_eq!(fixed.events, plain.events);
+}
+
+#[test]
+fn schedule_errors_name_their_field() {
+    let bad = SCHEDULED.replace("{ at = \"5s\", delay = \"20ms\" }", "{ at = \"5s\" }").replace("{ at = \"0s\", delay = \"100ms\" }", "{ at = \"1s\", delay = \"100ms\" }");
+    let e = sattcp_core::scenario::load(&bad, &[], None).unwrap_err();
+    let paths: Vec<&str> = e.problems.iter().map(|p| p.path.as_str()).collect();
+    assert!(paths.contains(&"links.path.0.schedule.1.delay"), "{e}");
+    let e = sattcp_core::scenario::load(&SCHEDULED.replace("{ at = \"5s\", delay = \"20ms\" }", "{ at = \"5s\", delay = \"20ms\", up = false }"), &[], None).unwrap_err();
+    assert!(e.problems.iter().any(|p| p.path == "links.path.0.schedule.1.delay"), "{e}");
+    let e = sattcp_core::scenario::load(&SCHEDULED.replace("{ at = \"0s\", delay = \"100ms\" }", "{ at = \"2s\", delay = \"100ms\" }"), &[], None).unwrap_err();
+    assert!(e.problems.iter().any(|p| p.path == "links.path.0.schedule" && p.rule.contains("first entry")), "{e}");
+    let e = sattcp_core::scenario::load(&SCHEDULED.replace("rate = \"10Mbps\"", "rate = \"10Mbps\"\n    delay = \"5ms\""), &[], None).unwrap_err();
+    assert!(e.problems.iter().any(|p| p.path == "links.path.0.delay"), "{e}");
+}
+
+/// Starlink shell 1, Paris to Moscow over ISLs, a 5-minute bulk transfer.
+const LEO: &str = r#"
+    [run]
+    duration = "100s"
+    [topology]
+    kind = "path"
+    [[links.path]]
+    rate = "50Mbps"
+    queue = "1bdp"
+    [constellation]
+    shell = { altitude_km = 550, inclination_deg = 53, planes = 72, per_plane = 22, phasing = 1 }
+    from = { name = "Paris", lat = 48.8566, lon = 2.3522 }
+    to = { name = "Moscow", lat = 55.7558, lon = 37.6173 }
+    min_elevation_deg = 25
+    step = "15s"
+    routing = "isl"
+    [tcp]
+    flavor = "sack"
+    mss = 1460
+    window = 65535
+    window_scale = 6
+    [trace]
+    flows = [0]
+    links = ["hop0"]
+"#;
+
+#[test]
+fn constellation_rtt_is_piecewise_with_jumps_at_reconfigurations() {
+    let sc = scenario(LEO, &[]);
+    let cr = sc.constellation.clone().expect("constellation");
+    assert_eq!(cr.path.segments.len(), 7); // 0, 15, ..., 90 s
+    let r = run(LEO, &[]);
+    let delay = &r.traces["link/hop0/delay"];
+    assert_eq!(delay.t.len(), 7);
+    for (k, t) in delay.t.iter().enumerate() {
+        assert!((t - 15.0 * k as f64).abs() < 1e-9, "{:?}", delay.t);
+    }
+    // The delays are the routes' one-way delays, 9-13 ms for Paris-Moscow over ISLs.
+    for (v, seg) in delay.v.iter().zip(&cr.path.segments) {
+        assert_eq!(*v, seg.route.as_ref().unwrap().one_way().as_secs_f64());
+        assert!((0.009..0.013).contains(v), "{v}");
+    }
+    assert!(delay.v.windows(2).filter(|w| w[0] != w[1]).count() >= 4, "{:?}", delay.v);
+    // In each interval the RTT floor is twice that interval's delay (plus a packet time).
+    for (k, d) in delay.v.iter().enumerate() {
+        let (from, to) = (15.0 * k as f64 + 1.0, 15.0 * (k + 1) as f64);
+        let tr = &r.traces["flow/0/rtt"];
+        let m = tr.t.iter().zip(&tr.v).filter(|(t, _)| (from..to).contains(*t)).map(|(_, v)| *v).fold(f64::INFINITY, f64::min);
+        assert!(m >= 2.0 * d && m < 2.0 * d + 0.001, "interval {k}: min RTT {m}, one way {d}");
+    }
+    // Handovers are traced.
+    assert!(!r.traces["link/hop0/handover"].t.is_empty());
+    assert!(r.flows[0].throughput_bps > 20e6, "{}", r.flows[0].throughput_bps);
+}
+
+#[test]
+fn constellation_errors_name_their_field() {
+    let e = sattcp_core::scenario::load(&LEO.replace("routing = \"isl\"", "routing = \"laser\"").replace("lat = 55.7558", "lat = 95.0"), &[], None).unwrap_err();
+    let paths: Vec<&str> = e.problems.iter().map(|p| p.path.as_str()).collect();
+    assert!(paths.contains(&"constellation.routing"), "{e}");
+    assert!(paths.contains(&"constellation.to.lat"), "{e}");
+    let e = sattcp_core::scenario::load(&LEO.replace("rate = \"50Mbps\"", "rate = \"50Mbps\"\n    delay = \"5ms\""), &[], None).unwrap_err();
+    assert!(e.problems.iter().any(|p| p.path == "links.path.0.delay"), "{e}");
+    let e = sattcp_core::scenario::load(&LEO.replace("[constellation]", "[constellation]\n    bogus = 1"), &[], None).unwrap_err();
+    assert!(e.problems.iter().any(|p| p.path == "constellation.bogus" && p.rule == "unknown key"), "{e}");
+    // Bent pipe cannot join Paris and Moscow without relays (2486 km > 2 x 940 km).
+    let e = sattcp_core::scenario::load(&LEO.replace("routing = \"isl\"", "routing = \"bentpipe\""), &[], None).unwrap_err();
+    assert!(e.problems.iter().any(|p| p.path == "constellation" && p.rule.contains("never connected")), "{e}");
+    let _ = SimTime::ZERO;
+}

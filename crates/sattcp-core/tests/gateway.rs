@@ -97,3 +97,24 @@ fn bad_gateway_input_names_the_key() {
     assert_eq!(g.buffers, vec![300_000 / 8 * 58 / 100]);
 }
 
+
+#[test]
+fn split_tcp_survives_scripted_losses_of_retransmissions_on_the_satellite_hop() {
+    // Split TCP: flow 1 is the satellite leg (SGW -> client). Its segment 10 is dropped on the
+    // satellite link at its first, second and third transmission; segment 20 at its first two.
+    // (The sgw scheme's own satellite leg is tested with lost retransmissions in
+    // pep::sat_sender and pep::gateway, where every 7th transmission, retransmissions
+    // included, is lost.)
+    let mut text = SINGLE.to_string();
+    for (seg, tx) in [(10, 0), (10, 1), (10, 2), (20, 0), (20, 1)] {
+        text.push_str(&format!("\n[[loss]]\nflow = 1\nsegment = {seg}\ntransmission = {tx}\nat = \"sat\"\n"));
+    }
+    let r = run(&text, &[("gateway.scheme", "split_tcp"), ("app.bytes", "200KB"), ("run.duration", "300s")]);
+    assert!(r.warnings.is_empty(), "every scripted loss happened: {:?}", r.warnings);
+    let sat = r.links.iter().find(|l| l.link == "sat").unwrap();
+    assert_eq!(sat.drops_scripted, 5);
+    assert_eq!(client_bytes(&r), vec![(200_000, client_bytes(&r)[0].1)]);
+    assert!(client_bytes(&r)[0].1.is_some());
+    let leg = &r.flows[1];
+    assert!(leg.segments_retransmitted >= 5 && leg.timeouts >= 1, "{leg:?}");
+}

@@ -16,7 +16,7 @@
 //!   the client (the seed's baseline uses TCP SACK on both legs: set `tcp.flavor = "sack"`).
 
 use super::{App, AppCx, AppReport, Interest, Role, Setup};
-use crate::net::link::QueueLimit;
+use crate::net::topology::{queue_limit, UNLIMITED};
 use crate::net::packet::FlowId;
 use crate::pep::gateway::{ConnId, Gateway, GatewayConfig, GwOut};
 use crate::scenario::validate::gateway::{GatewaySpec, Scheme};
@@ -76,15 +76,12 @@ pub fn install(setup: &mut Setup<'_>, g: &GatewaySpec) {
     match g.scheme {
         Scheme::Sgw => {
             let rngs = setup.rngs;
+            let (bdp, ns2) = (sc.bdp_bytes(), sc.tcp.ns2.drop_tail_ns2);
             let link = |name: &str, spec: &crate::scenario::LinkSpec| {
-                let limit = spec.queue.map(|q| match q {
-                    crate::time::Size::Packets(p) => QueueLimit::Packets(p),
-                    crate::time::Size::Bytes(b) => QueueLimit::Bytes(b),
-                    _ => QueueLimit::Packets(u64::MAX),
-                });
-                // The same random stream as the world link of that name: a satellite hop
-                // draws the same errors whichever scheme carries it.
-                crate::net::link::Link::new(name.into(), sgw, n + 1, spec.rate, spec.delay, spec.ber, limit.unwrap_or(QueueLimit::Packets(u64::MAX)), rngs.stream(&format!("link/{name}/errors")))
+                // The queue limit and the random stream of the world link of that name: a
+                // satellite hop behaves the same whichever scheme carries it.
+                let limit = spec.queue.map_or(UNLIMITED, |q| queue_limit(q, bdp, ns2));
+                crate::net::link::Link::new(name.into(), sgw, n + 1, spec.rate, spec.delay, spec.ber, limit, rngs.stream(&format!("link/{name}/errors")))
             };
             let mut ret = link("sat-return", &g.return_link);
             (ret.from, ret.to) = (n + 1, sgw);

@@ -69,7 +69,7 @@ pub struct Network {
 }
 
 /// Resolves a queue size to a drop-tail limit.
-fn queue_limit(size: Size, bdp_bytes: u64, ns2_packets: bool) -> QueueLimit {
+pub(crate) fn queue_limit(size: Size, bdp_bytes: u64, ns2_packets: bool) -> QueueLimit {
     match size {
         Size::Bytes(b) => QueueLimit::Bytes(b),
         // tcp/ns2.rs `drop_tail_ns2`: ns-2's meaning of a packet limit.
@@ -81,7 +81,7 @@ fn queue_limit(size: Size, bdp_bytes: u64, ns2_packets: bool) -> QueueLimit {
     }
 }
 
-const UNLIMITED: QueueLimit = QueueLimit::Packets(u64::MAX);
+pub(crate) const UNLIMITED: QueueLimit = QueueLimit::Packets(u64::MAX);
 
 struct Builder<'a> {
     rngs: &'a RngFactory,

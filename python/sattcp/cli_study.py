@@ -128,9 +128,12 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("reproduce", help="reproduce a seed study and write a report",
                               description="Run a packaged study (kota-www: seed 000 Tables 5-13) "
                               "and write an HTML report comparing with the paper.")
-    p.add_argument("name", choices=["kota-www", "zhou-sgw", "modern-cc"],
+    p.add_argument("name", choices=["kota-www", "zhou-sgw", "modern-cc", "netpipe-sat"],
                    help="kota-www: seeds 000-002 Tables 5-13; zhou-sgw: seed 004's satellite gateway "
-                        "experiments; modern-cc: our own, CUBIC/BBR/Hybla/NewReno/SACK")
+                        "experiments; modern-cc: our own, CUBIC/BBR/Hybla/NewReno/SACK; netpipe-sat: "
+                        "seed 003's NetPIPE experiments")
+    p.add_argument("--real", action="store_true",
+                   help="netpipe-sat: also on the kernel's TCP through `sattcp emulate` (root, NPtcp)")
     p.add_argument("--quick", action="store_true", help="reduced variant (about a minute)")
     p.add_argument("--replications", type=_positive_int, default=None, metavar="N",
                    help="N runs (seeds 1..N) per combination instead of the paper's one; the "
@@ -233,6 +236,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from sattcp.sweep import load_study, packaged_study, run_sweep
 
     def body() -> int:
+        if args.name == "netpipe-sat":
+            from sattcp.netpipe_sat import cmd_reproduce as netpipe_sat
+
+            return netpipe_sat(args)
+        if args.real:
+            raise ValueError("--real is for netpipe-sat only")
         if args.name == "zhou-sgw":
             from sattcp.zhou import reproduce
 

@@ -86,7 +86,7 @@ def pingpong_stats(nbytes: int, times: list[float]) -> dict[str, Any]:
     mean = sum(times) / n
     var = sum((t - mean) ** 2 for t in times) / n
     return {"bytes": nbytes, "repeats": n, "time_s": mean, "min_s": min(times), "variance_s2": var,
-            "throughput_bps": nbytes * 8 / mean if mean > 0 else 0.0, "cdv_pct": var ** 0.5 / mean * 100 if mean > 0 else float("nan")}
+            "throughput_bps": nbytes * 8 / mean if mean > 0 else 0.0, "cdv_pct": var ** 0.5 / mean * 100 if mean > 0 and n > 1 else float("nan")}
 
 
 def run_pingpong(em: Emulation, nbytes: int, repeats: int, buffer: int | None = None, deadline_s: float = 600.0) -> dict[str, Any]:

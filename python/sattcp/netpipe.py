@@ -59,16 +59,26 @@ def parse_nptcp(text: str) -> list[dict[str, Any]]:
 
 
 def run_nptcp(em: Emulation, buffer: int | None = None, upper: int = 65536, extra: list[str] | None = None,
-              timeout: float = NPTCP_TIMEOUT_S) -> list[dict[str, Any]]:
-    """One NetPIPE run across ``em``: block sizes from 1 byte to ``upper`` (NetPIPE's schedule
-    with its 3-byte perturbations), socket buffers of ``buffer`` bytes (None: the kernel's
-    defaults and autotuning). Returns :func:`parse_nptcp`'s rows."""
+              timeout: float = NPTCP_TIMEOUT_S, lower: int | None = None, perturbation: int | None = None) -> list[dict[str, Any]]:
+    """One NetPIPE run across ``em``: block sizes from ``lower`` (default 1) to ``upper``
+    (NetPIPE's schedule with ``perturbation``-byte perturbations, default 3), socket buffers of
+    ``buffer`` bytes (None: the kernel's defaults and autotuning); ``extra`` options go to the
+    transmitter only (e.g. ``-n``). Returns :func:`parse_nptcp`'s rows.
+
+    Both ends get the schedule (``-l``, ``-u``, ``-p``): NPtcp's receiver computes the block
+    sizes itself, and one built with another perturbation waits for bytes that never come (the
+    run hangs at the first perturbed size, 16 bytes)."""
     bopt = ["-b", str(buffer)] if buffer else []
+    sched = ["-u", str(upper)]
+    if lower is not None:
+        sched += ["-l", str(lower)]
+    if perturbation is not None:
+        sched += ["-p", str(perturbation)]
     with tempfile.TemporaryDirectory(prefix="sattcp-netpipe-") as d:
         out = Path(d) / "np.out"
-        em.popen("server", ["NPtcp", *bopt], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        em.popen("server", ["NPtcp", *bopt, *sched], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         em.wait_listening("server", NPTCP_PORT)
-        r = em.run("client", ["NPtcp", "-h", em.addr("server"), *bopt, "-u", str(upper), "-o", str(out), *(extra or [])],
+        r = em.run("client", ["NPtcp", "-h", em.addr("server"), *bopt, *sched, "-o", str(out), *(extra or [])],
                    capture_output=True, text=True, timeout=timeout)
         if not out.exists():
             raise EmulateError(f"NPtcp wrote no output (exit {r.returncode}): {r.stderr.strip()[-500:]}")

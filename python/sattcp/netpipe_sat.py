@@ -552,10 +552,10 @@ class RealRun:
 #: with them the run time; the sizes themselves are NetPIPE's schedule).
 NPTCP_PERTURBATION = 0
 #: NPtcp's round trips per trial (``-n``); its time is the best of its 7 trials (TRIALS).
-#: Without ``-n`` NPtcp 3.7 sizes its repeats for a LAN (RUNTM / latency): 7 sizes at RTT
-#: 100 ms took over 500 s, against 14 s with a constant; ``-n 1`` makes its receiver drop the
-#: connection at 16 bytes (measured on loopback), so 2.
-NPTCP_REPEATS = 2
+#: Without ``-n`` NPtcp 3.7 sizes its repeats for a LAN (``RUNTM`` / latency): 7 sizes at RTT
+#: 100 ms took over 500 s, against 14 s with ``-n 1`` (measured here). One round trip per
+#: trial, as the simulator's ping-pong (docs/netpipe.md, "Why repeats = 7").
+NPTCP_REPEATS = 1
 
 _LIVE: set[Any] = set()
 _LIVE_LOCK = threading.Lock()
@@ -625,8 +625,8 @@ def _real_one(run: RealRun) -> tuple[str, dict[str, Any]]:
             _LIVE.add(em)
         try:
             if run.kind == "nptcp":
-                rows = run_nptcp(em, buffer=run.buffer, upper=run.upper,
-                                 extra=["-l", str(run.lower), "-p", str(NPTCP_PERTURBATION), "-n", str(NPTCP_REPEATS)])
+                rows = run_nptcp(em, buffer=run.buffer, upper=run.upper, lower=run.lower, perturbation=NPTCP_PERTURBATION,
+                                 extra=["-n", str(NPTCP_REPEATS)])
             else:
                 rows = [run_pingpong(em, run.block, run.repeats, buffer=run.buffer, deadline_s=run.deadline_s)]
         finally:

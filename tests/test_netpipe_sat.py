@@ -200,7 +200,8 @@ def test_quick_study_on_a_stand_in_runner_writes_the_report(tmp_path: Path):
     assert [c.id for c in r.checks] == ids
     for c in r.checks:
         assert f"<td>{c.id}</td>" in text and c.ours
-    rows = list(csv.DictReader((tmp_path / "checks.csv").open()))
+    with (tmp_path / "checks.csv").open() as f:
+        rows = list(csv.DictReader(f))
     assert [x["id"] for x in rows] == ids
     for name in ("table1", "fig1", "fig2", "fig3", "fig4_5", "fig4_5_runs"):
         assert (tmp_path / f"{name}.csv").stat().st_size > 0
@@ -238,27 +239,40 @@ def test_quick_study_checks_every_statement_with_a_value(quick_study: ns.Reprodu
 
 
 def test_quick_study_one_byte_is_half_the_rtt_plus_serialisation(quick_study: ns.Reproduction):
-    """1-byte time = RTT/2 + the serialisation of a 1-byte segment and its echo's on the path,
-    for every RTT of figure 2 (error-free, so exact up to the model's nanoseconds)."""
-    extra = []
-    for (rtt, buf), rows in quick_study.sim.sched.items():
+    """1-byte time = RTT/2 + serialisation, exactly, at the satellite RTTs (>= 50 ms) and both
+    buffers: the 41-byte datagram is 2 AAL5 cells; one cell crosses each 25 Mbps access link
+    (the switch forwards cell by cell) and both cross the E1's 1.92 Mbps of cell slots
+    (docs/netpipe.md). Below the 40 ms delayed-ACK timeout one more E1 cell (221 us, a pure ACK
+    queued ahead of the segment) is in every repeat: measured, docs/netpipe-sat.md."""
+    e1_cell = 53 * 8 / 1.92e6
+    serialisation = 2 * 53 * 8 / 25e6 + 2 * e1_cell
+    rtts = sorted({rtt for rtt, _ in quick_study.sim.sched})
+    assert rtts == [1.0, 20.0, 100.0, 400.0, 600.0]
+    for (rtt, _), rows in quick_study.sim.sched.items():
         one = ns.by_bytes(rows)[1]
-        extra.append(one["time_s"] - rtt / 2e3)
-        assert one["variance_s2"] == pytest.approx(0.0, abs=1e-12)
-    # The serialisation (and LAN hops) is the same at every RTT and small: a 41-byte packet in
-    # two ATM cells at 2.048 Mbps is 0.41 ms; the LAN hops add microseconds.
-    assert max(extra) - min(extra) == pytest.approx(0.0, abs=1e-6)
-    assert 0.0 < extra[0] < 0.002
+        ack_ahead = e1_cell if rtt < 40 else 0.0
+        assert one["time_s"] == pytest.approx(rtt / 2e3 + serialisation + ack_ahead, abs=2e-9), rtt
+        assert one["mean_s"] == pytest.approx(one["time_s"], abs=2e-9)  # every repeat the same
 
 
 def test_quick_study_window_limited_throughput_is_buffer_over_rtt(quick_study: ns.Reproduction):
-    """At 600 ms the buffer, not the link, limits a 64 KB block: throughput = buffer / RTT
-    within 10% (the serialisation of each window and the echo's adds to the RTT)."""
-    for (rtt, buf), t in quick_study.sim.fig3.items():
-        if rtt == 600.0:
-            expected = buf * 8 / (rtt / 1e3)
-            assert t == pytest.approx(expected, rel=0.10), (rtt, buf, t, expected)
-            assert t < expected
+    """An 8 KB buffer at RTT 400 and 600 ms limits figure 3's 64 KB block (8 windows) to
+    buffer / RTT: no more than buffer / RTT x n / (n - 1/2) (the last window's echo starts half
+    a round trip early), no less than (buffer - MSS) / (RTT + the window's serialisation) (the
+    offered window is up to one MSS short of the buffer)."""
+    mss, buf, n = 1460, 8192, ns.FIG3_BLOCK // 8192
+    for rtt in (400.0, 600.0):
+        t = quick_study.sim.fig3[(rtt, buf)]
+        ideal = buf * 8 / (rtt / 1e3)
+        low = (buf - mss) * 8 / (rtt / 1e3 + ns_cells(buf) * 53 * 8 / 1.92e6)
+        assert low <= t <= ideal * n / (n - 0.5), (rtt, t, ideal)
+
+
+def ns_cells(nbytes: int, mss: int = 1460) -> int:
+    """Cells of a window of ``nbytes`` in full segments (AAL5 + LLC/SNAP, 40-byte headers)."""
+    full, rest = divmod(nbytes, mss)
+    cells = full * math.ceil((mss + 40 + 16) / 48)
+    return cells + (math.ceil((rest + 40 + 16) / 48) if rest else 0)
 
 
 # -- the kernel's side ------------------------------------------------------------------------------

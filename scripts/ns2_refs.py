@@ -64,6 +64,13 @@ VARIANTS += [
     for t in ["twodrops_reno", "multiple_reno", "multiple_tahoe", "multiple_newreno", "multiple_sack"]
 ]
 VARIANTS += [("newreno", "newreno_rto_loss", "tick100ms", TICK100, START_1010)]
+# newreno_rto_loss (17 losses: a retransmission lost, timeouts backed off) with the other
+# agents of the suite's `setup` (Tahoe = `Agent/TCP`, Reno, Sack1).
+RTO_LOSS_LIST = "{15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 37}"
+VARIANTS += [
+    ("newreno", "newreno_rto_loss", agent.lower(), [], [(f"setup Newreno {RTO_LOSS_LIST}", f"setup {agent} {RTO_LOSS_LIST}")])
+    for agent in ["Tahoe", "Reno", "Sack1"]
+]
 
 # raw2xg's plot of a sequence number: -s 0.01 -m 90 (test-suite-tcpVariants.tcl `finish`).
 WRAP = 90

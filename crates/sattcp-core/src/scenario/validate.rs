@@ -1,6 +1,6 @@
 //! Raw scenario -> validated [`Scenario`], collecting every problem with its path.
 
-use super::raw::{RawLink, RawScenario, RawTcp, Val};
+use super::raw::{RawApp, RawLink, RawScenario, RawTcp, Val};
 use super::{Problem, ScenarioError};
 use crate::app::www::{FirstBatch, Truncation, WwwParams};
 use crate::atm::{buffer_cells, cells_for_tcp_payload, DropPolicy, SEED_R, SEED_Z};
@@ -161,6 +161,52 @@ pub enum AppSpec {
     Transfer { bytes: u64, start: SimTime, stagger: SimTime },
     /// The seeds' WWW client/server pairs (seed 000 §4.1-4.2): requests one way, files back.
     Www { params: Box<WwwParams> },
+    /// NetPIPE's ping-pong (seed 003, `app::pingpong`) on host pair 0.
+    PingPong(PingPongSpec),
+}
+
+/// `app.kind`: the kinds of [`AppSpec`] ([`AppSpec::kind`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum AppKind {
+    Bulk,
+    Transfer,
+    Www,
+    PingPong,
+}
+keywords!(AppKind { Bulk = "bulk", Transfer = "transfer", Www = "www", PingPong = "pingpong" });
+
+impl AppSpec {
+    /// Its `app.kind`.
+    pub fn kind(&self) -> AppKind {
+        match self {
+            AppSpec::Bulk { .. } => AppKind::Bulk,
+            AppSpec::Transfer { .. } => AppKind::Transfer,
+            AppSpec::Www { .. } => AppKind::Www,
+            AppSpec::PingPong(_) => AppKind::PingPong,
+        }
+    }
+}
+
+/// `[app] kind = "pingpong"`: NetPIPE's schedule of block sizes (or an explicit list) and the
+/// round trips per size.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct PingPongSpec {
+    pub first_block: u64,
+    pub last_block: u64,
+    pub perturbation: u64,
+    pub repeats: u32,
+    /// Explicit sizes (`app.blocks`), replacing the schedule.
+    pub blocks: Option<Vec<u64>>,
+}
+
+impl PingPongSpec {
+    /// The block sizes, in the order they run.
+    pub fn sizes(&self) -> Vec<u64> {
+        match &self.blocks {
+            Some(b) => b.clone(),
+            None => crate::app::pingpong::netpipe_sizes(self.first_block, self.last_block, self.perturbation),
+        }
+    }
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -667,6 +713,90 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
 /// together they reach every recovery).
 pub const FLAVORS: [&str; 7] = ["vanilla", "tahoe", "reno", "newreno", "sack", "newreno_rfc6582", "sack_rfc6675"];
 
+/// Most entries in `app.blocks`, and most repeats: a schedule beyond these would never finish.
+const MAX_PINGPONG_BLOCKS: usize = 100_000;
+const MAX_PINGPONG_REPEATS: i64 = 1_000_000;
+/// The largest block: 2^40 bytes (a terabyte per block is already far beyond any run).
+const MAX_PINGPONG_BLOCK: u64 = 1 << 40;
+
+/// `[app] kind = "pingpong"` (docs/netpipe.md): sizes > 0, first_block <= last_block, repeats
+/// >= 1, one connection (host pair 0; more pairs are refused rather than left idle), and no
+/// key of the other kinds. `app.blocks` overrides the schedule's keys (which are still
+/// checked, so that `--set app.blocks=[...]` on a scenario that sets them just works).
+fn section_pingpong(c: &mut Ctx, a: &RawApp, topology: &Topology) -> PingPongSpec {
+    let block = |c: &mut Ctx, path: &str, v: Option<&Val>, default: u64| -> u64 {
+        let Some(b) = c.bytes(path, v, None) else { return default };
+        if b == 0 {
+            c.err(path, "must be > 0 (a block of at least one byte)", v.map(|v| v.to_string()).unwrap_or_default());
+            default
+        } else if b > MAX_PINGPONG_BLOCK {
+            c.err(path, format!("must be at most {MAX_PINGPONG_BLOCK} bytes"), v.map(|v| v.to_string()).unwrap_or_default());
+            default
+        } else {
+            b
+        }
+    };
+    let first_block = block(c, "app.first_block", a.first_block.as_ref(), 1);
+    let last_block = block(c, "app.last_block", a.last_block.as_ref(), 65_536);
+    if first_block > last_block && !c.bad("app.first_block") && !c.bad("app.last_block") {
+        c.err("app.first_block", format!("must be <= app.last_block ({last_block})"), first_block.to_string());
+    }
+    let perturbation = c.int("app.perturbation", a.perturbation, crate::app::pingpong::NETPIPE_PERTURBATION as i64, 0, 1_000_000) as u64;
+    let repeats = c.int("app.repeats", a.repeats, crate::app::pingpong::NETPIPE_TRIALS as i64, 1, MAX_PINGPONG_REPEATS) as u32;
+    let blocks = a.blocks.as_ref().map(|list| {
+        if list.is_empty() {
+            c.err("app.blocks", "must list at least one block size", "[]");
+        } else if list.len() > MAX_PINGPONG_BLOCKS {
+            c.err("app.blocks", format!("must list at most {MAX_PINGPONG_BLOCKS} sizes"), list.len().to_string());
+        }
+        list.iter().enumerate().map(|(i, v)| block(c, &format!("app.blocks.{i}"), Some(v), 1)).collect::<Vec<u64>>()
+    });
+    let other = [
+        ("app.bytes", a.bytes.is_some()),
+        ("app.start", a.start.is_some()),
+        ("app.stagger", a.stagger.is_some()),
+        ("app.think_time", a.think_time.is_some()),
+        ("app.first_batch", a.first_batch.is_some()),
+        ("app.truncation", a.truncation.is_some()),
+        ("app.request_bytes", a.request_bytes.is_some()),
+        ("app.gap_min", a.gap_min.is_some()),
+        ("app.gap_max", a.gap_max.is_some()),
+    ];
+    for (key, present) in other {
+        if present {
+            c.err(key, "does not apply to app.kind = \"pingpong\"", "");
+        }
+    }
+    let pairs = match topology {
+        Topology::Dumbbell { pairs, .. } => Some(*pairs),
+        Topology::Path { .. } => Some(1),
+        Topology::Graph(g) => Some(g.flows.len() as u32),
+        Topology::Gateway(_) => None,
+    };
+    match pairs {
+        Some(1) => {}
+        Some(n) if !c.bad("topology") => c.err("app.kind", format!("pingpong runs one connection: the topology must have one pair (topology.pairs = 1), not {n}"), "\"pingpong\""),
+        Some(_) => {}
+        None => c.err("app.kind", "pingpong runs between two hosts of a dumbbell, path or graph topology, not topology.kind = \"gateway\"", "\"pingpong\""),
+    }
+    PingPongSpec { first_block, last_block, perturbation, repeats, blocks }
+}
+
+/// The ping-pong keys given with another kind of application.
+fn pingpong_keys_absent(c: &mut Ctx, a: &RawApp) {
+    for (key, present) in [
+        ("app.first_block", a.first_block.is_some()),
+        ("app.last_block", a.last_block.is_some()),
+        ("app.perturbation", a.perturbation.is_some()),
+        ("app.repeats", a.repeats.is_some()),
+        ("app.blocks", a.blocks.is_some()),
+    ] {
+        if present {
+            c.err(key, "applies to app.kind = \"pingpong\"", "");
+        }
+    }
+}
+
 /// The names of an enum's variants as serde spells them (derived from the enum: its
 /// deserialiser lists them when given a name it does not know).
 pub fn variant_names<T: serde::de::DeserializeOwned>() -> Vec<String> {
@@ -1132,12 +1262,11 @@ fn section_switch(c: &mut Ctx, raw: &RawScenario, topology: &Topology, tcp: &Tcp
 
 /// `[app]`: which application drives the flows, with its parameters.
 fn section_app(c: &mut Ctx, raw: &RawScenario, topology: &Topology) -> AppSpec {
-    // Application.
     let start = c.duration("app.start", raw.app.start.as_ref(), SimTime::ZERO);
     let stagger = c.duration("app.stagger", raw.app.stagger.as_ref(), SimTime::ZERO);
-    let app = match raw.app.kind.as_deref().unwrap_or("bulk") {
-        "bulk" => AppSpec::Bulk { start, stagger },
-        "transfer" => match c.bytes("app.bytes", raw.app.bytes.as_ref(), None) {
+    let app = match c.keyword("app.kind", raw.app.kind.as_deref(), AppKind::Bulk) {
+        Some(AppKind::Bulk) => AppSpec::Bulk { start, stagger },
+        Some(AppKind::Transfer) => match c.bytes("app.bytes", raw.app.bytes.as_ref(), None) {
             Some(b) if b > 0 => AppSpec::Transfer { bytes: b, start, stagger },
             Some(_) => {
                 c.err("app.bytes", "must be > 0", "0");
@@ -1150,48 +1279,47 @@ fn section_app(c: &mut Ctx, raw: &RawScenario, topology: &Topology) -> AppSpec {
                 AppSpec::Bulk { start, stagger }
             }
         },
-        "www" => {
-            let mut p = WwwParams::default();
-            p.think_time = c.duration("app.think_time", raw.app.think_time.as_ref(), p.think_time);
-            p.gap_min = c.duration("app.gap_min", raw.app.gap_min.as_ref(), p.gap_min);
-            p.gap_max = c.duration("app.gap_max", raw.app.gap_max.as_ref(), p.gap_max);
-            match raw.app.first_batch.as_deref() {
-                None | Some("staggered") => p.first_batch = FirstBatch::Staggered,
-                Some("zero") => p.first_batch = FirstBatch::AtZero,
-                Some(o) => c.err("app.first_batch", "must be \"staggered\" or \"zero\"", format!("{o:?}")),
-            }
-            match raw.app.truncation.as_deref() {
-                None | Some("clamp") => {}
-                Some("resample") => {
-                    p.batch.truncation = Truncation::Resample;
-                    p.size_index.truncation = Truncation::Resample;
-                }
-                Some(o) => c.err("app.truncation", "must be \"clamp\" or \"resample\"", format!("{o:?}")),
-            }
-            if raw.app.request_bytes.is_some() {
-                p.request_bytes = c.bytes("app.request_bytes", raw.app.request_bytes.as_ref(), None).unwrap_or(p.request_bytes);
-            }
-            for (key, present) in [("app.bytes", raw.app.bytes.is_some()), ("app.start", raw.app.start.is_some()), ("app.stagger", raw.app.stagger.is_some())] {
-                if present {
-                    c.err(key, "does not apply to app.kind = \"www\"", "");
-                }
-            }
-            if let Err(e) = p.validate() {
-                // Some of its rules end in ", got VALUE": the value goes to `got`.
-                let (rule, got) = split_got(&e.rule);
-                c.err(&format!("app.{}", e.path), rule, got);
-            }
-            AppSpec::Www { params: Box::new(p) }
-        }
-        other => {
-            c.err("app.kind", "must be \"bulk\", \"transfer\" or \"www\"", format!("{other:?}"));
-            AppSpec::Bulk { start, stagger }
-        }
+        Some(AppKind::Www) => AppSpec::Www { params: Box::new(section_www(c, raw)) },
+        Some(AppKind::PingPong) => AppSpec::PingPong(section_pingpong(c, &raw.app, topology)),
+        None => AppSpec::Bulk { start, stagger },
     };
     if matches!(app, AppSpec::Www { .. }) && !matches!(topology, Topology::Dumbbell { .. }) {
         c.err("app.kind", "WWW client/server pairs need topology.kind = \"dumbbell\"", "\"www\"");
     }
+    if !matches!(app, AppSpec::PingPong(_)) {
+        pingpong_keys_absent(c, &raw.app);
+    }
     app
+}
+
+/// `[app] kind = "www"`: the seeds' WWW workload parameters (`app::www::WwwParams`, whose own
+/// `validate` judges them together), and no key of the other kinds.
+fn section_www(c: &mut Ctx, raw: &RawScenario) -> WwwParams {
+    let mut p = WwwParams::default();
+    p.think_time = c.duration("app.think_time", raw.app.think_time.as_ref(), p.think_time);
+    p.gap_min = c.duration("app.gap_min", raw.app.gap_min.as_ref(), p.gap_min);
+    p.gap_max = c.duration("app.gap_max", raw.app.gap_max.as_ref(), p.gap_max);
+    if let Some(f) = c.keyword("app.first_batch", raw.app.first_batch.as_deref(), FirstBatch::Staggered) {
+        p.first_batch = f;
+    }
+    if c.keyword("app.truncation", raw.app.truncation.as_deref(), Truncation::Clamp) == Some(Truncation::Resample) {
+        p.batch.truncation = Truncation::Resample;
+        p.size_index.truncation = Truncation::Resample;
+    }
+    if raw.app.request_bytes.is_some() {
+        p.request_bytes = c.bytes("app.request_bytes", raw.app.request_bytes.as_ref(), None).unwrap_or(p.request_bytes);
+    }
+    for (key, present) in [("app.bytes", raw.app.bytes.is_some()), ("app.start", raw.app.start.is_some()), ("app.stagger", raw.app.stagger.is_some())] {
+        if present {
+            c.err(key, "does not apply to app.kind = \"www\"", "");
+        }
+    }
+    if let Err(e) = p.validate() {
+        // Some of its rules end in ", got VALUE": the value goes to `got`.
+        let (rule, got) = split_got(&e.rule);
+        c.err(&format!("app.{}", e.path), rule, got);
+    }
+    p
 }
 
 /// `[[loss]]`: scripted losses, each a data segment of a flow (by offset or segment index)
@@ -1289,7 +1417,7 @@ fn section_trace(c: &mut Ctx, raw: &RawScenario, topology: &Topology, flows: Flo
     }
 
     let all_names = if c.bad("topology") { None } else { Some(topology.link_names()) };
-    let all_flows = nflows as u64 * if matches!(app, AppSpec::Www { .. }) { 2 } else { 1 };
+    let all_flows = nflows as u64 * if matches!(app, AppSpec::Www { .. } | AppSpec::PingPong(_)) { 2 } else { 1 };
     match crate::trace::spec::packets(raw.trace.packets.as_ref(), (flows_known && !c.bad("app.kind")).then_some(all_flows), all_names.as_deref()) {
         Ok(f) => trace.packets = f,
         Err(ps) => ps.into_iter().for_each(|p| c.err(&p.path, p.rule, p.got)),
@@ -1504,6 +1632,18 @@ mod tests {
         let single = include_str!("../../../../scenarios/zhou-single.toml");
         let schemes: Vec<String> = gateway::Scheme::ALL.iter().map(|s| format!("{:?}", s.name())).collect();
         assert_only(single, &[("gateway.scheme", "\"pep\"")], &format!("gateway.scheme: must be one of {}, got \"pep\"", schemes.join(", ")));
+    }
+
+    #[test]
+    fn app_values_name_their_field_and_the_allowed_values() {
+        // [app]
+        let want = format!("app.kind: {}, got \"ftp\"", one_of(&AppKind::names()));
+        assert!(AppKind::names().iter().all(|n| want.contains(&format!("{n:?}"))));
+        assert_only(GEO2, &[("app.kind", "\"ftp\"")], &want);
+        let www = [("app.kind", "\"www\"")];
+        assert_only(GEO2, &[www[0], ("app.first_batch", "\"late\"")], "app.first_batch: must be \"staggered\" or \"zero\", got \"late\"");
+        assert_only(GEO2, &[www[0], ("app.truncation", "\"round\"")], "app.truncation: must be \"clamp\" or \"resample\", got \"round\"");
+        assert_eq!(want, "app.kind: must be \"bulk\", \"transfer\", \"www\" or \"pingpong\", got \"ftp\"");
     }
 
     #[test]

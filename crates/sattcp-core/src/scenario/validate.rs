@@ -719,8 +719,8 @@ const MAX_PINGPONG_REPEATS: i64 = 1_000_000;
 /// The largest block: 2^40 bytes (a terabyte per block is already far beyond any run).
 const MAX_PINGPONG_BLOCK: u64 = 1 << 40;
 
-/// `[app] kind = "pingpong"` (docs/netpipe.md): sizes > 0, first_block <= last_block, repeats
-/// >= 1, one connection (host pair 0; more pairs are refused rather than left idle), and no
+/// `[app] kind = "pingpong"` (docs/netpipe.md): sizes > 0, first_block <= last_block,
+/// repeats >= 1, one connection (host pair 0; more pairs are refused rather than left idle), and no
 /// key of the other kinds. `app.blocks` overrides the schedule's keys (which are still
 /// checked, so that `--set app.blocks=[...]` on a scenario that sets them just works).
 fn section_pingpong(c: &mut Ctx, a: &RawApp, topology: &Topology) -> PingPongSpec {

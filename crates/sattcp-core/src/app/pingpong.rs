@@ -54,16 +54,27 @@ pub struct Block {
 }
 
 impl Block {
+    /// Mean transfer time, s (the sum in integer nanoseconds, then one division).
     pub fn mean_s(&self) -> f64 {
-        self.times.iter().map(|t| t.as_secs_f64()).sum::<f64>() / self.times.len() as f64
+        let sum: u128 = self.times.iter().map(|t| t.as_nanos() as u128).sum();
+        sum as f64 / self.times.len() as f64 / 1e9
     }
     pub fn min_s(&self) -> f64 {
         self.times.iter().min().map_or(0.0, |t| t.as_secs_f64())
     }
-    /// Population variance of the transfer time, s^2.
+    /// Population variance of the transfer time, s^2 (NetPIPE 2.x: t2/TRIALS - (t1/TRIALS)^2),
+    /// from exact integer sums, so equal times give exactly 0: (n Σt² - (Σt)²) / n², in ns².
     pub fn variance_s2(&self) -> f64 {
-        let m = self.mean_s();
-        self.times.iter().map(|t| (t.as_secs_f64() - m).powi(2)).sum::<f64>() / self.times.len() as f64
+        let n = self.times.len() as u128;
+        if n == 0 {
+            return 0.0;
+        }
+        let sum: u128 = self.times.iter().map(|t| t.as_nanos() as u128).sum();
+        let sq: u128 = self.times.iter().map(|t| (t.as_nanos() as u128).pow(2)).sum();
+        // n Σt² >= (Σt)² (Cauchy-Schwarz); times under 2^40 ns (18 min) keep n Σt² < 2^128
+        // for n < 2^40, and a saturating product keeps a longer one from wrapping.
+        let num = n.saturating_mul(sq).saturating_sub(sum.saturating_mul(sum));
+        num as f64 / (n * n) as f64 / 1e18
     }
     /// Throughput in bits per second at the mean transfer time.
     pub fn throughput_bps(&self) -> f64 {

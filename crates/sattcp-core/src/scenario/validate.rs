@@ -669,6 +669,10 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
     tcp.delack_timeout = c.duration(&format!("{p}.delack_timeout"), t.delack_timeout.as_ref(), tcp.delack_timeout);
     tcp.sws_avoidance = t.sws_avoidance.unwrap_or(false);
     tcp.timer_granularity = c.duration(&format!("{p}.timer_granularity"), t.timer_granularity.as_ref(), tcp.timer_granularity);
+    if t.profile.as_deref() == Some("ns2") {
+        // ns-2's boot_time_ is a fraction of its own tick (tcp/ns2.rs); tcp.ns2.tick_phase overrides.
+        tcp.ns2.tick_phase = crate::tcp::ns2::Ns2Compat::boot_time(tcp.timer_granularity);
+    }
     if tcp.timer_granularity == SimTime::ZERO {
         c.err(&format!("{p}.timer_granularity"), "must be > 0", "0s");
     }
@@ -704,6 +708,7 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
         let phase = w.tick_phase;
         w.tick_phase = c.duration(&format!("{p}.ns2.tick_phase"), n.tick_phase.as_ref(), phase);
         set(&mut w.sack_option_bytes, n.sack_option_bytes);
+        set(&mut w.precision_reduce, n.precision_reduce);
         set(&mut w.drop_tail_ns2, n.drop_tail_ns2);
     }
     tcp
@@ -719,8 +724,8 @@ const MAX_PINGPONG_REPEATS: i64 = 1_000_000;
 /// The largest block: 2^40 bytes (a terabyte per block is already far beyond any run).
 const MAX_PINGPONG_BLOCK: u64 = 1 << 40;
 
-/// `[app] kind = "pingpong"` (docs/netpipe.md): sizes > 0, first_block <= last_block,
-/// repeats >= 1, one connection (host pair 0; more pairs are refused rather than left idle), and no
+/// `[app] kind = "pingpong"` (docs/netpipe.md): sizes > 0, first_block <= last_block, at
+/// least one repeat, one connection (host pair 0; more pairs are refused rather than left idle), and no
 /// key of the other kinds. `app.blocks` overrides the schedule's keys (which are still
 /// checked, so that `--set app.blocks=[...]` on a scenario that sets them just works).
 fn section_pingpong(c: &mut Ctx, a: &RawApp, topology: &Topology) -> PingPongSpec {

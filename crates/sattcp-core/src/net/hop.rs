@@ -119,14 +119,6 @@ pub trait HopModel: Send + Sync {
     }
 }
 
-/// A plugged-in hop's `offer`, out of line and cold: the built-in kinds' `Hop::offer` stays
-/// small enough to inline in the world's forwarding path.
-#[cold]
-#[inline(never)]
-fn custom_offer(c: &mut dyn HopModel, now: SimTime, input: u32, pkt: u32, p: &mut Packet, links: &mut [Link]) -> Offered {
-    c.offer(now, input, pkt, p, links)
-}
-
 /// C of an IP link: rate x MSS / (MSS + 40), the rate left after TCP/IP headers.
 fn ip_goodput_bps(link: &Link, mss: u32) -> f64 {
     let mss = mss as f64;
@@ -186,7 +178,7 @@ impl Hop {
                 }
                 Offered { admit, next: next.map_or(Next::Nothing, Next::Arrive) }
             }
-            Hop::Custom(c) => custom_offer(c.as_mut(), now, input, pkt, p, links),
+            Hop::Custom(c) => c.offer(now, input, pkt, p, links),
         }
     }
 

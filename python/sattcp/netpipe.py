@@ -224,8 +224,12 @@ def _socket(buffer: int) -> socket.socket:
     return s
 
 
-def _recv_exactly(c: socket.socket, n: int) -> bool:
+def _recv_exactly(c: socket.socket, n: int, end: float | None = None) -> bool:
+    """Reads ``n`` bytes; False if the peer closed first. With ``end`` (time.monotonic), each
+    read waits only until then (TimeoutError after)."""
     while n > 0:
+        if end is not None:
+            c.settimeout(max(0.001, end - time.monotonic()))
         d = c.recv(min(n, 1 << 16))
         if not d:
             return False
@@ -262,10 +266,11 @@ def _pingpong_main(mode: str, args: list[str]) -> int:
             _recv_exactly(c, 1)
             block = bytes(nbytes)
             for _ in range(repeats):
+                # sendall's timeout bounds the whole call; each read sets its own (the deadline).
                 c.settimeout(max(0.001, end - time.monotonic()))
                 t0 = time.monotonic()
                 c.sendall(block)
-                if not _recv_exactly(c, nbytes):
+                if not _recv_exactly(c, nbytes, end):
                     break
                 times.append((time.monotonic() - t0) / 2)
         except (TimeoutError, OSError):

@@ -7,8 +7,12 @@
 //             --ssthresh=3093504 --rcvbuf=4194240
 //
 // Prints one line of key=value figures: delivered_bytes (sum over flows of the bytes the
-// receiving application got, in order), events (ns-3's executed-event count), and the TCP
-// counters that explain a difference in goodput (retransmission timeouts).
+// receiving application got, in order), events (ns-3's executed-event count) and timeouts
+// (entries into CA_LOSS, one per retransmission timeout that starts a loss episode).
+// `--verbose=1` also prints to stderr every flow's congestion-state changes and flow 0's
+// cwnd, ssthresh, bytes in flight, RTO and highest cumulative ACK as they change (the
+// evidence for bench/README.md's account of the GEO difference). Any ns-3 attribute can be
+// changed for an experiment, e.g. `--ns3::TcpL4Protocol::SocketType=ns3::TcpLinuxReno`.
 //
 // Topology: N senders -- r1 == bottleneck == r2 -- N receivers; access links 155.52 Mbps /
 // 5 us with queues that never fill (100,000 packets), the bottleneck 45 Mbps / `delay` each

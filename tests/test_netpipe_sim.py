@@ -103,3 +103,12 @@ def test_bad_input_is_a_scenario_error_naming_the_field(sets, message):
     assert message in str(e.value)
     p = run_cli("netpipe", str(E1), *[a for s in sets for a in ("--set", s)])
     assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr
+
+
+def test_cli_run_json_carries_the_netpipe_rows():
+    p = run_cli("run", str(E1), *SMALL, "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert [row["bytes"] for row in doc["netpipe"]] == [1, 1460, 8192]
+    assert all(row["repeats"] == 2 for row in doc["netpipe"])
+    assert doc["config"]["app"] == {"kind": "pingpong", "repeats": 2, "blocks": [1, 1460, 8192], "last_block": 65536}

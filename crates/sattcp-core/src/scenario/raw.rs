@@ -222,6 +222,7 @@ pub struct RawNs2 {
     pub rfc2988_rto: Option<bool>,
     pub tick_phase: Option<Val>,
     pub sack_option_bytes: Option<bool>,
+    pub precision_reduce: Option<bool>,
     pub drop_tail_ns2: Option<bool>,
 }
 

@@ -559,6 +559,10 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
     tcp.delack_timeout = c.duration(&format!("{p}.delack_timeout"), t.delack_timeout.as_ref(), tcp.delack_timeout);
     tcp.sws_avoidance = t.sws_avoidance.unwrap_or(false);
     tcp.timer_granularity = c.duration(&format!("{p}.timer_granularity"), t.timer_granularity.as_ref(), tcp.timer_granularity);
+    if t.profile.as_deref() == Some("ns2") {
+        // ns-2's boot_time_ is a fraction of its own tick (tcp/ns2.rs); tcp.ns2.tick_phase overrides.
+        tcp.ns2.tick_phase = crate::tcp::ns2::Ns2Compat::boot_time(tcp.timer_granularity);
+    }
     if tcp.timer_granularity == SimTime::ZERO {
         c.err(&format!("{p}.timer_granularity"), "must be > 0", "0s");
     }
@@ -594,6 +598,7 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
         let phase = w.tick_phase;
         w.tick_phase = c.duration(&format!("{p}.ns2.tick_phase"), n.tick_phase.as_ref(), phase);
         set(&mut w.sack_option_bytes, n.sack_option_bytes);
+        set(&mut w.precision_reduce, n.precision_reduce);
         set(&mut w.drop_tail_ns2, n.drop_tail_ns2);
     }
     tcp

@@ -44,6 +44,33 @@ TESTS = [("tcpVariants", f"{s}_{f}") for s in SCENARIOS for f in FLAVOURS] + [
 TESTS += [
     ("newreno", t) for t in ["reno1", "reno2", "reno2_bugfix", "newreno1_A", "newreno1_B0", "newreno2_B", "newreno_rto_loss", "newreno6"]
 ]
+# test-suite-sack.tcl, the single-flow tests without maxburst_ (Topology/net0: 8 Mb/s 5 ms
+# feeders, 800 kb/s 100 ms bottleneck, drop-tail limit 6): losses by queue overflow, lost
+# retransmissions, timeouts with backoff.
+TESTS += [("sack", t) for t in ["sack1", "sack1a", "sack1b", "sack1c"]]
+# Variants that ns-2 does not ship: (suite, test, variant, Tcl lines inserted before the suite's
+# last line `TestSuite runTest`, after its own defaults, and (old, new) replacements in the
+# suite's text), written as `<suite>-<test>-<variant>.txt`. `tick100ms`: ns-2.1b3's clock
+# (100 ms ticks, no minrto_, so the RTO's floor is two ticks), where ns-2's random tick phase
+# (`boot_time_`) decides RTT samples and so when timeouts fire; the FTP starts at 1.01 s
+# instead of 1.0 s, which puts the flow's packets where ns-2's phase and a phase of 0 differ.
+TICK100 = ["Agent/TCP set tcpTick_ 0.1", "Agent/TCP set minrto_ 0"]
+START_1010 = [('$ns_ at 1.0 "$ftp1 start"', '$ns_ at 1.01 "$ftp1 start"')]
+VARIANTS: list[tuple[str, str, str, list[str], list[tuple[str, str]]]] = [
+    ("sack", t, "tick100ms", TICK100, []) for t in ["sack1a", "sack1b", "sack1c"]
+]
+VARIANTS += [
+    ("tcpVariants", t, "tick100ms", TICK100, START_1010)
+    for t in ["twodrops_reno", "multiple_reno", "multiple_tahoe", "multiple_newreno", "multiple_sack"]
+]
+VARIANTS += [("newreno", "newreno_rto_loss", "tick100ms", TICK100, START_1010)]
+# newreno_rto_loss (17 losses: a retransmission lost, timeouts backed off) with the other
+# agents of the suite's `setup` (Tahoe = `Agent/TCP`, Reno, Sack1).
+RTO_LOSS_LIST = "{15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 37}"
+VARIANTS += [
+    ("newreno", "newreno_rto_loss", agent.lower(), [], [(f"setup Newreno {RTO_LOSS_LIST}", f"setup {agent} {RTO_LOSS_LIST}")])
+    for agent in ["Tahoe", "Reno", "Sack1"]
+]
 
 # raw2xg's plot of a sequence number: -s 0.01 -m 90 (test-suite-tcpVariants.tcl `finish`).
 WRAP = 90
@@ -53,11 +80,12 @@ def ns_time(s: str) -> int:
     return int(Decimal(s) * 1_000_000_000)
 
 
-def run_test(workdir: Path, suite: str, test: str) -> list[list[str]]:
+def run_test(workdir: Path, suite: str, test: str, script: str | None = None) -> list[list[str]]:
     tr = workdir / "all.tr"
     if tr.exists():
         tr.unlink()
-    subprocess.run(["ns", f"test-suite-{suite}.tcl", test, "quiet"], cwd=workdir, capture_output=True, check=False)
+    script = script or f"test-suite-{suite}.tcl"
+    subprocess.run(["ns", script, test, "quiet"], cwd=workdir, capture_output=True, check=False)
     if not tr.exists():
         sys.exit(f"{suite}/{test}: ns wrote no all.tr")
     return [line.split() for line in tr.read_text().splitlines() if line.strip()]
@@ -68,7 +96,8 @@ def plotted(rows: list[list[str]]) -> tuple[list[tuple[str, str]], list[tuple[st
     pk, dr = [], []
     for r in rows:
         if r[2] == "2" and r[3] == "3" and r[4] == "tcp":
-            y = f"{1 + (int(r[10]) % WRAP) * 0.01:.2f}"
+            # raw2xg offsets each flow by its flow id (1 in tcpVariants, 0 in the sack suite)
+            y = f"{int(r[7]) + (int(r[10]) % WRAP) * 0.01:.2f}"
             t = f"{Decimal(r[1]):.5f}"
             if r[0] in "+-":
                 pk.append((t, y))
@@ -113,6 +142,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--check-only", action="store_true", help="only compare with the shipped outputs")
+    ap.add_argument("--suite", action="append", help="only this suite (repeatable; default: all)")
     a = ap.parse_args()
     if shutil.which("ns") is None or not TEST_DIR.exists():
         sys.exit("needs ns-2 and ns2-examples (apt-get install ns2 ns2-examples)")
@@ -122,6 +152,8 @@ def main() -> None:
         work = Path(tmp) / "test"
         shutil.copytree(TEST_DIR, work)
         for suite, test in TESTS:
+            if a.suite and suite not in a.suite:
+                continue
             rows = run_test(work, suite, test)
             ref = reference(suite, test)
             ours = plotted(rows)
@@ -138,6 +170,28 @@ def main() -> None:
             ]
             name = test if suite == "tcpVariants" else f"{suite}-{test}"
             (a.out / f"{name}.txt").write_text("\n".join(head + ev) + "\n")
+        for suite, test, variant, lines, replacements in VARIANTS:
+            if a.suite and suite not in a.suite:
+                continue
+            text = (work / f"test-suite-{suite}.tcl").read_text()
+            for old, new in replacements:
+                assert text.count(old) == 1, f"test-suite-{suite}.tcl: {old!r} not found once"
+                text = text.replace(old, new)
+            anchor = "\nTestSuite runTest"
+            assert anchor in text, f"test-suite-{suite}.tcl: no {anchor!r}"
+            script = f"test-suite-{suite}-{variant}.tcl"
+            at = text.rindex(anchor)
+            (work / script).write_text(text[:at] + "".join(f"\n{line}" for line in lines) + text[at:])
+            rows = run_test(work, suite, test, script)
+            change = "; ".join(lines + [f"{o} -> {n}" for o, n in replacements])
+            print(f"{suite}/{test} {variant}: {change}")
+            if a.check_only:
+                continue
+            head = [
+                f"# ns-2 {version} test-suite-{suite}.tcl {test} with {change} (lines added before `TestSuite runTest`), regenerated by scripts/ns2_refs.py",
+                "# s <time_ns> <seqno>: the sender hands packet <seqno> to its link; d: the network drops it",
+            ]
+            (a.out / f"{suite}-{test}-{variant}.txt").write_text("\n".join(head + events(rows)) + "\n")
 
 
 if __name__ == "__main__":

@@ -119,6 +119,10 @@ def _float_columns(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 NULLABLE_FLOW_COLUMNS = ["completed_at_s", "final_srtt_s", "fair_share_bps", "throughput_bps"]
 
 
+#: The columns of :attr:`RunResult.netpipe` (and of the result's ``netpipe`` section).
+NETPIPE_COLUMNS = ["bytes", "repeats", "time_s", "min_s", "variance_s2", "throughput_bps", "cdv_pct"]
+
+
 class RunResult:
     """The result of one run: a summary, per-flow and per-link tables, traces, and the resolved
     scenario (``config``: every key with its effective value, so that the run can be repeated
@@ -151,6 +155,19 @@ class RunResult:
         import pandas as pd
 
         return pd.DataFrame(self.data["links"])
+
+    @cached_property
+    def netpipe(self) -> pd.DataFrame | None:
+        """NetPIPE's table of a ping-pong run (``app.kind = "pingpong"``, docs/netpipe.md): one
+        row per block size, columns :data:`NETPIPE_COLUMNS` (``time_s`` the mean block transfer
+        time, half the round trip); None for other applications."""
+        rows = self.data.get("netpipe")
+        if rows is None:
+            return None
+        import pandas as pd
+
+        df = pd.DataFrame(rows, columns=NETPIPE_COLUMNS)
+        return df.astype({"bytes": "int64", "repeats": "int64"} | {c: "float64" for c in NETPIPE_COLUMNS[2:]})
 
     @property
     def summary(self) -> dict[str, Any]:
@@ -243,13 +260,16 @@ class RunResult:
     def output_paths(self, path: str | Path) -> dict[str, Path]:
         """The files :meth:`save` writes for ``path``: ``.json`` one file; ``.parquet`` the flow
         table at ``path``, the link table at ``STEM.links.parquet`` and, when traces were
-        recorded, every trace at ``STEM.traces.parquet`` (columns variable, t, value)."""
+        recorded, every trace at ``STEM.traces.parquet`` (columns variable, t, value); a
+        ping-pong run's NetPIPE table at ``STEM.netpipe.parquet``."""
         path = Path(path)
         if path.suffix != ".parquet":
             return {"result": path}
         out = {"flows": path, "links": path.with_name(f"{path.stem}.links.parquet")}
         if self.data.get("traces"):
             out["traces"] = path.with_name(f"{path.stem}.traces.parquet")
+        if self.data.get("netpipe") is not None:
+            out["netpipe"] = path.with_name(f"{path.stem}.netpipe.parquet")
         return out
 
     def save(self, path: str | Path) -> Path:
@@ -270,6 +290,8 @@ class RunResult:
         tables = {"flows": self.flows, "links": links}
         if self.data.get("traces"):
             tables["traces"] = self.traces_long()
+        if self.netpipe is not None:
+            tables["netpipe"] = self.netpipe
         for what, p in self.output_paths(path).items():
             table = pa.Table.from_pandas(tables[what], preserve_index=False)
             meta = dict(table.schema.metadata or {})

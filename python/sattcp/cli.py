@@ -138,7 +138,7 @@ def register_run(sub: argparse._SubParsersAction) -> None:
 #: Modules whose ``register(subparsers)`` adds subcommands (each sets ``func`` to a function
 #: ``(args) -> exit status``). A module that cannot be imported (optional dependencies
 #: missing) is left out. Add a module here to add commands.
-SUBCOMMAND_MODULES = ["sattcp.cli_study", "sattcp.emulate"]
+SUBCOMMAND_MODULES = ["sattcp.cli_study", "sattcp.emulate", "sattcp.netpipe_cli"]
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

@@ -127,7 +127,8 @@ impl Net {
     fn bytes(&self, seg: &Segment) -> u32 {
         seg.wire_bytes(self.sack_option_bytes)
     }
-    fn offer(&mut self, which: Node, now: SimTime, seg: Segment) {
+    /// Offers `seg` to the link out of `which`; false if the queue dropped it.
+    fn offer(&mut self, which: Node, now: SimTime, seg: Segment) -> bool {
         let bytes = self.bytes(&seg);
         let (link, next) = match which {
             Node::S1 => (&mut self.s1_r1, Node::R1Data),
@@ -136,26 +137,50 @@ impl Net {
             Node::R1Ack => (&mut self.r1_s1, Node::S1),
         };
         match link.enqueue(now, bytes) {
-            Admit::Sent { arrival, .. } => self.push(arrival, Item::Arrive(next, Seg(seg))),
-            Admit::Dropped(_) => panic!("queue overflow at {which:?}: none in these tests"),
+            Admit::Sent { arrival, .. } => {
+                self.push(arrival, Item::Arrive(next, Seg(seg)));
+                true
+            }
+            Admit::Dropped(_) => false,
         }
     }
 }
 
-/// Runs one test: returns our events until the suite's end (t = 6 s).
-fn simulate(cfg: &TcpConfig, drops: &[u64]) -> Vec<Ev> {
+/// One of the suites' paths: s1 -feeder- r1 -bottleneck- k1, both ways, drop-tail limits in
+/// packets (ns-2's `queue-limit`), the FTP's start and the test's end.
+#[derive(Copy, Clone, Debug)]
+struct Path {
+    feeder: (Rate, SimTime),
+    bottleneck: (Rate, SimTime),
+    feeder_limit: u64,
+    bottleneck_limit: u64,
+    start: SimTime,
+    end: SimTime,
+}
+
+/// test-suite-tcpVariants.tcl's `Topology/net4`: s1 -8 Mb/s, 0 ms- r1 -800 kb/s, 100 ms- k1.
+const NET4: Path = Path {
+    feeder: (Rate::mbps(8), SimTime::ZERO),
+    bottleneck: (Rate::bps(800_000), SimTime::from_millis(100)),
+    feeder_limit: DEFAULT_LIMIT,
+    bottleneck_limit: BOTTLENECK_LIMIT,
+    start: START,
+    end: END,
+};
+
+/// Runs one test on `path`: returns our events until the test's end. Queue overflows are recorded as drops (at the time the packet
+/// reaches the full queue, as ns-2's `d` event).
+fn simulate_on(cfg: &TcpConfig, path: &Path, drops: &[u64]) -> Vec<Ev> {
     let rng = RngFactory::new(1);
     let limit = |n| if cfg.ns2.drop_tail_ns2 { QueueLimit::PacketsNs2(n) } else { QueueLimit::Packets(n) };
-    let link = |name: &str, rate, delay, lim| Link::new(name.into(), 0, 1, rate, delay, 0.0, lim, rng.stream(name));
-    let fast = Rate::mbps(8);
-    let slow = Rate::bps(800_000);
+    let link = |name: &str, (rate, delay): (Rate, SimTime), lim| Link::new(name.into(), 0, 1, rate, delay, 0.0, lim, rng.stream(name));
     let mut net = Net {
         heap: BinaryHeap::new(),
         order: 0,
-        s1_r1: link("s1-r1", fast, SimTime::ZERO, limit(DEFAULT_LIMIT)),
-        r1_k1: link("r1-k1", slow, SimTime::from_millis(100), limit(BOTTLENECK_LIMIT)),
-        k1_r1: link("k1-r1", slow, SimTime::from_millis(100), limit(BOTTLENECK_LIMIT)),
-        r1_s1: link("r1-s1", fast, SimTime::ZERO, limit(DEFAULT_LIMIT)),
+        s1_r1: link("s1-r1", path.feeder, limit(path.feeder_limit)),
+        r1_k1: link("r1-k1", path.bottleneck, limit(path.bottleneck_limit)),
+        k1_r1: link("k1-r1", path.bottleneck, limit(path.bottleneck_limit)),
+        r1_s1: link("r1-s1", path.feeder, limit(path.feeder_limit)),
         sack_option_bytes: cfg.ns2.sack_option_bytes,
     };
     let mut snd = TcpSender::new(cfg.clone());
@@ -164,15 +189,17 @@ fn simulate(cfg: &TcpConfig, drops: &[u64]) -> Vec<Ev> {
     let mut out = Vec::new();
     let mut arrivals_at_r1 = 0u64;
     let mut armed: Option<SimTime> = None;
-
-    snd.connect(START, &mut out);
-    snd.app_send(START, 1 << 40, &mut out);
-    let mut now = START;
+    snd.connect(path.start, &mut out);
+    snd.app_send(path.start, 1 << 40, &mut out);
+    let mut now = path.start;
     loop {
         // Hand what the sender emitted to s1's link.
         for seg in out.drain(..) {
             evs.push(Ev::Send { t_ns: now.as_nanos(), seqno: seqno(&seg) });
-            net.offer(Node::S1, now, seg);
+            let sq = seqno(&seg);
+            if !net.offer(Node::S1, now, seg) {
+                evs.push(Ev::Drop { t_ns: now.as_nanos(), seqno: sq });
+            }
         }
         if snd.poll_at() != armed {
             armed = snd.poll_at();
@@ -181,7 +208,7 @@ fn simulate(cfg: &TcpConfig, drops: &[u64]) -> Vec<Ev> {
             }
         }
         let Some(Reverse((t, _, item))) = net.heap.pop() else { break };
-        if t >= END {
+        if t >= path.end {
             break;
         }
         now = t;
@@ -198,17 +225,20 @@ fn simulate(cfg: &TcpConfig, drops: &[u64]) -> Vec<Ev> {
                 if drops.contains(&n) {
                     evs.push(Ev::Drop { t_ns: now.as_nanos(), seqno: seqno(&seg) });
                 } else {
-                    net.offer(Node::R1Data, now, seg);
+                    let sq = seqno(&seg);
+                    if !net.offer(Node::R1Data, now, seg) {
+                        evs.push(Ev::Drop { t_ns: now.as_nanos(), seqno: sq });
+                    }
                 }
             }
             Item::Arrive(Node::K1, Seg(seg)) => {
                 let mut acks = Vec::new();
                 rcv.on_segment(now, &seg, &mut acks);
                 for a in acks {
-                    net.offer(Node::K1, now, a);
+                    assert!(net.offer(Node::K1, now, a), "an ACK lost at k1: none in these tests");
                 }
             }
-            Item::Arrive(Node::R1Ack, Seg(seg)) => net.offer(Node::R1Ack, now, seg),
+            Item::Arrive(Node::R1Ack, Seg(seg)) => assert!(net.offer(Node::R1Ack, now, seg), "an ACK lost at r1: none in these tests"),
             Item::Arrive(Node::S1, Seg(seg)) => snd.on_segment(now, &seg, &mut out),
         }
     }
@@ -271,8 +301,13 @@ fn compare_with(test: &str, tweak: impl Fn(&mut TcpConfig)) -> Option<String> {
 
 /// Runs `cfg` with the losses `drops` and compares with the reference file `reference`.
 fn compare_run(reference_name: &str, cfg: &TcpConfig, drops: &[u64]) -> Option<String> {
+    compare_run_on(reference_name, cfg, &NET4, drops)
+}
+
+/// [`compare_run`] on `path`.
+fn compare_run_on(reference_name: &str, cfg: &TcpConfig, path: &Path, drops: &[u64]) -> Option<String> {
     let test = reference_name;
-    let ours = simulate(cfg, drops);
+    let ours = simulate_on(cfg, path, drops);
     let theirs = reference(test);
     let n = ours.len().max(theirs.len());
     if std::env::var("SATTCP_NS2_DUMP").is_ok_and(|t| t == test) {
@@ -322,7 +357,9 @@ fn tcp_variants_with_limited_transmit_match_ns2_packet_for_packet() {
 /// the 48 tests differ from ns-2 (so the comparison above can fail, and no switch is idle).
 /// Not exercised by these tests: `rfc2988_rto` (no second timeout within a test's 6 s; the
 /// newreno suite's test below needs it),
-/// `drop_tail_ns2` (no queue overflows), `tick_phase` (every RTO is at the 1 s floor).
+/// `drop_tail_ns2` (no queue overflows), `precision_reduce` (the suite turns it off; the sack
+/// suite's test below needs it), `tick_phase` (every RTO is at the 1 s floor;
+/// `tick_phase_is_ns2s_boot_time` needs it).
 #[test]
 fn every_switch_of_the_profile_is_needed() {
     use sattcp_core::tcp::ns2::BugFix;
@@ -376,7 +413,7 @@ fn newreno_suite_matches_ns2_packet_for_packet() {
     const RTO_LOSS: &[u64] = &[15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 37];
     type Tweak = fn(&mut TcpConfig);
     let no_bugfix: Tweak = |c| c.ns2.bug_fix = BugFix::Off;
-    let tests: [(&str, &str, &[u64], Tweak); 8] = [
+    let tests: [(&str, &str, &[u64], Tweak); 11] = [
         ("reno1", "reno", MANY, no_bugfix),
         ("reno2", "reno", MANY2, no_bugfix),
         ("reno2_bugfix", "reno", MANY2, |_| {}),
@@ -401,6 +438,11 @@ fn newreno_suite_matches_ns2_packet_for_packet() {
             c.ns2.partial_window_deflation = true;
         }),
         ("newreno6", "newreno", &[14, 26, 28, 33], no_bugfix),
+        // The same losses (one retransmission lost, timeouts backed off) with the suite's other
+        // agents (variants regenerated by scripts/ns2_refs.py; `rfc2582` sets only NewReno's).
+        ("newreno_rto_loss-tahoe", "tahoe", RTO_LOSS, |_| {}),
+        ("newreno_rto_loss-reno", "reno", RTO_LOSS, |_| {}),
+        ("newreno_rto_loss-sack1", "sack", RTO_LOSS, |_| {}),
     ];
     let mut bad = Vec::new();
     // With `rfc2988_rto` off (our backed-off RTO floored at min_rto) some of them differ.
@@ -418,6 +460,93 @@ fn newreno_suite_matches_ns2_packet_for_packet() {
     eprintln!("rfc2988_rto: {without_rfc2988} of {} tests differ without it", tests.len());
     assert!(without_rfc2988 > 0, "rfc2988_rto changes no test: a timeout backed off below min_rto is not exercised");
     assert!(bad.is_empty(), "{} of {} tests differ from ns-2.35:\n{}", bad.len(), tests.len(), bad.join("\n"));
+}
+
+/// test-suite-sack.tcl's single-flow tests without `maxburst_` (`Topology/net0`: s1 -8 Mb/s,
+/// 5 ms- r1 -800 kb/s, 100 ms- k1, drop-tail limit 6 on r1 <-> k1): every loss is a queue
+/// overflow (several per window, retransmissions lost again, timeouts with backoff). The suite
+/// keeps ns-2.35's defaults besides `minrto_ 1`: `rtxcur_init_ 3`, `singledup_ 1`,
+/// `precisionReduce_ true`, `updated_rttvar_ true`.
+fn sack_suite_config(window: u64) -> TcpConfig {
+    let mut cfg = config("sack", true);
+    cfg.rcv_window_field = (window * MSS) as u16;
+    cfg.initial_ssthresh = window * MSS;
+    cfg.initial_rto = sattcp_core::tcp::ns2::NS235_DEFAULT_INITIAL_RTO;
+    cfg.ns2.precision_reduce = true;
+    cfg
+}
+
+/// `Topology/net0` with the FTP started at `start`, run to t = 5 s.
+fn net0(start: SimTime) -> Path {
+    Path {
+        feeder: (Rate::mbps(8), SimTime::from_millis(5)),
+        bottleneck: (Rate::bps(800_000), SimTime::from_millis(100)),
+        feeder_limit: DEFAULT_LIMIT,
+        bottleneck_limit: 6,
+        start,
+        end: SimTime::from_secs(5),
+    }
+}
+
+/// (test, `window_`, FTP start) of test-suite-sack.tcl.
+const SACK_TESTS: [(&str, u64, SimTime); 4] =
+    [("sack1", 14, SimTime::from_secs(1)), ("sack1a", 20, SimTime::ZERO), ("sack1b", 26, SimTime::ZERO), ("sack1c", 27, SimTime::ZERO)];
+
+#[test]
+fn sack_suite_matches_ns2_packet_for_packet() {
+    let mut bad = Vec::new();
+    let mut without_precision_reduce = 0;
+    for (name, window, start) in SACK_TESTS {
+        let theirs = reference(&format!("sack-{name}"));
+        assert!(theirs.iter().any(|e| matches!(e, Ev::Drop { .. })), "{name}: the reference has queue-overflow losses");
+        let mut cfg = sack_suite_config(window);
+        bad.extend(compare_run_on(&format!("sack-{name}"), &cfg, &net0(start), &[]));
+        cfg.ns2.precision_reduce = false;
+        without_precision_reduce += compare_run_on(&format!("sack-{name}"), &cfg, &net0(start), &[]).is_some() as u32;
+    }
+    eprintln!("precision_reduce: {without_precision_reduce} of {} tests differ without it", SACK_TESTS.len());
+    assert!(without_precision_reduce > 0, "precision_reduce changes no test");
+    assert!(bad.is_empty(), "{} of {} tests differ from ns-2.35:\n{}", bad.len(), SACK_TESTS.len(), bad.join("\n"));
+}
+
+/// ns-2's tick phase matters with a coarse clock: test-suite-sack.tcl's tests with `tcpTick_
+/// 0.5` (a variant ns-2 does not ship, regenerated by `scripts/ns2_refs.py`) match ns-2 with
+/// the profile's phase (ns-2's `boot_time_`, 0.5559 of a tick for the suites' one sender) and
+/// not with the grid at t = 0, where RTT samples of one tick more or less change the RTO.
+#[test]
+fn tick_phase_is_ns2s_boot_time() {
+    use sattcp_core::tcp::ns2::NS235_BOOT_FRACTION;
+    let tick = SimTime::from_millis(100);
+    assert_eq!(Ns2Compat::ns235().tick_phase, SimTime::from_nanos(5_558_807), "0.55588071586372367 x 10 ms");
+    assert_eq!(Ns2Compat::boot_time(tick), SimTime::from_nanos((NS235_BOOT_FRACTION * 1e8) as u64));
+    let mut cases: Vec<(String, TcpConfig, Path, &[u64])> = Vec::new();
+    let start_1010 = Path { start: SimTime::from_millis(1010), ..NET4 };
+    for (name, window, start) in SACK_TESTS.into_iter().filter(|t| t.0 != "sack1") {
+        cases.push((format!("sack-{name}-tick100ms"), sack_suite_config(window), net0(start), &[]));
+    }
+    for test in ["twodrops_reno", "multiple_reno", "multiple_tahoe", "multiple_newreno", "multiple_sack"] {
+        let (scenario, flavour) = test.split_once('_').unwrap();
+        cases.push((format!("tcpVariants-{test}-tick100ms"), config(flavour, false), start_1010, drops(scenario)));
+    }
+    // As newreno_suite_matches_ns2_packet_for_packet's newreno_rto_loss (`$self rfc2582`).
+    let mut rto_loss = config("newreno", true);
+    rto_loss.ns2.newreno_changes1 = true;
+    rto_loss.ns2.partial_window_deflation = true;
+    const RTO_LOSS: &[u64] = &[15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 37];
+    cases.push(("newreno-newreno_rto_loss-tick100ms".into(), rto_loss, start_1010, RTO_LOSS));
+    let mut bad = Vec::new();
+    let mut differ_at_zero = Vec::new();
+    for (test, mut cfg, path, drops) in cases {
+        cfg.timer_granularity = tick;
+        cfg.min_rto = SimTime::ZERO;
+        cfg.ns2.tick_phase = Ns2Compat::boot_time(tick);
+        bad.extend(compare_run_on(&test, &cfg, &path, drops));
+        cfg.ns2.tick_phase = SimTime::ZERO;
+        differ_at_zero.extend(compare_run_on(&test, &cfg, &path, drops));
+    }
+    assert!(bad.is_empty(), "{} of 9 tests differ from ns-2.35:\n{}", bad.len(), bad.join("\n"));
+    eprintln!("with the tick grid at t = 0:\n{}", differ_at_zero.join("\n"));
+    assert!(!differ_at_zero.is_empty(), "the tick phase changes none of the tests");
 }
 
 /// The same comparison through the whole engine (`Simulation`, scenario keys, a packet tap):

@@ -18,7 +18,8 @@
 //! every write and need no reads.
 //!
 //! Kinds: [`bulk::Bulk`] (bulk and fixed-size transfer sources), [`web::WwwPair`] (the seeds'
-//! WWW client/server pair over two half-connections, model in [`www`]). A new kind is one file
+//! WWW client/server pair over two half-connections, model in [`www`]), [`pingpong::PingPong`]
+//! (NetPIPE's ping-pong, seed 003; its `netpipe` section of the result). A new kind is one file
 //! with a type implementing [`App`], added to [`install`] if scenarios name it, or installed by
 //! hand with [`Setup::app`] (see the echo application in `tests/apps.rs`).
 
@@ -116,8 +117,10 @@ pub struct AppReport {
     /// End-to-end data the application delivered, as (delivered bytes, scheduled bytes) per
     /// source: counted in the study's metrics beside the world's data flows.
     pub data: Vec<(u64, u64)>,
-    /// A section of the result under this key (e.g. "gateway").
+    /// A section of the result under this key (e.g. "gateway", "netpipe").
     pub section: Option<(String, serde_json::Value)>,
+    /// Things that did not happen as asked (the result's `warnings`).
+    pub warnings: Vec<String>,
 }
 
 /// A flow declared by an application at build time.
@@ -193,5 +196,8 @@ pub fn install(setup: &mut Setup<'_>) {
         AppSpec::Bulk { start, stagger } => bulk::install(setup, None, *start, *stagger),
         AppSpec::Transfer { bytes, start, stagger } => bulk::install(setup, Some(*bytes), *start, *stagger),
         AppSpec::Www { params } => web::install(setup, params),
+        AppSpec::PingPong(pp) => {
+            pingpong::PingPong::install(setup, pp.sizes(), pp.repeats);
+        }
     }
 }

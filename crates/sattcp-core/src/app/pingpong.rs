@@ -12,7 +12,7 @@
 //! transfer time and %CDV = standard deviation / mean x 100 (seed 003 §4), and the minimum
 //! (NetPIPE itself reports the best trial).
 
-use super::{App, AppCx, Interest, Role, Setup};
+use super::{App, AppCx, AppReport, Interest, Role, Setup};
 use crate::net::packet::FlowId;
 use crate::time::SimTime;
 use std::sync::{Arc, Mutex};
@@ -54,16 +54,27 @@ pub struct Block {
 }
 
 impl Block {
+    /// Mean transfer time, s (the sum in integer nanoseconds, then one division).
     pub fn mean_s(&self) -> f64 {
-        self.times.iter().map(|t| t.as_secs_f64()).sum::<f64>() / self.times.len() as f64
+        let sum: u128 = self.times.iter().map(|t| t.as_nanos() as u128).sum();
+        sum as f64 / self.times.len() as f64 / 1e9
     }
     pub fn min_s(&self) -> f64 {
         self.times.iter().min().map_or(0.0, |t| t.as_secs_f64())
     }
-    /// Population variance of the transfer time, s^2.
+    /// Population variance of the transfer time, s^2 (NetPIPE 2.x: t2/TRIALS - (t1/TRIALS)^2),
+    /// from exact integer sums, so equal times give exactly 0: (n Σt² - (Σt)²) / n², in ns².
     pub fn variance_s2(&self) -> f64 {
-        let m = self.mean_s();
-        self.times.iter().map(|t| (t.as_secs_f64() - m).powi(2)).sum::<f64>() / self.times.len() as f64
+        let n = self.times.len() as u128;
+        if n == 0 {
+            return 0.0;
+        }
+        let sum: u128 = self.times.iter().map(|t| t.as_nanos() as u128).sum();
+        let sq: u128 = self.times.iter().map(|t| (t.as_nanos() as u128).pow(2)).sum();
+        // n Σt² >= (Σt)² (Cauchy-Schwarz); times under 2^40 ns (18 min) keep n Σt² < 2^128
+        // for n < 2^40, and a saturating product keeps a longer one from wrapping.
+        let num = n.saturating_mul(sq).saturating_sub(sum.saturating_mul(sum));
+        num as f64 / (n * n) as f64 / 1e18
     }
     /// Throughput in bits per second at the mean transfer time.
     pub fn throughput_bps(&self) -> f64 {
@@ -77,6 +88,10 @@ impl Block {
 
 /// Where the results go (shared with whoever reads them after the run).
 pub type Results = Arc<Mutex<Vec<Block>>>;
+
+/// NetPIPE 3.7's `TRIALS` (netpipe.h, the FINAL build Debian ships): each size is measured in
+/// 7 trials. Our default `app.repeats`: one round trip per repeat (module docs, docs/netpipe.md).
+pub const NETPIPE_TRIALS: u32 = 7;
 
 enum Phase {
     WarmUp,
@@ -96,6 +111,10 @@ pub struct PingPong {
     /// Pong bytes the client must have for the current block to be back.
     expect_back: u64,
     round_start: SimTime,
+    /// Bytes written by the application but not yet taken by a finite send buffer
+    /// (`tcp.send_buffer`), [ping, pong]: the rest of a block waits for room, as a blocking
+    /// `write()` in NetPIPE would.
+    unwritten: [u64; 2],
     results: Results,
 }
 
@@ -110,15 +129,44 @@ impl PingPong {
         let ping = setup.flow_of(0, Role::Data, client, server);
         let pong = setup.flow_of(0, Role::Request, server, client);
         let results: Results = Arc::new(Mutex::new(Vec::new()));
-        let app = PingPong { ping, pong, sizes, repeats: repeats.max(1), phase: Phase::WarmUp, echoed: 0, expect_back: 0, round_start: SimTime::ZERO, results: results.clone() };
+        let app = PingPong {
+            ping,
+            pong,
+            sizes,
+            repeats: repeats.max(1),
+            phase: Phase::WarmUp,
+            echoed: 0,
+            expect_back: 0,
+            round_start: SimTime::ZERO,
+            unwritten: [0, 0],
+            results: results.clone(),
+        };
         setup.app(Box::new(app), &[ping, pong]);
         results
+    }
+
+    fn slot(&self, flow: FlowId) -> usize {
+        usize::from(flow == self.pong)
+    }
+
+    /// Writes `bytes` more to `flow`, as much as its send buffer takes now.
+    fn write(&mut self, cx: &mut AppCx<'_>, flow: FlowId, bytes: u64) {
+        let i = self.slot(flow);
+        self.unwritten[i] += bytes;
+        self.flush(cx, flow);
+    }
+
+    fn flush(&mut self, cx: &mut AppCx<'_>, flow: FlowId) {
+        let i = self.slot(flow);
+        if self.unwritten[i] > 0 {
+            self.unwritten[i] -= cx.write(flow, self.unwritten[i]);
+        }
     }
 
     fn send(&mut self, cx: &mut AppCx<'_>, bytes: u64) {
         self.expect_back += bytes;
         self.round_start = cx.now();
-        cx.write(self.ping, bytes);
+        self.write(cx, self.ping, bytes);
     }
 
     /// The echo of the current block is back at `now`: record it, send the next one.
@@ -148,12 +196,36 @@ impl PingPong {
                 self.phase = Phase::Size { index, repeat };
                 self.send(cx, self.sizes[index]);
             }
-            None => {
-                self.phase = Phase::Done;
-                cx.complete(self.ping);
-                cx.complete(self.pong);
-            }
+            None => self.finish(cx),
         }
+    }
+
+    /// The schedule is done: the run ends here, not at `run.duration`.
+    fn finish(&mut self, cx: &mut AppCx<'_>) {
+        self.phase = Phase::Done;
+        cx.complete(self.ping);
+        cx.complete(self.pong);
+        cx.end_run();
+    }
+
+    /// The result's `netpipe` section: one row per block size measured (in the order run).
+    pub fn rows(blocks: &[Block]) -> serde_json::Value {
+        serde_json::Value::Array(
+            blocks
+                .iter()
+                .map(|b| {
+                    serde_json::json!({
+                        "bytes": b.bytes,
+                        "repeats": b.times.len(),
+                        "time_s": b.mean_s(),
+                        "min_s": b.min_s(),
+                        "variance_s2": b.variance_s2(),
+                        "throughput_bps": b.throughput_bps(),
+                        "cdv_pct": b.cdv_pct(),
+                    })
+                })
+                .collect(),
+        )
     }
 }
 
@@ -170,7 +242,7 @@ impl App for PingPong {
     fn on_open(&mut self, cx: &mut AppCx<'_>, flow: FlowId) {
         if flow == self.ping {
             if self.sizes.is_empty() {
-                self.phase = Phase::Done;
+                self.finish(cx);
                 return;
             }
             self.send(cx, WARM_UP_BYTES);
@@ -181,7 +253,7 @@ impl App for PingPong {
         if flow == self.ping {
             // The server reads the whole block, then writes it back (NetPIPE's receiver).
             if delivered == self.expect_back {
-                cx.write(self.pong, delivered - self.echoed);
+                self.write(cx, self.pong, delivered - self.echoed);
                 self.echoed = delivered;
             }
         } else if delivered == self.expect_back {
@@ -189,8 +261,29 @@ impl App for PingPong {
         }
     }
 
+    fn on_send_space(&mut self, cx: &mut AppCx<'_>, flow: FlowId) {
+        self.flush(cx, flow);
+    }
+
     fn done(&self) -> bool {
         matches!(self.phase, Phase::Done)
+    }
+
+    fn report(&mut self, end: SimTime) -> Option<AppReport> {
+        let blocks = self.results.lock().expect("not poisoned");
+        let mut r = AppReport { section: Some(("netpipe".into(), Self::rows(&blocks))), ..AppReport::default() };
+        if !self.done() {
+            let full = blocks.iter().filter(|b| b.times.len() as u32 == self.repeats).count();
+            let partial = match blocks.last() {
+                Some(b) if (b.times.len() as u32) < self.repeats => format!(", and {} of {} round trips of {} bytes", b.times.len(), self.repeats, b.bytes),
+                _ => String::new(),
+            };
+            r.warnings.push(format!(
+                "run.duration ({end}) ended the run before the ping-pong schedule: {full} of {} block sizes done{partial}; the netpipe table holds what finished (raise run.duration)",
+                self.sizes.len()
+            ));
+        }
+        Some(r)
     }
 }
 

@@ -38,7 +38,7 @@ impl Source {
             AppSpec::Transfer { bytes, start, stagger } => Source { bytes: Some(bytes), start, stagger },
             AppSpec::Bulk { start, stagger } => Source { bytes: None, start, stagger },
             // Validation allows only bulk and transfer sources on a gateway topology.
-            AppSpec::Www { .. } => Source { bytes: None, start: SimTime::ZERO, stagger: SimTime::ZERO },
+            AppSpec::Www { .. } | AppSpec::PingPong(_) => Source { bytes: None, start: SimTime::ZERO, stagger: SimTime::ZERO },
         }
     }
     fn offer(&self) -> u64 {

@@ -9,7 +9,7 @@ pub mod resolve;
 pub mod schema;
 pub mod validate;
 
-pub use validate::{AppSpec, LinkSpec, LossSpec, Scenario, SwitchSpec, Topology, TraceSpec};
+pub use validate::{AppSpec, LinkSpec, LossSpec, PingPongSpec, Scenario, SwitchSpec, Topology, TraceSpec};
 
 use std::fmt;
 

@@ -222,13 +222,14 @@ pub struct RawNs2 {
     pub rfc2988_rto: Option<bool>,
     pub tick_phase: Option<Val>,
     pub sack_option_bytes: Option<bool>,
+    pub precision_reduce: Option<bool>,
     pub drop_tail_ns2: Option<bool>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RawApp {
-    /// "bulk" (default), "transfer".
+    /// "bulk" (default), "transfer", "www", "pingpong".
     pub kind: Option<String>,
     /// Transfer size.
     pub bytes: Option<Val>,
@@ -247,6 +248,15 @@ pub struct RawApp {
     /// WWW: gaps between the requests of a batch are uniform in [gap_min, gap_max).
     pub gap_min: Option<Val>,
     pub gap_max: Option<Val>,
+    /// Ping-pong (NetPIPE): the first and last block sizes of the schedule.
+    pub first_block: Option<Val>,
+    pub last_block: Option<Val>,
+    /// Ping-pong: NetPIPE's -p, bytes each scheduled size is also tried below and above.
+    pub perturbation: Option<i64>,
+    /// Ping-pong: round trips per block size.
+    pub repeats: Option<i64>,
+    /// Ping-pong: explicit block sizes (instead of first/last/perturbation).
+    pub blocks: Option<Vec<Val>>,
 }
 
 /// A scripted loss: drop the packet of `flow` carrying data offset `offset` (0-based byte

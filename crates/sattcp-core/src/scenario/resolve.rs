@@ -120,6 +120,7 @@ fn fill_tcp(tcp: &mut RawTcp, t: &TcpConfig) {
     fill(&mut rn.rfc2988_rto, n.rfc2988_rto);
     fill(&mut rn.tick_phase, dur(n.tick_phase));
     fill(&mut rn.sack_option_bytes, n.sack_option_bytes);
+    fill(&mut rn.precision_reduce, n.precision_reduce);
     fill(&mut rn.drop_tail_ns2, n.drop_tail_ns2);
 }
 
@@ -264,6 +265,16 @@ pub fn fill_defaults(raw: &RawScenario, sc: &Scenario) -> RawScenario {
             fill(&mut app.gap_min, dur(params.gap_min));
             fill(&mut app.gap_max, dur(params.gap_max));
         }
+        AppSpec::PingPong(pp) => {
+            fill(&mut app.kind, "pingpong".into());
+            fill(&mut app.repeats, pp.repeats as i64);
+            // An explicit list replaces the schedule's keys, which then stay out.
+            if pp.blocks.is_none() {
+                fill(&mut app.first_block, int(pp.first_block));
+                fill(&mut app.last_block, int(pp.last_block));
+                fill(&mut app.perturbation, pp.perturbation as i64);
+            }
+        }
     }
 
     for l in &mut r.loss {
@@ -347,6 +358,7 @@ pub(crate) mod tests {
         let path = "[topology]\nkind = \"path\"\n[[links.path]]\nrate = \"10Mbps\"\ndelay = \"10ms\"\n[[links.path]]\nrate = \"2Mbps\"\ndelay = \"20ms\"\nqueue = \"20pkt\"\n[[loss]]\nsegment = 3\n[trace]\nflows = [0]\nlinks = [\"hop1\"]\n";
         out.push(("path".into(), resolved(path, &[("app.kind", "transfer"), ("app.bytes", "1MB"), ("tcp.flavor", "sack_rfc6675/cubic")])));
         out.push(("geo transfer".into(), resolved(&geo, &[("app.kind", "transfer"), ("app.bytes", "100000"), ("tcp.send_buffer", "64KB"), ("tcp.ssthresh", "bdp")])));
+        out.push(("pingpong".into(), resolved(path, &[("app.kind", "pingpong")])));
         out.push(("kota sd".into(), resolved(&kota, &[("switch.policy", "sd"), ("app.truncation", "resample"), ("app.first_batch", "zero")])));
         out.push(("kota fba".into(), resolved(&kota, &[("switch.policy", "fba"), ("switch.Z", "0.5")])));
         out.push(("kota ubr".into(), resolved(&kota, &[("switch.policy", "ubr")])));

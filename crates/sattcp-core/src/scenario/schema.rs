@@ -47,6 +47,7 @@ pub struct Key {
 pub const LINK_TABLES: [&str; 4] = ["links.access", "links.bottleneck", "links.path[]", "links.graph[]"];
 
 const GW: &str = "topology.kind = \"gateway\"";
+const PP: &str = "app.kind = \"pingpong\"";
 const DURATION_UNITS: &str = "ns, us, ms, s, min";
 const RATE_UNITS: &str = "bps, kbps, Mbps, Gbps";
 const BYTE_UNITS: &str = "B, KB, MB, GB, KiB, MiB (an integer is bytes)";
@@ -128,9 +129,10 @@ pub const KEYS: &[Key] = &[
     key!("tcp.ns2.rfc2988_rto", "boolean", "", Dflt::Value("false"), "", "", "ns-2 rfc2988_: an RTO below min_rto becomes min_rto before the backoff multiplies."),
     key!("tcp.ns2.tick_phase", "duration", DURATION_UNITS, Dflt::Value("\"0s\""), ">= 0 (taken modulo the tick)", "", "ns-2 boot_time_: phase of the RTT tick grid."),
     key!("tcp.ns2.sack_option_bytes", "boolean", "", Dflt::Value("false"), "", "", "ns-2's SACK sink adds 8 bytes per SACK block to the ACK."),
+    key!("tcp.ns2.precision_reduce", "boolean", "", Dflt::Value("false"), "", "", "ns-2 precisionReduce_: a fast retransmit halves the fractional window (cwnd_ = windowd()/2); needs window_arith."),
     key!("tcp.ns2.drop_tail_ns2", "boolean", "", Dflt::Value("false"), "", "", "ns-2's DropTail limit N = N - 1 waiting + 1 in service (ours: N waiting)."),
     // [app]
-    key!("app.kind", "string", "", Dflt::Value("\"bulk\""), "`bulk`, `transfer`, `www`", "", "Persistent senders, one fixed-size transfer per flow, or the seeds' WWW client/server pairs (seed 000 §4.1)."),
+    key!("app.kind", "string", "", Dflt::Value("\"bulk\""), "`bulk`, `transfer`, `www`, `pingpong`", "", "Persistent senders, one fixed-size transfer per flow, the seeds' WWW client/server pairs (seed 000 §4.1), or NetPIPE's ping-pong (seed 003, docs/netpipe.md)."),
     key!("app.bytes", "size", BYTE_UNITS, Dflt::Required, "> 0", "app.kind = \"transfer\"", "Size of each transfer."),
     key!("app.start", "duration", DURATION_UNITS, Dflt::Value("\"0s\""), ">= 0", "app.kind = \"bulk\" or \"transfer\"", "When the first flow starts."),
     key!("app.stagger", "duration", DURATION_UNITS, Dflt::Value("\"0s\""), ">= 0", "app.kind = \"bulk\" or \"transfer\"", "Flow i starts at start + i x stagger."),
@@ -140,6 +142,11 @@ pub const KEYS: &[Key] = &[
     key!("app.request_bytes", "size", BYTE_UNITS, Dflt::Value("128"), ">= 0", "app.kind = \"www\"", "Bytes of one request."),
     key!("app.gap_min", "duration", DURATION_UNITS, Dflt::Value("\"100ms\""), "<= gap_max", "app.kind = \"www\"", "Gaps between the requests of a batch are uniform in [gap_min, gap_max)."),
     key!("app.gap_max", "duration", DURATION_UNITS, Dflt::Value("\"500ms\""), ">= gap_min", "app.kind = \"www\"", "See gap_min."),
+    key!("app.first_block", "size", BYTE_UNITS, Dflt::Value("1"), "> 0 and <= last_block", PP, "First block size of NetPIPE's schedule (NPtcp -l)."),
+    key!("app.last_block", "size", BYTE_UNITS, Dflt::Value("65536"), ">= first_block", PP, "Last block size of the schedule (NPtcp -u); sizes up to last_block + perturbation are run, as NetPIPE does."),
+    key!("app.perturbation", "integer", "bytes", Dflt::Value("3"), "0 to 1000000", PP, "NetPIPE's -p: each size whose increment exceeds perturbation + 1 is also tried this many bytes below and above."),
+    key!("app.repeats", "integer", "", Dflt::Value("7"), "1 to 1000000", PP, "Round trips per block size (NetPIPE 3.7's TRIALS = 7); mean, minimum and variance are over these."),
+    key!("app.blocks", "list of sizes", BYTE_UNITS, Dflt::None, "each > 0, at most 100000 entries", PP, "Explicit block sizes, in this order; replaces first_block, last_block and perturbation."),
     // [[loss]]
     key!("loss[].flow", "integer", "", Dflt::Value("0"), "0 to flows - 1", "", "Flow whose segment is dropped."),
     key!("loss[].offset", "size", BYTE_UNITS, Dflt::None, "a multiple of tcp.mss; less than app.bytes", "", "Data offset (0-based) of the segment to drop; give `offset` or `segment`."),
@@ -448,6 +455,7 @@ mod tests {
             base.to_string(),
             format!("{base}[switch]\nkind = \"atm\"\n"),
             format!("{base}[app]\nkind = \"www\"\n"),
+            format!("{base}[app]\nkind = \"pingpong\"\n"),
             format!("{base}[app]\nkind = \"transfer\"\nbytes = 1000\n[[loss]]\nsegment = 0\n"),
             "[topology]\nkind = \"path\"\n[[links.path]]\nrate = \"1Mbps\"\ndelay = \"10ms\"\n".to_string(),
             "[run]\nduration = \"10s\"\n[topology]\nkind = \"path\"\n[[links.path]]\nrate = \"1Mbps\"\n[constellation]\nshell = { altitude_km = 550, inclination_deg = 53, planes = 72, per_plane = 22 }\nfrom = { lat = 48.86, lon = 2.35 }\nto = { lat = 55.76, lon = 37.62 }\nrelays = [{ lat = 52.52, lon = 13.40 }]\n".to_string(),

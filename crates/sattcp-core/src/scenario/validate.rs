@@ -1,6 +1,6 @@
 //! Raw scenario -> validated [`Scenario`], collecting every problem with its path.
 
-use super::raw::{RawLink, RawScenario, RawTcp, Val};
+use super::raw::{RawApp, RawLink, RawScenario, RawTcp, Val};
 use super::{Problem, ScenarioError};
 use crate::app::www::{FirstBatch, Truncation, WwwParams};
 use crate::atm::{buffer_cells, cells_for_tcp_payload, DropPolicy, SEED_R, SEED_Z};
@@ -94,6 +94,30 @@ pub enum AppSpec {
     Transfer { bytes: u64, start: SimTime, stagger: SimTime },
     /// The seeds' WWW client/server pairs (seed 000 §4.1-4.2): requests one way, files back.
     Www { params: Box<WwwParams> },
+    /// NetPIPE's ping-pong (seed 003, `app::pingpong`) on host pair 0.
+    PingPong(PingPongSpec),
+}
+
+/// `[app] kind = "pingpong"`: NetPIPE's schedule of block sizes (or an explicit list) and the
+/// round trips per size.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct PingPongSpec {
+    pub first_block: u64,
+    pub last_block: u64,
+    pub perturbation: u64,
+    pub repeats: u32,
+    /// Explicit sizes (`app.blocks`), replacing the schedule.
+    pub blocks: Option<Vec<u64>>,
+}
+
+impl PingPongSpec {
+    /// The block sizes, in the order they run.
+    pub fn sizes(&self) -> Vec<u64> {
+        match &self.blocks {
+            Some(b) => b.clone(),
+            None => crate::app::pingpong::netpipe_sizes(self.first_block, self.last_block, self.perturbation),
+        }
+    }
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -535,6 +559,10 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
     tcp.delack_timeout = c.duration(&format!("{p}.delack_timeout"), t.delack_timeout.as_ref(), tcp.delack_timeout);
     tcp.sws_avoidance = t.sws_avoidance.unwrap_or(false);
     tcp.timer_granularity = c.duration(&format!("{p}.timer_granularity"), t.timer_granularity.as_ref(), tcp.timer_granularity);
+    if t.profile.as_deref() == Some("ns2") {
+        // ns-2's boot_time_ is a fraction of its own tick (tcp/ns2.rs); tcp.ns2.tick_phase overrides.
+        tcp.ns2.tick_phase = crate::tcp::ns2::Ns2Compat::boot_time(tcp.timer_granularity);
+    }
     if tcp.timer_granularity == SimTime::ZERO {
         c.err(&format!("{p}.timer_granularity"), "must be > 0", "0s");
     }
@@ -570,6 +598,7 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
         let phase = w.tick_phase;
         w.tick_phase = c.duration(&format!("{p}.ns2.tick_phase"), n.tick_phase.as_ref(), phase);
         set(&mut w.sack_option_bytes, n.sack_option_bytes);
+        set(&mut w.precision_reduce, n.precision_reduce);
         set(&mut w.drop_tail_ns2, n.drop_tail_ns2);
     }
     tcp
@@ -581,6 +610,90 @@ pub const FLAVORS: [&str; 7] = ["vanilla", "tahoe", "reno", "newreno", "sack", "
 
 /// The names of an enum's variants as serde spells them (derived from the enum: its
 /// deserialiser lists them when given a name it does not know).
+/// Most entries in `app.blocks`, and most repeats: a schedule beyond these would never finish.
+const MAX_PINGPONG_BLOCKS: usize = 100_000;
+const MAX_PINGPONG_REPEATS: i64 = 1_000_000;
+/// The largest block: 2^40 bytes (a terabyte per block is already far beyond any run).
+const MAX_PINGPONG_BLOCK: u64 = 1 << 40;
+
+/// `[app] kind = "pingpong"` (docs/netpipe.md): sizes > 0, first_block <= last_block, at
+/// least one repeat, one connection (host pair 0; more pairs are refused rather than left idle), and no
+/// key of the other kinds. `app.blocks` overrides the schedule's keys (which are still
+/// checked, so that `--set app.blocks=[...]` on a scenario that sets them just works).
+fn section_pingpong(c: &mut Ctx, a: &RawApp, topology: &Topology) -> PingPongSpec {
+    let block = |c: &mut Ctx, path: &str, v: Option<&Val>, default: u64| -> u64 {
+        let Some(b) = c.bytes(path, v, None) else { return default };
+        if b == 0 {
+            c.err(path, "must be > 0 (a block of at least one byte)", v.map(|v| v.to_string()).unwrap_or_default());
+            default
+        } else if b > MAX_PINGPONG_BLOCK {
+            c.err(path, format!("must be at most {MAX_PINGPONG_BLOCK} bytes"), v.map(|v| v.to_string()).unwrap_or_default());
+            default
+        } else {
+            b
+        }
+    };
+    let first_block = block(c, "app.first_block", a.first_block.as_ref(), 1);
+    let last_block = block(c, "app.last_block", a.last_block.as_ref(), 65_536);
+    if first_block > last_block && !c.bad("app.first_block") && !c.bad("app.last_block") {
+        c.err("app.first_block", format!("must be <= app.last_block ({last_block})"), first_block.to_string());
+    }
+    let perturbation = c.int("app.perturbation", a.perturbation, crate::app::pingpong::NETPIPE_PERTURBATION as i64, 0, 1_000_000) as u64;
+    let repeats = c.int("app.repeats", a.repeats, crate::app::pingpong::NETPIPE_TRIALS as i64, 1, MAX_PINGPONG_REPEATS) as u32;
+    let blocks = a.blocks.as_ref().map(|list| {
+        if list.is_empty() {
+            c.err("app.blocks", "must list at least one block size", "[]");
+        } else if list.len() > MAX_PINGPONG_BLOCKS {
+            c.err("app.blocks", format!("must list at most {MAX_PINGPONG_BLOCKS} sizes"), list.len().to_string());
+        }
+        list.iter().enumerate().map(|(i, v)| block(c, &format!("app.blocks.{i}"), Some(v), 1)).collect::<Vec<u64>>()
+    });
+    let other = [
+        ("app.bytes", a.bytes.is_some()),
+        ("app.start", a.start.is_some()),
+        ("app.stagger", a.stagger.is_some()),
+        ("app.think_time", a.think_time.is_some()),
+        ("app.first_batch", a.first_batch.is_some()),
+        ("app.truncation", a.truncation.is_some()),
+        ("app.request_bytes", a.request_bytes.is_some()),
+        ("app.gap_min", a.gap_min.is_some()),
+        ("app.gap_max", a.gap_max.is_some()),
+    ];
+    for (key, present) in other {
+        if present {
+            c.err(key, "does not apply to app.kind = \"pingpong\"", "");
+        }
+    }
+    let pairs = match topology {
+        Topology::Dumbbell { pairs, .. } => Some(*pairs),
+        Topology::Path { .. } => Some(1),
+        Topology::Graph(g) => Some(g.flows.len() as u32),
+        Topology::Gateway(_) => None,
+    };
+    match pairs {
+        Some(1) => {}
+        Some(n) if !c.bad("topology") => c.err("app.kind", format!("pingpong runs one connection: the topology must have one pair (topology.pairs = 1), not {n}"), "\"pingpong\""),
+        Some(_) => {}
+        None => c.err("app.kind", "pingpong runs between two hosts of a dumbbell, path or graph topology, not topology.kind = \"gateway\"", "\"pingpong\""),
+    }
+    PingPongSpec { first_block, last_block, perturbation, repeats, blocks }
+}
+
+/// The ping-pong keys given with another kind of application.
+fn pingpong_keys_absent(c: &mut Ctx, a: &RawApp) {
+    for (key, present) in [
+        ("app.first_block", a.first_block.is_some()),
+        ("app.last_block", a.last_block.is_some()),
+        ("app.perturbation", a.perturbation.is_some()),
+        ("app.repeats", a.repeats.is_some()),
+        ("app.blocks", a.blocks.is_some()),
+    ] {
+        if present {
+            c.err(key, "applies to app.kind = \"pingpong\"", "");
+        }
+    }
+}
+
 pub fn variant_names<T: serde::de::DeserializeOwned>() -> Vec<String> {
     let msg = match serde_json::from_value::<T>(serde_json::Value::String("\u{0}".into())) {
         Err(e) => e.to_string(),
@@ -1018,13 +1131,17 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
             }
             AppSpec::Www { params: Box::new(p) }
         }
+        "pingpong" => AppSpec::PingPong(section_pingpong(&mut c, &raw.app, &topology)),
         other => {
-            c.err("app.kind", "must be \"bulk\", \"transfer\" or \"www\"", format!("{other:?}"));
+            c.err("app.kind", "must be \"bulk\", \"transfer\", \"www\" or \"pingpong\"", format!("{other:?}"));
             AppSpec::Bulk { start, stagger }
         }
     };
     if matches!(app, AppSpec::Www { .. }) && !matches!(topology, Topology::Dumbbell { .. }) {
         c.err("app.kind", "WWW client/server pairs need topology.kind = \"dumbbell\"", "\"www\"");
+    }
+    if !matches!(app, AppSpec::PingPong(_)) {
+        pingpong_keys_absent(&mut c, &raw.app);
     }
 
     // Scripted losses.
@@ -1111,7 +1228,7 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
     }
 
     let all_names = if c.bad("topology") { None } else { Some(topology.link_names()) };
-    let all_flows = nflows as u64 * if matches!(app, AppSpec::Www { .. }) { 2 } else { 1 };
+    let all_flows = nflows as u64 * if matches!(app, AppSpec::Www { .. } | AppSpec::PingPong(_)) { 2 } else { 1 };
     match crate::trace::spec::packets(raw.trace.packets.as_ref(), (flows_known && !c.bad("app.kind")).then_some(all_flows), all_names.as_deref()) {
         Ok(f) => trace.packets = f,
         Err(ps) => ps.into_iter().for_each(|p| c.err(&p.path, p.rule, p.got)),

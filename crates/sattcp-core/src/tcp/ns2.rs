@@ -62,11 +62,16 @@ pub struct Ns2Compat {
     /// (`minrto_ * t_backoff_`); off: the backed-off RTO is floored at `min_rto`.
     pub rfc2988_rto: bool,
     /// ns-2 `boot_time_`: the phase of the RTT tick grid (ns-2 draws it at random per agent,
-    /// `Random::uniform(tcpTick_)`; here it is given, 0 = ticks at multiples of the granularity).
+    /// `Random::uniform(tcpTick_)`; here it is given, 0 = ticks at multiples of the granularity;
+    /// the profile's is ns-2's draw for the suites' sender, [`Ns2Compat::boot_time`]).
     pub tick_phase: SimTime,
     /// ns-2's SACK sink adds 8 bytes per SACK block to the ACK's size (`ch->size() +=
     /// sack_index * 8`); off: every ACK is 40 bytes.
     pub sack_option_bytes: bool,
+    /// ns-2 `precisionReduce_` (ns-2.35's default, which test-suite-tcpVariants.tcl turns off):
+    /// a fast retransmit halves the fractional window, `cwnd_ = windowd() / 2`; off: the whole
+    /// packets of the window, `cwnd_ = int(window() / 2)`. Needs `window_arith`.
+    pub precision_reduce: bool,
     /// ns-2 `DropTail` limit N: N - 1 packets wait and one is in service (`q_->length() + 1 >=
     /// qlim_` drops); off: N packets wait besides the one in service.
     pub drop_tail_ns2: bool,
@@ -88,17 +93,29 @@ impl Default for Ns2Compat {
             rfc2988_rto: false,
             tick_phase: SimTime::ZERO,
             sack_option_bytes: false,
+            precision_reduce: false,
             drop_tail_ns2: false,
         }
     }
 }
 
+/// ns-2.35's `boot_time_` as a fraction of `tcpTick_` for a script with one TCP sender and
+/// the default seed: `TcpAgent::reset()` draws `boot_time_ = Random::uniform(tcp_tick_)` from
+/// ns-2's default RNG when the agent is created and again when `$ns run` resets every agent,
+/// so the sender of the suites runs with the second draw of the unseeded default RNG, whose
+/// first outputs are 0.0003395769746692744, 0.55588071586372367, 0.014204660437165137
+/// (measured with ns-2.35: `puts [$defaultRNG uniform 0 1]` after `new Agent/TCP` gives the
+/// second, after `$ns run` the third). With N senders, agent k's phase is draw N + its reset
+/// order; one value for every flow here.
+pub const NS235_BOOT_FRACTION: f64 = 0.55588071586372367;
 /// ns-2.35 `tcpTick_ 0.01`.
 pub const NS235_TICK: SimTime = SimTime::from_millis(10);
 /// test-suite-tcpVariants.tcl: `Agent/TCP set minrto_ 1`.
 pub const NS235_SUITE_MIN_RTO: SimTime = SimTime::from_secs(1);
 /// test-suite-tcpVariants.tcl: `Agent/TCP set rtxcur_init_ 6.0`.
 pub const NS235_SUITE_INITIAL_RTO: SimTime = SimTime::from_secs(6);
+/// ns-2.35's default `rtxcur_init_ 3.0` (suites that do not set it, e.g. test-suite-sack.tcl).
+pub const NS235_DEFAULT_INITIAL_RTO: SimTime = SimTime::from_secs(3);
 /// ns-2.35 `maxrto_ 60`.
 pub const NS235_MAX_RTO: SimTime = SimTime::from_secs(60);
 /// ns-2.35 `windowInit_ 2`.
@@ -107,7 +124,8 @@ pub const NS235_INITIAL_WINDOW: u32 = 2;
 impl Ns2Compat {
     /// ns-2.35's agents as `test-suite-tcpVariants.tcl` configures them (`bugFix_ true`,
     /// `exitFastRetrans_ true`, `newreno_changes_ 0`, `newreno_changes1_ 0`,
-    /// `partial_window_deflation_ 0`, `singledup_ 0`, `oldCode_ false`, `rfc2988_ true`).
+    /// `partial_window_deflation_ 0`, `singledup_ 0`, `oldCode_ false`, `rfc2988_ true`,
+    /// `precisionReduce_ false`).
     pub fn ns235() -> Self {
         Ns2Compat {
             window_arith: true,
@@ -121,10 +139,17 @@ impl Ns2Compat {
             sack_old_code: false,
             sack_dupack_needs_news: true,
             rfc2988_rto: true,
-            tick_phase: SimTime::ZERO,
+            tick_phase: Ns2Compat::boot_time(NS235_TICK),
             sack_option_bytes: true,
+            precision_reduce: false,
             drop_tail_ns2: true,
         }
+    }
+
+    /// ns-2's `boot_time_` for a clock of `tick` (the suites' single sender, see
+    /// [`NS235_BOOT_FRACTION`]), to the nanosecond below.
+    pub fn boot_time(tick: SimTime) -> SimTime {
+        SimTime((NS235_BOOT_FRACTION * tick.as_nanos() as f64) as u64)
     }
 
     /// `cfg` with the ns-2.35 switches and the suite's timer settings (`tcpTick_ 0.01`,

@@ -120,6 +120,7 @@ pub(super) fn result(mut w: World, name: String, seed: u64, events: u64, digest:
         }
         w.traces.extend(r.traces);
         app_data.extend(r.data);
+        trace_warnings.extend(r.warnings);
         if let Some((k, v)) = r.section {
             sections.insert(k, v);
         }

@@ -234,6 +234,12 @@ impl AppCx<'_> {
     pub fn acked(&self, flow: FlowId) -> u64 {
         self.w.flows[flow as usize].sender.bytes_acked()
     }
+
+    /// Ends the run now (an application whose work defines the run, e.g. the ping-pong's
+    /// schedule): no later event runs and the result's end (`sim_time_s`) is now.
+    pub fn end_run(&mut self) {
+        self.w.duration = self.w.duration.min(self.w.now);
+    }
 }
 
 impl Simulation {
@@ -408,10 +414,13 @@ impl Simulation {
             if n == max_events {
                 return false;
             }
-            self.step();
+            // False once the run has been ended early (AppCx::end_run) before `until`.
+            if !self.step() {
+                break;
+            }
             n += 1;
         }
-        self.w.now = self.w.now.max(until);
+        self.w.now = self.w.now.max(until.min(self.w.duration));
         true
     }
 

@@ -126,6 +126,11 @@ impl Cx<'_> {
             // ns-2 `slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_HALF)`: `cwnd_ = halfwin` with no
             // floor (only `ssthresh_` is raised to 2): a window of 3 leaves cwnd = 1. (ns-2
             // would even reach 0 from a window of 1; we keep one segment.)
+            if self.ns2.precision_reduce {
+                // `precisionReduce_`: `halfwin = windowd() / 2`, the fractional window.
+                let windowd = self.win.cwnd.min(self.rwnd);
+                return Reduction { ssthresh: floor(r.ssthresh), cwnd: (windowd / 2).max(mss) };
+            }
             return Reduction { ssthresh: floor(r.ssthresh), cwnd: (basis / 2 / mss).max(1) * mss };
         }
         Reduction { ssthresh: floor(r.ssthresh), cwnd: floor(r.cwnd) }

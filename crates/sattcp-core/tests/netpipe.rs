@@ -1,0 +1,239 @@
+//! NetPIPE's ping-pong (`[app] kind = "pingpong"`, seed 003) end to end through the scenario
+//! keys: against hand calculation on error-free paths, reliable under bit errors, seed 003's
+//! Table 1 shape on its path (`scenarios/netpipe-e1.toml`), and bad input named by field.
+
+mod common;
+
+use common::run;
+use sattcp_core::app::pingpong::{netpipe_sizes, NETPIPE_PERTURBATION};
+use sattcp_core::atm::aal5::{cells_for_ip, CELL_BYTES};
+use sattcp_core::metrics::result::RunResult;
+use sattcp_core::scenario::{load, parse_override_value};
+use sattcp_core::{Rate, SimTime};
+
+const E1: &str = include_str!("../../../scenarios/netpipe-e1.toml");
+
+/// One IP hop of 2.048 Mbps, 200 ms one way (RTT 400 ms), no delayed ACKs, 8 KB socket
+/// buffers: every time is a sum of serialisations and the delay.
+const PATH: &str = r#"
+    [run]
+    duration = "10000s"
+    [topology]
+    kind = "path"
+    [[links.path]]
+    rate = "2.048Mbps"
+    delay = "200ms"
+    [switch]
+    buffer = "1000pkt"
+    [tcp]
+    mss = 1460
+    send_buffer = 8192
+    receive_buffer = 8192
+    initial_cwnd = 16
+    ssthresh = 1000000
+    [app]
+    kind = "pingpong"
+"#;
+
+struct Row {
+    bytes: u64,
+    repeats: u64,
+    time_s: f64,
+    variance_s2: f64,
+    throughput_bps: f64,
+    cdv_pct: f64,
+}
+
+fn rows(r: &RunResult) -> Vec<Row> {
+    r.sections["netpipe"]
+        .as_array()
+        .expect("a netpipe section")
+        .iter()
+        .map(|x| Row {
+            bytes: x["bytes"].as_u64().unwrap(),
+            repeats: x["repeats"].as_u64().unwrap(),
+            time_s: x["time_s"].as_f64().unwrap(),
+            variance_s2: x["variance_s2"].as_f64().unwrap(),
+            throughput_bps: x["throughput_bps"].as_f64().unwrap(),
+            cdv_pct: x["cdv_pct"].as_f64().unwrap(),
+        })
+        .collect()
+}
+
+fn row(rows: &[Row], bytes: u64) -> &Row {
+    rows.iter().find(|r| r.bytes == bytes).unwrap_or_else(|| panic!("no row of {bytes} bytes"))
+}
+
+/// A time in seconds (the result's mean of integer nanoseconds) as whole nanoseconds.
+fn ns(t: f64) -> u64 {
+    (t * 1e9).round() as u64
+}
+
+/// The problems of an invalid scenario, as "path: rule, got value" lines.
+#[track_caller]
+fn problems(text: &str, sets: &[(&str, &str)]) -> String {
+    let ov: Vec<_> = sets.iter().map(|(k, v)| (k.to_string(), parse_override_value(v))).collect();
+    match load(text, &ov, None) {
+        Ok(_) => panic!("accepted: {sets:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn the_schedule_runs_whole_and_the_run_ends_with_it() {
+    let r = run(E1, &[("app.last_block", "4096"), ("app.repeats", "2")]);
+    let rows = rows(&r);
+    assert_eq!(rows.iter().map(|x| x.bytes).collect::<Vec<_>>(), netpipe_sizes(1, 4096, NETPIPE_PERTURBATION));
+    assert!(rows.iter().all(|x| x.repeats == 2));
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    // The run ended when the last echo was back, long before run.duration (20000 s).
+    assert!(r.summary.sim_time_s < 100.0, "{}", r.summary.sim_time_s);
+    for x in &rows {
+        assert!((x.throughput_bps - x.bytes as f64 * 8.0 / x.time_s).abs() < 1e-9 * x.throughput_bps);
+    }
+}
+
+#[test]
+fn a_run_cut_short_by_its_duration_says_so_and_keeps_what_finished() {
+    // 1-byte round trips take ~0.4 s: 3 s hold the warm-up and a few of them.
+    let r = run(E1, &[("run.duration", "3s"), ("app.blocks", "[1, 2]"), ("app.repeats", "7")]);
+    let rows = rows(&r);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].bytes, 1);
+    assert!((1..7).contains(&rows[0].repeats), "{}", rows[0].repeats);
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    assert!(r.warnings[0].contains("run.duration (3s) ended the run before the ping-pong schedule: 0 of 2 block sizes done"), "{}", r.warnings[0]);
+    assert_eq!(r.summary.sim_time_s, 3.0);
+}
+
+#[test]
+fn one_byte_is_half_the_rtt_plus_serialisation_exactly() {
+    // IP path: the 41-byte segment waits behind the 40-byte ACK its host sent a moment before
+    // for the segment that triggered it, so one way = 200 ms + tx(40) + tx(41).
+    let r = run(PATH, &[("app.blocks", "[1]"), ("app.repeats", "3"), ("tcp.delayed_ack", "false")]);
+    let x = &rows(&r)[0];
+    let rate = Rate::bps(2_048_000);
+    let one_way = SimTime::from_millis(200) + rate.tx_time(40) + rate.tx_time(41);
+    assert_eq!(ns(x.time_s), one_way.as_nanos());
+    assert_eq!((x.variance_s2, x.cdv_pct), (0.0, 0.0));
+
+    // Seed 003's E1 path: the 41-byte datagram is 2 AAL5 cells (41 + 8 LLC/SNAP + 8 trailer
+    // <= 96). They cross the 25 Mbps access link, the E1's 1.92 Mbps of cell slots, and the
+    // far access link cell by cell (cut-through), so one way = 200 ms + one cell at 25 Mbps in
+    // + 2 cells at 1.92 Mbps + one cell at 25 Mbps out. Delayed ACKs: no ACK queued ahead.
+    assert_eq!(cells_for_ip(41), 2);
+    let r = run(E1, &[("app.blocks", "[1]"), ("app.repeats", "3")]);
+    let lan = Rate::bps(25_000_000);
+    let e1_cells = Rate::bps(1_920_000);
+    let one_way = SimTime::from_millis(200) + lan.tx_time(CELL_BYTES) + e1_cells.tx_time(2 * CELL_BYTES) + lan.tx_time(CELL_BYTES);
+    assert_eq!(ns(rows(&r)[0].time_s), one_way.as_nanos());
+    assert_eq!(one_way.as_nanos(), 200_475_587);
+}
+
+#[test]
+fn a_full_buffer_is_one_burst_and_a_byte_more_takes_another_round_trip() {
+    // 8 KB buffers. After the 1-byte warm-up the receiver's right edge has not moved: receiver
+    // SWS avoidance (RFC 1122 4.2.3.3) moves it only by min(B/2, MSS) or more, so the window
+    // offered to the first block is 8191 bytes, a full buffer. A block of 8191 bytes is one
+    // burst of 6 segments (5 x 1460 + 891), after the 40-byte ACK of the warm-up's echo:
+    // one way = 200 ms + tx(40) + 5 tx(1500) + tx(931).
+    let r = run(PATH, &[("app.blocks", "[8191]"), ("app.repeats", "1")]);
+    let rate = Rate::bps(2_048_000);
+    let burst = rate.tx_time(40) + SimTime(rate.tx_time(1500).as_nanos() * 5) + rate.tx_time(931);
+    assert_eq!(ns(rows(&r)[0].time_s), (SimTime::from_millis(200) + burst).as_nanos());
+    // 8192 bytes: the last byte waits for the window to open, a round trip later: the ACK of
+    // the first segment (back 400 ms + tx(1500) + tx(40) after it left) reopens it, then the
+    // 1-byte segment crosses in 200 ms and a little. Measured 0.60997 s.
+    let r = run(PATH, &[("app.blocks", "[8192]"), ("app.repeats", "1")]);
+    let t = rows(&r)[0].time_s;
+    let reopen = 0.4 + (rate.tx_time(40) + rate.tx_time(1500)).as_secs_f64();
+    assert!(t > 0.2 + reopen && t < 0.2 + reopen + burst.as_secs_f64(), "{t}");
+    // Later repeats start wherever the previous block left the right edge (up to one MSS
+    // short of the buffer): a block of 7800 bytes fits the first time, not the second.
+    let r = run(PATH, &[("app.blocks", "[7800]"), ("app.repeats", "2")]);
+    let x = &rows(&r)[0];
+    assert!(x.time_s > 0.4 && x.cdv_pct > 40.0, "{} {}", x.time_s, x.cdv_pct);
+}
+
+#[test]
+fn a_block_much_larger_than_the_buffer_is_window_limited() {
+    // 32 windows of 8 KB: throughput -> buffer / RTT = 8192 x 8 / 0.4 s = 163,840 bit/s, never
+    // above. Within 5% below: each ACK-clocked round trip also holds one segment's and one
+    // ACK's serialisation (6 ms, 1.5%), and the window offered is at times up to one MSS short
+    // of the buffer (receiver SWS avoidance). Measured: 0.968.
+    let r = run(PATH, &[("app.blocks", "[262144]"), ("app.repeats", "2")]);
+    let x = &rows(&r)[0];
+    let ratio = x.throughput_bps / (8192.0 * 8.0 / 0.4);
+    assert!((0.95..1.0).contains(&ratio), "{} bit/s = {ratio} x buffer / RTT", x.throughput_bps);
+}
+
+/// Under bit errors every block comes back whole and in order (the application sends the next
+/// block only when the echo's bytes are all delivered in order), every size gets its repeats,
+/// the run ends by itself, and each half-connection delivered exactly what was written.
+#[track_caller]
+fn reliable_under(ber: &str, blocks: &str, repeats: u64) -> RunResult {
+    let r = run(E1, &[("links.bottleneck.ber", ber), ("app.blocks", blocks), ("app.repeats", &repeats.to_string()), ("run.duration", "100000s")]);
+    assert!(r.warnings.is_empty(), "BER {ber}: {:?}", r.warnings);
+    let rows = rows(&r);
+    let sizes: Vec<u64> = blocks.trim_matches(['[', ']']).split(',').map(|s| s.trim().parse().unwrap()).collect();
+    assert_eq!(rows.iter().map(|x| x.bytes).collect::<Vec<_>>(), sizes);
+    assert!(rows.iter().all(|x| x.repeats == repeats));
+    let written = 1 + sizes.iter().sum::<u64>() * repeats;
+    for f in &r.flows {
+        assert_eq!((f.delivered_bytes, f.scheduled_bytes), (written, written), "flow {} ({})", f.flow, f.role);
+        assert!(f.completed_at_s.is_some());
+    }
+    r
+}
+
+#[test]
+fn every_block_comes_back_whole_under_bit_errors_up_to_1e_4() {
+    let r = reliable_under("1e-6", "[1, 1460, 4096, 8192, 16384]", 5);
+    assert!(r.links.iter().map(|l| l.drops_corrupted).sum::<u64>() > 0, "BER 1e-6 hit some cell in 5 x 30 KB each way");
+    let r = reliable_under("1e-4", "[1, 512, 1460, 4096]", 3);
+    // At 1e-4 a 1500-byte datagram (32 cells) survives with probability (1 - 1e-4)^(32 x 424)
+    // = 26%: losses and timeouts everywhere, the transfer times vary.
+    assert!(r.summary.timeouts > 0);
+    assert!(rows(&r).iter().any(|x| x.cdv_pct > 10.0));
+}
+
+#[test]
+fn seed_003_table_1_shape_at_rtt_400ms_and_8kb_buffers() {
+    // Seed 003 Table 1 (RTT 400 ms, 8 KB): 1 byte 0.2045 s, 6144 B 0.320 s, 8192 B 0.653 s,
+    // 24576 B 1.257 s (0.149 NetPIPE Mbps = 156 kbit/s). Ours (docs/netpipe.md): 0.2005 s,
+    // 0.230 s, 0.612 s, 1.432 s (137 kbit/s).
+    let r = run(E1, &[("app.last_block", "24576"), ("app.repeats", "2")]);
+    let rows = rows(&r);
+    let t = |b| row(&rows, b).time_s;
+    assert!((t(1) / 0.2045 - 1.0).abs() < 0.03, "1 byte: {}", t(1));
+    assert!((t(24576) / 1.257 - 1.0).abs() < 0.20, "24 KB: {}", t(24576));
+    let tput = row(&rows, 24576).throughput_bps / (1024.0 * 1024.0);
+    assert!((tput / 0.149 - 1.0).abs() < 0.20, "24 KB: {tput} NetPIPE Mbps");
+    // The jump: 8 KB blocks need a second round trip, 6 KB blocks do not.
+    assert!(t(8192) - t(6144) > 0.3, "6 KB {} -> 8 KB {}", t(6144), t(8192));
+    assert!(t(6144) < 0.2045 + 0.05 && t(8192) > 0.6);
+    // Without errors nothing varies between repeats of a size... except where delayed ACK
+    // timers meet the blocks' phase: %CDV stays under 1%.
+    assert!(rows.iter().all(|x| x.cdv_pct < 1.0));
+    assert_eq!(row(&rows, 1).variance_s2, 0.0);
+}
+
+#[test]
+fn bad_input_names_its_field() {
+    let cases: &[(&[(&str, &str)], &str)] = &[
+        (&[("app.blocks", "[1, 0]")], "app.blocks.1: must be > 0 (a block of at least one byte), got 0"),
+        (&[("app.first_block", "0")], "app.first_block: must be > 0"),
+        (&[("app.first_block", "4096"), ("app.last_block", "1024")], "app.first_block: must be <= app.last_block (1024), got 4096"),
+        (&[("app.repeats", "0")], "app.repeats: must be between 1 and 1000000, got 0"),
+        (&[("tcp.send_buffer", "1000")], "tcp.send_buffer: must hold at least one segment (MSS), got 1000"),
+        (&[("tcp.receive_buffer", "1000")], "tcp.receive_buffer: must hold at least one segment (MSS 1460)"),
+        (&[("topology.pairs", "2")], "app.kind: pingpong runs one connection: the topology must have one pair (topology.pairs = 1), not 2"),
+        (&[("links.bottleneck.delay", "-1ms")], "links.bottleneck.delay"),
+        (&[("app.think_time", "1s")], "app.think_time: does not apply to app.kind = \"pingpong\""),
+        (&[("app.kind", "bulk"), ("app.last_block", "10")], "app.last_block: applies to app.kind = \"pingpong\""),
+    ];
+    for (sets, want) in cases {
+        let got = problems(E1, sets);
+        assert!(got.contains(want), "{sets:?}:\n{got}\nwanted: {want}");
+    }
+}

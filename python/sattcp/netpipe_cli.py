@@ -1,0 +1,112 @@
+"""``sattcp netpipe SCENARIO``: run a ping-pong scenario (``app.kind = "pingpong"``, seed 003)
+and print NetPIPE's table: block size, transfer time (half the round trip, mean over the
+repeats), throughput, the variance of the transfer time and %CDV; ``--out`` writes it as CSV or
+Parquet (docs/netpipe.md).
+
+The table gives the throughput twice: ``Mbps`` in 10^6 bit/s, and ``NP Mbps`` in NetPIPE's own
+unit, 2^20 bit/s, the unit of seed 003's Table 1 (24576 bytes in 1.257 s print as 0.149).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .errors import SattcpError, ScenarioError
+
+__all__ = ["NETPIPE_MBPS", "OUT_FORMATS", "cmd_netpipe", "format_netpipe", "register", "write_table"]
+
+#: NetPIPE's "Mbps": 2^20 bits per second (netpipe.c: bits / (t * 1024 * 1024)).
+NETPIPE_MBPS = 1024 * 1024
+#: What ``--out`` writes.
+OUT_FORMATS = (".csv", ".parquet")
+
+
+def format_netpipe(rows: list[dict[str, Any]]) -> str:
+    """NetPIPE's table of a result's ``netpipe`` rows, as text (no pandas needed)."""
+    from .cli import _fmt_table
+
+    body = [
+        [
+            f"{r['bytes']:d}",
+            f"{r['repeats']:d}",
+            f"{r['time_s']:.6f}",
+            f"{r['throughput_bps'] / 1e6:.6f}",
+            f"{r['throughput_bps'] / NETPIPE_MBPS:.6f}",
+            f"{r['variance_s2']:.3g}",
+            f"{r['cdv_pct']:.3f}",
+        ]
+        for r in rows
+    ]
+    return _fmt_table(body, ["bytes", "repeats", "time s", "Mbps", "NP Mbps", "variance s^2", "%CDV"])
+
+
+def write_table(result: Any, path: Path) -> Path:
+    """Writes ``result.netpipe`` as CSV, or as Parquet with the scenario and resolved scenario in
+    the file's metadata."""
+    table = result.netpipe
+    if path.suffix == ".csv":
+        table.to_csv(path, index=False)
+        return path
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    t = pa.Table.from_pandas(table, preserve_index=False)
+    meta = dict(t.schema.metadata or {})
+    meta[b"sattcp.table"] = b"netpipe"
+    meta[b"sattcp.scenario"] = json.dumps(result.scenario).encode()
+    meta[b"sattcp.config"] = json.dumps(result.config).encode()
+    pq.write_table(t.replace_schema_metadata(meta), path)
+    return path
+
+
+def _check_out(path: Path) -> None:
+    if path.suffix not in OUT_FORMATS:
+        raise SattcpError(f"output {path}: unknown format {path.suffix!r} (use .csv or .parquet)")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise SattcpError(f"output {path}: folder {folder} does not exist")
+
+
+def cmd_netpipe(args: argparse.Namespace) -> int:
+    from .api import resolve, run
+    from .cli import EXIT_BAD_INPUT, _parse_set
+
+    overrides = _parse_set(args.set or [])
+    scenario = Path(args.scenario)
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        try:
+            _check_out(out)
+        except SattcpError as e:
+            print(f"sattcp netpipe: {e}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+    kind = resolve(scenario, seed=args.seed, overrides=overrides, raw_overrides=True)["app"]["kind"]
+    if kind != "pingpong":
+        raise ScenarioError([{"path": "app.kind", "rule": "must be \"pingpong\" for sattcp netpipe (NetPIPE's ping-pong; "
+                              "see scenarios/netpipe-e1.toml)", "got": json.dumps(kind)}])
+    progress = not args.quiet and sys.stderr.isatty()
+    result = run(scenario, seed=args.seed, overrides=overrides, raw_overrides=True, progress=progress)
+    for w in result.data.get("warnings", []):
+        print(f"sattcp: warning: {w}", file=sys.stderr)
+    s = result.summary
+    print(f"{s['name']}: NetPIPE ping-pong, seed {s['seed']}, {s['sim_time_s']:g} s simulated, digest {s['digest']}")
+    print(format_netpipe(result.data["netpipe"]))
+    if out is not None:
+        write_table(result, out)
+        print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("netpipe", help="run a ping-pong scenario and print NetPIPE's table",
+                              description=__doc__.split("\n\n")[0] if __doc__ else None)
+    p.add_argument("scenario", help="scenario file (.toml) with app.kind = \"pingpong\"")
+    p.add_argument("--set", action="append", metavar="PATH=VALUE", help="override a scenario key (repeatable)")
+    p.add_argument("--seed", type=int, help="random seed (replaces run.seed)")
+    p.add_argument("--out", metavar="FILE", help="write the table as FILE.csv or FILE.parquet")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_netpipe)

@@ -709,6 +709,7 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
         w.tick_phase = c.duration(&format!("{p}.ns2.tick_phase"), n.tick_phase.as_ref(), phase);
         set(&mut w.sack_option_bytes, n.sack_option_bytes);
         set(&mut w.precision_reduce, n.precision_reduce);
+        set(&mut w.random_tick_phase, n.random_tick_phase);
         set(&mut w.drop_tail_ns2, n.drop_tail_ns2);
     }
     tcp

@@ -264,6 +264,8 @@ impl Simulation {
         let mut setup = Setup::new(sc, &net.endpoints, &rngs);
         install(&mut setup);
         let Setup { flows: decls, apps: installed, .. } = setup;
+        // ns-2 boot_time_ per agent (tcp.ns2.random_tick_phase): drawn only when asked for.
+        let mut boot = rngs.stream("tcp/boot_time");
         let flows: Vec<Flow> = decls
             .iter()
             .enumerate()
@@ -272,7 +274,7 @@ impl Simulation {
                 app: d.app,
                 src: d.src,
                 dst: d.dst,
-                sender: TcpSender::new(d.tcp.clone()),
+                sender: TcpSender::new(crate::tcp::ns2::Ns2Compat::with_random_tick_phase(&d.tcp, &mut boot)),
                 receiver: TcpReceiver::new(d.tcp.clone()),
                 snd_slot: TimerSlot::default(),
                 rcv_slot: TimerSlot::default(),

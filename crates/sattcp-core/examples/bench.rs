@@ -2,7 +2,7 @@
 //!
 //!     cargo run --release -p sattcp-core --example bench -- [SCENARIO.toml ...] [--repeat N] [--set k=v ...]
 //!     cargo run --release -p sattcp-core --example bench -- --kv SCENARIO.toml [--set k=v ...]
-//!     cargo run --release -p sattcp-core --example bench -- --scale [--flows 10,100,1000,10000] [--duration 20s] [--repeat N]
+//!     cargo run --release -p sattcp-core --example bench -- --scale [--flows 10,100,1000,10000,100000] [--duration 5s] [--repeat N] [--no-pending]
 //!
 //! For each case: wall time and CPU time (best of N), events, events per CPU second, events per
 //! bottleneck packet, CPU ns per bottleneck packet, peak heap memory of the run, and the ratio
@@ -17,8 +17,11 @@
 //!
 //! `--scale` runs the drop-tail GEO dumbbell (`geo-dumbbell-droptail.toml`) with N flows, the
 //! bottleneck scaled to 450 kbps per flow (45 Mbps at N = 100), MSS 1024, the flows' starts
-//! spread over 1 s (stagger 1 s / N), `--duration` simulated (default 20 s), and prints the
-//! cost per bottleneck packet and the heap memory per flow for each N.
+//! spread over 1 s (stagger 1 s / N), `--duration` simulated (default 5 s, so that 100,000
+//! flows at 45 Gbps fit in a minute or two of CPU), and prints the cost per bottleneck packet
+//! and its ratio to the smallest N, allocations per bottleneck packet while the events run,
+//! and the peak heap bytes per flow for each N. `--no-pending` skips the pending-event count
+//! and the floor (a second run with a packet tap: minutes at 100,000 flows).
 //!
 //! `--kv` runs each scenario once and prints `key=value` figures (wall time, events, bottleneck
 //! packets, delivered bytes) for scripts such as `bench/peers`.
@@ -31,7 +34,8 @@
 //! bound; the floor's cost grows with the log of it, so the error is small.
 //!
 //! Memory: a counting global allocator (this binary only) records the peak of live heap bytes
-//! during each case (simulation built, run and finished), less the bytes live before it.
+//! during each case (simulation built, run and finished), less the bytes live before it, and
+//! counts the allocations (alloc and realloc calls) made while the events run.
 
 use sattcp_core::net::packet::Packet;
 use sattcp_core::net::tap::{PacketEvent, PacketTap};
@@ -49,10 +53,13 @@ use std::time::Instant;
 struct Counting;
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
+/// Allocations (alloc and growing realloc calls) since the start, for allocations per packet.
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         let p = System.alloc(l);
+        ALLOCS.fetch_add(1, Relaxed);
         if !p.is_null() {
             let now = LIVE.fetch_add(l.size(), Relaxed) + l.size();
             PEAK.fetch_max(now, Relaxed);
@@ -65,6 +72,7 @@ unsafe impl GlobalAlloc for Counting {
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
         let q = System.realloc(p, l, new);
+        ALLOCS.fetch_add(1, Relaxed);
         if !q.is_null() {
             if new >= l.size() {
                 let now = LIVE.fetch_add(new - l.size(), Relaxed) + (new - l.size());
@@ -220,22 +228,28 @@ struct Measured {
     bn_packets: u64,
     bn_cells: Option<u64>,
     peak_bytes: usize,
-    pending: f64,
-    floor_ns: f64,
+    /// None: not measured (`--no-pending`).
+    pending: Option<f64>,
+    floor_ns: Option<f64>,
     goodput_bps: f64,
+    /// Heap allocations made while the events ran (build and result excluded), last run.
+    run_allocs: usize,
 }
 
-fn measure(sc: &Scenario, repeat: usize) -> Measured {
+fn measure(sc: &Scenario, repeat: usize, with_pending: bool) -> Measured {
     let mut best = f64::INFINITY;
     let mut best_cpu = f64::INFINITY;
     let mut last = None;
     let mut peak_bytes = 0;
+    let mut run_allocs = 0;
     for _ in 0..repeat.max(1) {
         let base = LIVE.load(Relaxed);
         PEAK.store(base, Relaxed);
         let (t0, c0) = (Instant::now(), cpu_now());
         let mut sim = Simulation::new(sc);
+        let a0 = ALLOCS.load(Relaxed);
         sim.run();
+        run_allocs = ALLOCS.load(Relaxed) - a0;
         let r = sim.finish();
         best = best.min(t0.elapsed().as_secs_f64());
         best_cpu = best_cpu.min(cpu_now() - c0);
@@ -248,25 +262,30 @@ fn measure(sc: &Scenario, repeat: usize) -> Measured {
     let goodput_bps = r.flows.iter().map(|f| f.throughput_bps).sum();
     let events = r.events;
     drop(r);
-    let pending = mean_pending(sc, events);
-    // A fixed number of pop + push operations: a stable mean whatever the case's size.
-    const FLOOR_OPS: u64 = 4_000_000;
-    let floor_ns = floor_ns_per_op(pending.round() as usize, FLOOR_OPS);
-    Measured { wall: best, cpu: best_cpu, events, bn_packets, bn_cells, peak_bytes, pending, floor_ns, goodput_bps }
+    let (pending, floor_ns) = if with_pending {
+        let pending = mean_pending(sc, events);
+        // A fixed number of pop + push operations: a stable mean whatever the case's size.
+        const FLOOR_OPS: u64 = 4_000_000;
+        (Some(pending), Some(floor_ns_per_op(pending.round() as usize, FLOOR_OPS)))
+    } else {
+        (None, None)
+    };
+    Measured { wall: best, cpu: best_cpu, events, bn_packets, bn_cells, peak_bytes, pending, floor_ns, goodput_bps, run_allocs }
 }
 
 fn header() {
     println!(
-        "{:<28} {:>8} {:>8} {:>11} {:>7} {:>8} {:>9} {:>9} {:>9} {:>8} {:>8} {:>6}",
-        "case", "wall s", "cpu s", "events", "Mev/s", "ev/bnpkt", "ns/bnpkt", "cells/s", "peak MB", "pending", "floor ns", "xfloor"
+        "{:<28} {:>8} {:>8} {:>11} {:>7} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>6}",
+        "case", "wall s", "cpu s", "events", "Mev/s", "ev/bnpkt", "ns/bnpkt", "cells/s", "peak MB", "alloc/pkt", "pending", "floor ns", "xfloor"
     );
 }
 
 fn row(name: &str, m: &Measured) {
     let ns_per_event = m.cpu * 1e9 / m.events.max(1) as f64;
     let cells = m.bn_cells.map(|c| format!("{:.1}M", c as f64 / m.cpu / 1e6)).unwrap_or_else(|| "-".into());
+    let opt = |v: Option<f64>, prec: usize| v.map(|v| format!("{v:.prec$}")).unwrap_or_else(|| "-".into());
     println!(
-        "{:<28} {:>8.3} {:>8.3} {:>11} {:>7.2} {:>8.2} {:>9.0} {:>9} {:>9.1} {:>8.0} {:>8.1} {:>6.1}",
+        "{:<28} {:>8.3} {:>8.3} {:>11} {:>7.2} {:>8.2} {:>9.0} {:>9} {:>9.1} {:>9.4} {:>8} {:>8} {:>6}",
         name,
         m.wall,
         m.cpu,
@@ -276,9 +295,10 @@ fn row(name: &str, m: &Measured) {
         m.cpu * 1e9 / m.bn_packets.max(1) as f64,
         cells,
         m.peak_bytes as f64 / 1e6,
-        m.pending,
-        m.floor_ns,
-        ns_per_event / m.floor_ns
+        m.run_allocs as f64 / m.bn_packets.max(1) as f64,
+        opt(m.pending, 0),
+        opt(m.floor_ns, 1),
+        opt(m.floor_ns.map(|f| ns_per_event / f), 1)
     );
 }
 
@@ -292,8 +312,9 @@ fn main() {
     let mut sets = Vec::new();
     let mut repeat = 3;
     let mut scale = false;
-    let mut flows: Vec<u64> = vec![10, 100, 1000, 10000];
-    let mut duration = "20s".to_string();
+    let mut flows: Vec<u64> = vec![10, 100, 1000, 10_000, 100_000];
+    let mut duration = "5s".to_string();
+    let mut with_pending = true;
     let mut kv = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -305,6 +326,7 @@ fn main() {
                 sets.push((k.to_string(), parse_override_value(v)));
             }
             "--scale" => scale = true,
+            "--no-pending" => with_pending = false,
             "--kv" => kv = true,
             "--flows" => flows = args.next().expect("--flows N,N,...").split(',').map(|v| v.parse().expect("--flows N,N,...")).collect(),
             "--duration" => duration = args.next().expect("--duration 5s"),
@@ -341,22 +363,26 @@ fn main() {
             let dur = format!("\"{duration}\"");
             let sets = ov(&[("topology.pairs", &pairs), ("links.bottleneck.rate", &rate), ("tcp.mss", "1024"), ("app.stagger", &stagger), ("run.duration", &dur)]);
             let sc = load_case(&format!("{root}geo-dumbbell-droptail.toml"), &sets);
-            let m = measure(&sc, repeat);
+            let m = measure(&sc, repeat, with_pending);
             row(&format!("N = {n}"), &m);
             rows.push((n, m));
         }
         println!();
-        println!("{:>8} {:>12} {:>12} {:>12} {:>10} {:>14}", "flows", "cpu ns/bnpkt", "vs smallest", "floor ns/op", "kB/flow", "goodput/flow");
+        println!(
+            "{:>8} {:>12} {:>12} {:>12} {:>12} {:>10} {:>14}",
+            "flows", "cpu ns/bnpkt", "vs smallest", "floor ns/op", "alloc/bnpkt", "B/flow", "goodput/flow"
+        );
         let base = rows.first().map(|(_, m)| m.cpu * 1e9 / m.bn_packets.max(1) as f64).unwrap_or(1.0);
         for (n, m) in &rows {
             let c = m.cpu * 1e9 / m.bn_packets.max(1) as f64;
             println!(
-                "{:>8} {:>12.0} {:>11.2}x {:>12.1} {:>10.2} {:>10.0} kbps",
+                "{:>8} {:>12.0} {:>11.2}x {:>12} {:>12.4} {:>10.0} {:>10.0} kbps",
                 n,
                 c,
                 c / base,
-                m.floor_ns,
-                m.peak_bytes as f64 / *n as f64 / 1e3,
+                m.floor_ns.map(|f| format!("{f:.1}")).unwrap_or_else(|| "-".into()),
+                m.run_allocs as f64 / m.bn_packets.max(1) as f64,
+                m.peak_bytes as f64 / *n as f64,
                 m.goodput_bps / *n as f64 / 1e3
             );
         }
@@ -376,7 +402,7 @@ fn main() {
         header();
         for (name, f, sets) in &cases {
             let sc = load_case(f, sets);
-            row(name, &measure(&sc, repeat));
+            row(name, &measure(&sc, repeat, with_pending));
         }
     }
     if let Some(kb) = vm_hwm_kb() {

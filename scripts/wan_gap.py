@@ -1,11 +1,14 @@
 """Measure a candidate mechanism for the main study's WAN gap on all 72 cells (issue 11).
 
-    .venv/bin/python scripts/wan_gap.py NAME [--set key=value ...]
+    .venv/bin/python scripts/wan_gap.py NAME [--set key=value ...] [--buffer-minus CELLS]
 
 Runs the 72 cells of `python/sattcp/studies/kota-www.toml` (WAN, MEO, GEO x 4 flavours x EPD/SD
 x 0.5/1/2 RTT buffers, seed 1, 100 s) with the overrides given, and prints per link type the
 mean efficiency (baseline, candidate, paper) and the cells the WAN gap is about (Vanilla and
 Reno at 0.5 RTT), then every cell. Nothing is tuned: the overrides are the mechanism's.
+`--buffer-minus CELLS` runs the candidate with every cell's buffer CELLS cells smaller (a bound
+on mechanisms that take that many cells of the buffer, e.g. other ports of a shared-memory
+switch).
 """
 
 from __future__ import annotations
@@ -33,9 +36,10 @@ def cells() -> list[tuple[str, str, str, int]]:
     return [(link, f, p, i) for link in BUFFERS for f in FLAVOURS for p in POLICIES for i in range(3)]
 
 
-def run(args: tuple[tuple[str, str, str, int], dict]) -> float:
-    (link, f, p, i), extra = args
-    ov = {"tcp.flavor": f, "switch.policy": p, "switch.buffer": BUFFERS[link][i], **extra}
+def run(args: tuple[tuple[str, str, str, int], dict, int]) -> float:
+    (link, f, p, i), extra, minus = args
+    cells = int(BUFFERS[link][i].removesuffix("cells")) - minus
+    ov = {"tcp.flavor": f, "switch.policy": p, "switch.buffer": f"{cells}cells", **extra}
     return sattcp.run(ROOT / f"scenarios/kota-{link.lower()}.toml", seed=1, overrides=ov).summary["efficiency"]
 
 
@@ -62,14 +66,16 @@ def main() -> None:
     ap.add_argument("name")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--buffer-minus", type=int, default=0, metavar="CELLS")
     a = ap.parse_args()
     extra = {k: parse_value(v) for k, v in (s.split("=", 1) for s in a.set)}
     cs = cells()
     with ProcessPoolExecutor(a.jobs) as ex:
-        base = dict(zip(cs, ex.map(run, [(c, {}) for c in cs]), strict=True))
-        cand = dict(zip(cs, ex.map(run, [(c, extra) for c in cs]), strict=True)) if extra else base
+        base = dict(zip(cs, ex.map(run, [(c, {}, 0) for c in cs]), strict=True))
+        changed = extra or a.buffer_minus
+        cand = dict(zip(cs, ex.map(run, [(c, extra, a.buffer_minus) for c in cs]), strict=True)) if changed else base
     pap = paper()
-    print(f"candidate {a.name}: {extra}")
+    print(f"candidate {a.name}: {extra}, buffers {a.buffer_minus} cells smaller")
     print(
         "| link | mean efficiency: ours | with candidate | paper | WAN-style cells: Vanilla/Reno 0.5 RTT EPD, ours -> candidate (paper) |"
     )

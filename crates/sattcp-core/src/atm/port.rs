@@ -162,9 +162,12 @@ pub struct PortStats {
     pub frames_truncated: u64,
     /// Highest occupancy seen, in cells.
     pub peak_occupancy: u32,
-    /// Integral of the occupancy over time, in cell-nanoseconds, up to `last_change`.
-    pub occupancy_area: u128,
-    pub last_change: SimTime,
+    /// Sum of the times at which the accepted cells entered, and at which the departed cells
+    /// left, in nanoseconds: the integral of the occupancy from 0 to `now` is
+    /// `departed_time_sum + occupancy x now - accepted_time_sum` (each cell counts the time it
+    /// spent buffered), which costs one addition per cell instead of a multiplication.
+    pub accepted_time_sum: u128,
+    pub departed_time_sum: u128,
 }
 
 impl PortStats {
@@ -293,26 +296,20 @@ impl AtmPort {
     pub fn front(&self) -> Option<&Cell> {
         self.fifo.front()
     }
-    /// Time-weighted mean occupancy in cells from time 0 to `now`.
+    /// Time-weighted mean occupancy in cells from time 0 to `now` (not before the last cell
+    /// accepted or departed).
     pub fn mean_occupancy(&self, now: SimTime) -> f64 {
         if now.0 == 0 {
             return self.occupancy() as f64;
         }
-        let area = self.stats.occupancy_area + self.occupancy() as u128 * now.saturating_sub(self.stats.last_change).0 as u128;
+        let area = (self.stats.departed_time_sum + self.occupancy() as u128 * now.0 as u128).saturating_sub(self.stats.accepted_time_sum);
         area as f64 / now.0 as f64
     }
 
-    #[inline]
-    fn account_time(&mut self, now: SimTime) {
-        let dt = now.saturating_sub(self.stats.last_change).0;
-        self.stats.occupancy_area += self.fifo.len() as u128 * dt as u128;
-        if now > self.stats.last_change {
-            self.stats.last_change = now;
-        }
-    }
-
     /// Offers an arriving cell to the buffer at time `now`.
-    #[inline]
+    // Always inlined: the switch port calls it once per cell, and the call's register saves
+    // and restores were about 15 instructions per cell (callgrind, kota-geo).
+    #[inline(always)]
     pub fn arrive(&mut self, now: SimTime, cell: Cell) -> Verdict {
         let vc = cell.vc as usize;
         if vc >= self.vcs.len() {
@@ -391,7 +388,7 @@ impl AtmPort {
 
         match verdict {
             Verdict::Accepted => {
-                self.account_time(now);
+                self.stats.accepted_time_sum += now.0 as u128;
                 let s = &mut self.vcs[vc];
                 s.occupancy += 1;
                 if s.occupancy == 1 {
@@ -444,7 +441,7 @@ impl AtmPort {
         if self.fifo.is_empty() {
             return None;
         }
-        self.account_time(now);
+        self.stats.departed_time_sum += now.0 as u128;
         let cell = self.fifo.pop_front()?;
         let s = &mut self.vcs[cell.vc as usize];
         s.occupancy -= 1;

@@ -29,7 +29,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use super::aal5::{cell_end_time, CellClock};
+use super::aal5::{cell_end_time, CellClock, CellRun};
 use super::cell::{Cell, VcId};
 use super::port::AtmPort;
 use crate::time::{Rate, SimTime};
@@ -56,11 +56,16 @@ struct Input {
     period_start: SimTime,
     scheduled_in_period: u64,
     tail_end: SimTime,
+    /// The arrival of the front frame's next cell (`cell_time` of it), stepped cell by cell.
+    cursor: CellRun,
 }
 
 impl Input {
-    fn cell_time(&self, f: &PendingFrame) -> SimTime {
-        cell_end_time(f.period_start, self.rate, f.first_k + f.next as u64)
+    /// Points the cursor at the front frame's next cell and returns its arrival time.
+    fn aim(&mut self) -> Option<SimTime> {
+        let f = self.frames.front()?;
+        self.cursor = CellRun::new(f.period_start, self.rate, f.first_k + f.next as u64);
+        Some(self.cursor.end())
     }
 }
 
@@ -71,7 +76,11 @@ pub struct SwitchPort {
     out: CellClock,
     in_tx: Option<Cell>,
     inputs: Vec<Input>,
-    /// Next cell arrival per input with cells pending: (time, input).
+    /// The earliest next cell arrival of all inputs with cells pending, (time, input), kept
+    /// out of `arrivals`: while one input's frame arrives and no other input's cell comes
+    /// first, its cells follow one another without a heap operation per cell.
+    head: Option<(SimTime, InputId)>,
+    /// The next cell arrival of every other input with cells pending: (time, input).
     arrivals: BinaryHeap<Reverse<(SimTime, InputId)>>,
     /// Arrival times of the EOF cells still to arrive.
     eof_arrivals: BinaryHeap<Reverse<SimTime>>,
@@ -90,6 +99,7 @@ impl SwitchPort {
             out: CellClock::new(out_rate),
             in_tx: None,
             inputs: Vec::new(),
+            head: None,
             arrivals: BinaryHeap::new(),
             eof_arrivals: BinaryHeap::new(),
             eofs: VecDeque::new(),
@@ -107,6 +117,7 @@ impl SwitchPort {
             period_start: SimTime::ZERO,
             scheduled_in_period: 0,
             tail_end: SimTime::ZERO,
+            cursor: CellRun::new(SimTime::ZERO, rate, 0),
         });
         (self.inputs.len() - 1) as InputId
     }
@@ -136,10 +147,25 @@ impl SwitchPort {
         inp.scheduled_in_period += n_cells as u64;
         inp.tail_end = cell_end_time(inp.period_start, inp.rate, inp.scheduled_in_period - 1);
         self.eof_arrivals.push(Reverse(inp.tail_end));
-        if inp.frames.is_empty() {
-            self.arrivals.push(Reverse((inp.cell_time(&f), input)));
-        }
+        let was_idle = inp.frames.is_empty();
         inp.frames.push_back(f);
+        if was_idle {
+            let t = inp.aim().expect("the frame just queued");
+            self.push_arrival((t, input));
+        }
+    }
+
+    /// Adds an input's next cell arrival to the pending ones.
+    #[inline]
+    fn push_arrival(&mut self, a: (SimTime, InputId)) {
+        match self.head {
+            Some(h) if h < a => self.arrivals.push(Reverse(a)),
+            Some(h) => {
+                self.arrivals.push(Reverse(h));
+                self.head = Some(a);
+            }
+            None => self.head = Some(a),
+        }
     }
 
     /// When the engine must next call [`advance`](Self::advance) so that no frame completion is
@@ -159,7 +185,7 @@ impl SwitchPort {
     pub fn advance(&mut self, until: SimTime, mut emit: impl FnMut(SimTime, Cell)) {
         loop {
             let dep = self.in_tx.map(|_| self.out.busy_until());
-            let arr = self.arrivals.peek().map(|r| r.0 .0);
+            let arr = self.head.map(|h| h.0);
             match (dep, arr) {
                 (Some(d), a) if d <= until && a.is_none_or(|a| d <= a) => self.finish_departure(d, &mut emit),
                 (_, Some(a)) if a <= until => self.next_arrival(),
@@ -190,19 +216,30 @@ impl SwitchPort {
         }
     }
 
-    #[inline]
+    // Always inlined into `advance`, its only caller (one call per cell).
+    #[inline(always)]
     fn next_arrival(&mut self) {
-        let Reverse((t, input)) = self.arrivals.pop().expect("an arrival");
+        let (t, input) = self.head.expect("an arrival");
         let inp = &mut self.inputs[input as usize];
         let f = inp.frames.front_mut().expect("a frame arriving");
         let cell = Cell::of_frame(f.vc, f.frame, f.next, f.n_cells);
         f.next += 1;
-        if f.next == f.n_cells {
+        let next = if f.next == f.n_cells {
             inp.frames.pop_front();
-        }
-        if let Some(f) = inp.frames.front() {
-            self.arrivals.push(Reverse((inp.cell_time(f), input)));
-        }
+            inp.aim()
+        } else {
+            inp.cursor.step();
+            Some(inp.cursor.end())
+        };
+        // The new earliest arrival: this input's next cell if it still comes first (ties
+        // between inputs go to the lower input, as the heap orders them), else the heap's top.
+        self.head = match next {
+            Some(n) => match self.arrivals.peek_mut() {
+                Some(mut top) if top.0 < (n, input) => Some(std::mem::replace(&mut *top, Reverse((n, input))).0),
+                _ => Some((n, input)),
+            },
+            None => self.arrivals.pop().map(|r| r.0),
+        };
         if cell.is_eof() {
             let Reverse(e) = self.eof_arrivals.pop().expect("an EOF arrival");
             debug_assert_eq!(e, t);

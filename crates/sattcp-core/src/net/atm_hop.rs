@@ -16,7 +16,7 @@
 //! Drop decisions made here: the port's policy (`atm::port`, per cell: tail drop, PPD, EPD, SD,
 //! FBA) and the reassembly of frames that lost or corrupted a cell ([`AtmHop::wake`]).
 
-use crate::atm::{cell_time, cells_for_ip, AtmPort, Cell, DropPolicy, DropReason, Reassembled, Reassembler, SwitchPort, CELL_BYTES};
+use crate::atm::{cell_time, cells_for_ip, AtmPort, DropPolicy, DropReason, Reassembled, Reassembler, SwitchPort, CELL_BYTES};
 use crate::engine::queue::TimerSlot;
 use crate::engine::rng::Rng;
 use crate::metrics::result::LinkResult;
@@ -64,7 +64,6 @@ pub struct AtmHop {
     egress_cell: SimTime,
     /// The output link's cell rate.
     pub cell_rate: Rate,
-    cells: Vec<(SimTime, Cell)>,
 }
 
 /// How to build an [`AtmHop`].
@@ -109,7 +108,6 @@ impl AtmHop {
             egress_delay: spec.out_delay + cell_time(spec.egress_rate) + spec.egress_delay,
             egress_cell: cell_time(spec.egress_rate),
             cell_rate: spec.out_rate,
-            cells: Vec::with_capacity(256),
         })
     }
 
@@ -137,16 +135,15 @@ impl AtmHop {
         if !self.slot.fire(now) {
             return None;
         }
-        let cells = &mut self.cells;
-        cells.clear();
-        self.port.advance(now, |t, c| cells.push((t, c)));
-        for &(t, mut cell) in cells.iter() {
+        // Each cell is reassembled as the port emits it (no buffer of the cells in between:
+        // the port's cell path does not depend on what happens to the cells after they leave).
+        self.port.advance(now, |t, mut cell| {
             if self.p_cell_error > 0.0 && self.errors.bernoulli(self.p_cell_error) {
                 cell.corrupt();
                 self.cells_corrupted += 1;
             }
             let (last, delivered) = match self.reasm.receive(cell) {
-                Reassembled::Pending => continue,
+                Reassembled::Pending => return,
                 Reassembled::Frame { frame, .. } => (frame as u32, true),
                 Reassembled::Discarded { frame, .. } => (frame as u32, false),
             };
@@ -170,7 +167,7 @@ impl AtmHop {
             } else {
                 fate(FrameFate::Lost { pkt: last });
             }
-        }
+        });
         self.slot.arm(self.port.poll_at().map(|t| t.max(now)))
     }
 

@@ -7,17 +7,23 @@
 //!   in flight wait in a FIFO and only the head is in the event queue.
 //! - [`Hop::Atm`]: an ATM switch port fed by host access links and followed by the output link
 //!   and the far hosts' reassembly (`net::atm_hop`), advanced by wake-ups about twice a frame.
+//! - [`Hop::Moving`]: an IP link whose delay (rate, BER) changes over time (`net::schedule`).
+//! - [`Hop::Custom`]: any other kind, defined outside this crate's hop code by implementing
+//!   [`HopModel`] (a test's toy, an experiment's middlebox). One virtual call per packet event
+//!   for that kind only: the built-in kinds above keep their static dispatch.
 //!
 //! Each kind answers the same questions: offer a packet ([`Hop::offer`]), what its scheduled
 //! event does ([`Hop::arrive`] for links, [`Hop::wake`] for ports), its maximum TCP goodput C
 //! ([`Hop::capacity_bps`], the one place C is computed), and its results.
 //!
-//! Adding a kind: a variant here, its `offer`, its event (`arrive` or `wake`), `capacity_bps`
-//! and `report`; the world calls only these.
+//! Adding a kind: for one that the crate's scenarios select, a variant here, its `offer`, its
+//! event (`arrive` or `wake`), `capacity_bps` and `report`; for any other, a type implementing
+//! [`HopModel`] put into the network as `Hop::Custom` (`Simulation::with_parts`). The world
+//! calls only these; it never names a hop kind (`tests/nodes.rs` adds one without touching it).
 
 use super::atm_hop::{AtmHop, FrameFate};
 use super::link::{Admit, Link};
-use super::packet::{Packet, IP_HEADER, TCP_HEADER};
+use super::packet::{NodeId, Packet, IP_HEADER, TCP_HEADER};
 use super::schedule::MovingHop;
 use crate::atm::max_goodput_bps;
 use crate::metrics::result::LinkResult;
@@ -56,6 +62,67 @@ pub enum Hop {
     Atm(Box<AtmHop>),
     /// An IP link whose delay (rate, BER) changes over time and may reorder (net::schedule).
     Moving(Box<MovingHop>),
+    /// A kind defined elsewhere ([`HopModel`]), dispatched by a virtual call.
+    Custom(Box<dyn HopModel>),
+}
+
+/// A hop kind defined outside this file: the questions every hop answers (see [`Hop`]'s
+/// methods of the same names), through a virtual call. A custom hop carries packets as a link
+/// does (its [`arrive`](HopModel::arrive) events deliver its packets in the order it returns
+/// them, the head's time each) or as a port does (its [`wake`](HopModel::wake) hands each
+/// packet's fate to the world); it usually serialises onto one of the world's `links`, whose
+/// statistics become its results. It drops a packet by returning [`Admit::Dropped`] from
+/// `offer` (counted by whoever decided it: `Link::enqueue` counts its own; a hop's own policy
+/// counts in its link's `stats`) or [`FrameFate::Lost`] from `wake`. (`Send + Sync`: a
+/// simulation moves between threads in the Python bindings.)
+pub trait HopModel: Send + Sync {
+    /// Offers packet `pkt` (`p`) at `now` on `input`: accept or drop it, and say what the world
+    /// must schedule (`Next::Arrive` for the head of a FIFO, `Next::Wake` for internal work).
+    fn offer(&mut self, now: SimTime, input: u32, pkt: u32, p: &mut Packet, links: &mut [Link]) -> Offered;
+
+    /// Its head packet reached the far node at `now` (after a `Next::Arrive`): the packet, the
+    /// node, and the next arrival to schedule. `None`: a stale event, nothing arrives.
+    fn arrive(&mut self, now: SimTime, links: &[Link]) -> Option<(u32, NodeId, Option<SimTime>)> {
+        let _ = (now, links);
+        None
+    }
+
+    /// A wake-up it asked for (`Next::Wake`) at `now`: report each packet's fate, return the
+    /// next wake-up.
+    fn wake(&mut self, now: SimTime, links: &mut [Link], fate: &mut dyn FnMut(FrameFate)) -> Option<SimTime> {
+        let _ = (now, links, fate);
+        None
+    }
+
+    /// C for segments of `mss` bytes; by default that of an IP link at its output link's rate.
+    fn capacity_bps(&self, links: &[Link], mss: u32) -> f64 {
+        ip_goodput_bps(&links[self.out_link() as usize], mss)
+    }
+
+    /// The link whose figures this hop gives.
+    fn out_link(&self) -> LinkId;
+
+    /// The link a packet entering through `input` is serialised on first.
+    fn first_link(&self, input: u32) -> LinkId {
+        let _ = input;
+        self.out_link()
+    }
+
+    /// Closes its statistics at the end of the run.
+    fn close(&mut self, end: SimTime) {
+        let _ = end;
+    }
+
+    /// Writes what it knows into its output link's result.
+    fn report(&self, lr: &mut LinkResult, end: SimTime) {
+        let _ = (lr, end);
+    }
+}
+
+/// C of an IP link: rate x MSS / (MSS + 40), the rate left after TCP/IP headers.
+fn ip_goodput_bps(link: &Link, mss: u32) -> f64 {
+    let mss = mss as f64;
+    link.rate.as_bps() as f64 * mss / (mss + (IP_HEADER + TCP_HEADER) as f64)
 }
 
 /// What the world must schedule after a hop accepted a packet.
@@ -111,6 +178,7 @@ impl Hop {
                 }
                 Offered { admit, next: next.map_or(Next::Nothing, Next::Arrive) }
             }
+            Hop::Custom(c) => c.offer(now, input, pkt, p, links),
         }
     }
 
@@ -126,15 +194,17 @@ impl Hop {
             }
             Hop::Moving(m) => m.flight.arrive(now).map(|(pkt, next)| (pkt, links[m.link as usize].to, next)),
             Hop::Atm(_) => unreachable!("ATM hops deliver through wake"),
+            Hop::Custom(c) => c.arrive(now, links),
         }
     }
 
     /// A wake-up of a hop that moves packets internally (ATM port) at `now`. Reports each
     /// frame's fate; returns the next wake-up.
-    pub fn wake(&mut self, now: SimTime, links: &mut [Link], fate: impl FnMut(FrameFate)) -> Option<SimTime> {
+    pub fn wake(&mut self, now: SimTime, links: &mut [Link], mut fate: impl FnMut(FrameFate)) -> Option<SimTime> {
         match self {
             Hop::Link(_) | Hop::Moving(_) => None,
             Hop::Atm(a) => a.wake(now, links, fate),
+            Hop::Custom(c) => c.wake(now, links, &mut fate),
         }
     }
 
@@ -143,11 +213,9 @@ impl Hop {
     /// overheads on an ATM port (seed 000 §4.3, `atm::max_goodput_bps`).
     pub fn capacity_bps(&self, links: &[Link], mss: u32) -> f64 {
         match self {
-            Hop::Link(_) | Hop::Moving(_) => {
-                let mss = mss as f64;
-                links[self.out_link() as usize].rate.as_bps() as f64 * mss / (mss + (IP_HEADER + TCP_HEADER) as f64)
-            }
+            Hop::Link(_) | Hop::Moving(_) => ip_goodput_bps(&links[self.out_link() as usize], mss),
             Hop::Atm(a) => max_goodput_bps(a.cell_rate, mss as u64),
+            Hop::Custom(c) => c.capacity_bps(links, mss),
         }
     }
 
@@ -157,6 +225,7 @@ impl Hop {
             Hop::Link(h) => h.link,
             Hop::Atm(a) => a.out_link,
             Hop::Moving(m) => m.link,
+            Hop::Custom(c) => c.out_link(),
         }
     }
 
@@ -167,21 +236,24 @@ impl Hop {
             Hop::Link(h) => h.link,
             Hop::Atm(a) => a.ingress(input),
             Hop::Moving(m) => m.link,
+            Hop::Custom(c) => c.first_link(input),
         }
     }
 
     /// Cells buffered by a port (for traces), `None` for links.
     pub fn queue_cells(&self) -> Option<f64> {
         match self {
-            Hop::Link(_) | Hop::Moving(_) => None,
+            Hop::Link(_) | Hop::Moving(_) | Hop::Custom(_) => None,
             Hop::Atm(a) => Some(a.occupancy() as f64),
         }
     }
 
     /// Closes the statistics at the end of the run.
     pub fn close(&mut self, end: SimTime) {
-        if let Hop::Atm(a) = self {
-            a.close(end);
+        match self {
+            Hop::Atm(a) => a.close(end),
+            Hop::Custom(c) => c.close(end),
+            Hop::Link(_) | Hop::Moving(_) => {}
         }
     }
 
@@ -193,6 +265,7 @@ impl Hop {
             Hop::Moving(m) if m.flight.stats.drops_no_route > 0 => {
                 lr.drops_by_reason.insert("no_route".into(), m.flight.stats.drops_no_route);
             }
+            Hop::Custom(c) => c.report(lr, end),
             _ => {}
         }
     }

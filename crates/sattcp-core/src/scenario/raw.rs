@@ -221,6 +221,7 @@ pub struct RawNs2 {
     pub sack_dupack_needs_news: Option<bool>,
     pub rfc2988_rto: Option<bool>,
     pub tick_phase: Option<Val>,
+    pub random_tick_phase: Option<bool>,
     pub sack_option_bytes: Option<bool>,
     pub precision_reduce: Option<bool>,
     pub drop_tail_ns2: Option<bool>,

@@ -119,6 +119,7 @@ fn fill_tcp(tcp: &mut RawTcp, t: &TcpConfig) {
     fill(&mut rn.sack_dupack_needs_news, n.sack_dupack_needs_news);
     fill(&mut rn.rfc2988_rto, n.rfc2988_rto);
     fill(&mut rn.tick_phase, dur(n.tick_phase));
+    fill(&mut rn.random_tick_phase, n.random_tick_phase);
     fill(&mut rn.sack_option_bytes, n.sack_option_bytes);
     fill(&mut rn.precision_reduce, n.precision_reduce);
     fill(&mut rn.drop_tail_ns2, n.drop_tail_ns2);

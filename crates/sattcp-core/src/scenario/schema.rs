@@ -129,6 +129,7 @@ pub const KEYS: &[Key] = &[
     key!("tcp.ns2.rfc2988_rto", "boolean", "", Dflt::Value("false"), "", "", "ns-2 rfc2988_: an RTO below min_rto becomes min_rto before the backoff multiplies."),
     key!("tcp.ns2.tick_phase", "duration", DURATION_UNITS, Dflt::Value("\"0s\""), ">= 0 (taken modulo the tick)", "", "ns-2 boot_time_: phase of the RTT tick grid."),
     key!("tcp.ns2.sack_option_bytes", "boolean", "", Dflt::Value("false"), "", "", "ns-2's SACK sink adds 8 bytes per SACK block to the ACK."),
+    key!("tcp.ns2.random_tick_phase", "boolean", "", Dflt::Value("false"), "", "", "ns-2 boot_time_ per sender: tick phase uniform in [0, tick) from the stream tcp/boot_time (overrides tick_phase)."),
     key!("tcp.ns2.precision_reduce", "boolean", "", Dflt::Value("false"), "", "", "ns-2 precisionReduce_: a fast retransmit halves the fractional window (cwnd_ = windowd()/2); needs window_arith."),
     key!("tcp.ns2.drop_tail_ns2", "boolean", "", Dflt::Value("false"), "", "", "ns-2's DropTail limit N = N - 1 waiting + 1 in service (ours: N waiting)."),
     // [app]

@@ -8,6 +8,63 @@ use crate::net::packet::{IP_HEADER, TCP_HEADER};
 use crate::tcp::{config::flavor, CcKind, RecoveryKind, TcpConfig};
 use crate::time::{parse_duration, parse_rate, parse_size, Rate, SimTime, Size};
 
+/// A scenario keyword: an enum each of whose values has one name in scenario files. Parsing
+/// (`Ctx::keyword`) and the allowed names in error messages both come from [`Keyword::ALL`]
+/// and [`Keyword::name`], which [`keywords!`] declares together from one list (`name` is an
+/// exhaustive match: a variant added without a name does not compile).
+pub trait Keyword: Copy + 'static {
+    /// Every value, in the order messages list them.
+    const ALL: &'static [Self];
+    /// The value's name in scenario files.
+    fn name(self) -> &'static str;
+    /// The value named `s`.
+    fn from_name(s: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|k| k.name() == s)
+    }
+    /// Every name, in order.
+    fn names() -> Vec<&'static str> {
+        Self::ALL.iter().map(|k| k.name()).collect()
+    }
+}
+
+/// `keywords!(Enum { Variant = "name", ... })`: implements [`Keyword`] for a unit enum.
+macro_rules! keywords {
+    ($t:ident { $($v:ident = $n:literal),+ $(,)? }) => {
+        impl Keyword for $t {
+            const ALL: &'static [Self] = &[$($t::$v),+];
+            fn name(self) -> &'static str {
+                match self {
+                    $($t::$v => $n),+
+                }
+            }
+        }
+    };
+}
+
+/// `topology.kind`: the kinds of [`Topology`] ([`Topology::kind`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TopologyKind {
+    Dumbbell,
+    Path,
+    Graph,
+    Gateway,
+}
+keywords!(TopologyKind { Dumbbell = "dumbbell", Path = "path", Graph = "graph", Gateway = "gateway" });
+
+/// `switch.kind`: the kinds of [`SwitchKind`] ([`SwitchKind::name_of`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum SwitchKindName {
+    DropTail,
+    Atm,
+}
+keywords!(SwitchKindName { DropTail = "droptail", Atm = "atm" });
+
+// Keywords of enums defined with the models they select.
+use crate::orbit::route::Mode;
+keywords!(Mode { Isl = "isl", BentPipe = "bentpipe" });
+keywords!(FirstBatch { Staggered = "staggered", AtZero = "zero" });
+keywords!(Truncation { Clamp = "clamp", Resample = "resample" });
+
 mod moving;
 pub use moving::{fill_constellation, ConstellationRun};
 
@@ -75,6 +132,16 @@ pub enum SwitchKind {
     Atm { policy: DropPolicy },
 }
 
+impl SwitchKind {
+    /// Its `switch.kind`.
+    pub fn name_of(&self) -> SwitchKindName {
+        match self {
+            SwitchKind::DropTail => SwitchKindName::DropTail,
+            SwitchKind::Atm { .. } => SwitchKindName::Atm,
+        }
+    }
+}
+
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct SwitchSpec {
     pub kind: SwitchKind,
@@ -96,6 +163,28 @@ pub enum AppSpec {
     Www { params: Box<WwwParams> },
     /// NetPIPE's ping-pong (seed 003, `app::pingpong`) on host pair 0.
     PingPong(PingPongSpec),
+}
+
+/// `app.kind`: the kinds of [`AppSpec`] ([`AppSpec::kind`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum AppKind {
+    Bulk,
+    Transfer,
+    Www,
+    PingPong,
+}
+keywords!(AppKind { Bulk = "bulk", Transfer = "transfer", Www = "www", PingPong = "pingpong" });
+
+impl AppSpec {
+    /// Its `app.kind`.
+    pub fn kind(&self) -> AppKind {
+        match self {
+            AppSpec::Bulk { .. } => AppKind::Bulk,
+            AppSpec::Transfer { .. } => AppKind::Transfer,
+            AppSpec::Www { .. } => AppKind::Www,
+            AppSpec::PingPong(_) => AppKind::PingPong,
+        }
+    }
 }
 
 /// `[app] kind = "pingpong"`: NetPIPE's schedule of block sizes (or an explicit list) and the
@@ -172,6 +261,16 @@ pub const MAX_DURATION: SimTime = SimTime::from_secs(1_000_000);
 pub const MAX_HOPS: usize = 1000;
 
 impl Topology {
+    /// Its `topology.kind`.
+    pub fn kind(&self) -> TopologyKind {
+        match self {
+            Topology::Dumbbell { .. } => TopologyKind::Dumbbell,
+            Topology::Path { .. } => TopologyKind::Path,
+            Topology::Gateway(_) => TopologyKind::Gateway,
+            Topology::Graph(_) => TopologyKind::Graph,
+        }
+    }
+
     /// The bottleneck link: the dumbbell's router-to-router link, or a path's slowest hop
     /// (`None` for a path without hops, which validation rejects).
     pub fn bottleneck(&self) -> Option<&LinkSpec> {
@@ -324,6 +423,17 @@ impl Ctx {
         if too_small {
             self.err(path, format!("must hold at least one packet ({packet} bytes at MSS {mss})"), got);
         }
+    }
+
+    /// The keyword at `path` (`default` if absent); None after reporting an unknown name with
+    /// the allowed ones ("must be \"a\", \"b\" or \"c\"", from [`Keyword::names`]).
+    fn keyword<K: Keyword>(&mut self, path: &str, v: Option<&str>, default: K) -> Option<K> {
+        let Some(s) = v else { return Some(default) };
+        let k = K::from_name(s);
+        if k.is_none() {
+            self.err(path, one_of(&K::names()), format!("{s:?}"));
+        }
+        k
     }
 
     fn duration(&mut self, path: &str, v: Option<&Val>, default: SimTime) -> SimTime {
@@ -599,6 +709,7 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
         w.tick_phase = c.duration(&format!("{p}.ns2.tick_phase"), n.tick_phase.as_ref(), phase);
         set(&mut w.sack_option_bytes, n.sack_option_bytes);
         set(&mut w.precision_reduce, n.precision_reduce);
+        set(&mut w.random_tick_phase, n.random_tick_phase);
         set(&mut w.drop_tail_ns2, n.drop_tail_ns2);
     }
     tcp
@@ -608,8 +719,6 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
 /// together they reach every recovery).
 pub const FLAVORS: [&str; 7] = ["vanilla", "tahoe", "reno", "newreno", "sack", "newreno_rfc6582", "sack_rfc6675"];
 
-/// The names of an enum's variants as serde spells them (derived from the enum: its
-/// deserialiser lists them when given a name it does not know).
 /// Most entries in `app.blocks`, and most repeats: a schedule beyond these would never finish.
 const MAX_PINGPONG_BLOCKS: usize = 100_000;
 const MAX_PINGPONG_REPEATS: i64 = 1_000_000;
@@ -703,6 +812,8 @@ fn pingpong_keys_absent(c: &mut Ctx, a: &RawApp) {
     }
 }
 
+/// The names of an enum's variants as serde spells them (derived from the enum: its
+/// deserialiser lists them when given a name it does not know).
 pub fn variant_names<T: serde::de::DeserializeOwned>() -> Vec<String> {
     let msg = match serde_json::from_value::<T>(serde_json::Value::String("\u{0}".into())) {
         Err(e) => e.to_string(),
@@ -717,8 +828,6 @@ pub fn variant_name<T: serde::Serialize>(v: T) -> String {
     serde_json::to_value(v).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
 }
 
-/// `topology.kind` names (the kinds of [`Topology`]).
-pub const TOPOLOGY_KINDS: [&str; 4] = ["dumbbell", "path", "graph", "gateway"];
 
 /// Most nodes in a graph topology: every node keeps a route to every node.
 pub const MAX_GRAPH_NODES: usize = 1000;
@@ -846,13 +955,86 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
 /// paths of those values (type errors, reported by the caller), which `raw` holds at their
 /// defaults. No problem is reported at or under them, nor from checks that combine them with
 /// other values, so that every problem returned is one the user wrote.
+///
+/// One function per section, called in this order (later sections judge their values against
+/// the earlier ones'): [`section_run`], [`section_topology`] (with `gateway::validate` for
+/// `[gateway]`, [`section_graph`]), `moving::constellation` (`[constellation]`),
+/// [`section_links`], [`section_tcp`] and [`section_tcp_groups`], [`section_switch`],
+/// [`section_app`], [`section_loss`], [`section_trace`].
 pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[String]) -> Result<Scenario, ScenarioError> {
     let mut c = Ctx { problems: Vec::new(), unread: unread.to_vec() };
     // Links cannot be judged against a topology whose kind is unknown.
     if c.bad("topology.kind") {
         c.unread.push("links".into());
     }
+    let (duration, seed) = section_run(&mut c, raw, seed_override);
+    let (kind, mut topology) = section_topology(&mut c, raw);
+    let constellation = moving::constellation(&mut c, raw.constellation.as_ref(), raw.links.path.as_ref(), &mut topology, duration);
+    section_links(&mut c, raw, kind);
+    let bdp = topology.bdp_bytes();
+    // TCP: [tcp], then each [[tcp.groups]] entry over it (problems only for the keys it gives).
+    let tcp = section_tcp(&mut c, "tcp", &raw.tcp, bdp);
+    let flows = Flows::of(&c, &topology);
+    let (tcp_groups, tcp_of_flow) = section_tcp_groups(&mut c, raw, bdp, flows);
+    let switch = section_switch(&mut c, raw, &topology, &tcp);
+    let app = section_app(&mut c, raw, &topology);
+    let losses = section_loss(&mut c, raw, &Judged { topology: &topology, flows, tcp: &tcp, tcp_groups: &tcp_groups, tcp_of_flow: &tcp_of_flow, switch: &switch.kind, app: &app });
+    let trace = section_trace(&mut c, raw, &topology, flows, &app);
 
+    if !c.problems.is_empty() || !c.unread.is_empty() {
+        return Err(ScenarioError { problems: c.problems });
+    }
+    Ok(Scenario {
+        name: raw.name.clone().unwrap_or_else(|| "scenario".into()),
+        duration,
+        seed,
+        topology,
+        switch,
+        tcp,
+        tcp_groups,
+        tcp_of_flow,
+        app,
+        losses,
+        trace,
+        constellation,
+    })
+}
+
+/// The data flows (host pairs) a topology carries, for the sections that name flows.
+#[derive(Copy, Clone)]
+struct Flows {
+    count: i64,
+    /// Whether the topology could be read whole (else flow numbers are not judged).
+    known: bool,
+}
+
+impl Flows {
+    fn of(c: &Ctx, topology: &Topology) -> Flows {
+        let count = match topology {
+            Topology::Dumbbell { pairs, .. } => *pairs as i64,
+            Topology::Path { .. } => 1,
+            // Split TCP has two flows a connection: the terrestrial legs, then the satellite legs.
+            Topology::Gateway(g) if g.scheme == gateway::Scheme::SplitTcp => 2 * g.servers.len() as i64,
+            Topology::Gateway(g) => g.servers.len() as i64,
+            Topology::Graph(g) => g.flows.len() as i64,
+        };
+        Flows { count, known: !c.bad("topology") }
+    }
+}
+
+/// The sections validated before the scripted losses, against which they are judged.
+struct Judged<'a> {
+    topology: &'a Topology,
+    flows: Flows,
+    tcp: &'a TcpConfig,
+    tcp_groups: &'a [TcpConfig],
+    tcp_of_flow: &'a std::collections::BTreeMap<u32, usize>,
+    switch: &'a SwitchKind,
+    app: &'a AppSpec,
+}
+
+/// `[run]`: the duration and the seed (`seed_override`, the CLI's `--seed`, wins).
+fn section_run(c: &mut Ctx, raw: &RawScenario, seed_override: Option<u64>) -> (SimTime, u64) {
     let duration = c.duration("run.duration", raw.run.duration.as_ref(), SimTime::from_secs(100));
     if let Some(given) = &raw.run.duration {
         if !c.bad("run.duration") {
@@ -872,19 +1054,24 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
         }
         (None, None) => 1,
     };
+    (duration, seed)
+}
 
-    let kind = raw.topology.kind.as_deref().unwrap_or("dumbbell");
-    let mut topology = match kind {
-        "dumbbell" => {
-            graph_keys_absent(&mut c, raw);
+/// `[topology]`: its kind (None if unknown, reported) and the topology of that kind, with its
+/// links (`[links]` for dumbbell, path and graph; `[gateway]` for the gateway).
+fn section_topology(c: &mut Ctx, raw: &RawScenario) -> (Option<TopologyKind>, Topology) {
+    let kind = c.keyword("topology.kind", raw.topology.kind.as_deref(), TopologyKind::Dumbbell);
+    let topology = match kind {
+        Some(TopologyKind::Dumbbell) => {
+            graph_keys_absent(c, raw);
             let pairs = c.int("topology.pairs", raw.topology.pairs, 1, 1, 100_000) as u32;
             if raw.links.path.is_some() {
                 c.err("links.path", "only for topology.kind = \"path\"", "");
             }
             Topology::Dumbbell { pairs, access: c.link("links.access", raw.links.access.as_ref()), bottleneck: c.link("links.bottleneck", raw.links.bottleneck.as_ref()) }
         }
-        "path" => {
-            graph_keys_absent(&mut c, raw);
+        Some(TopologyKind::Path) => {
+            graph_keys_absent(c, raw);
             if raw.topology.pairs.is_some_and(|p| p != 1) {
                 c.err("topology.pairs", "a path topology carries one flow", raw.topology.pairs.unwrap().to_string());
             }
@@ -901,7 +1088,7 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
             };
             Topology::Path { hops }
         }
-        "gateway" => {
+        Some(TopologyKind::Gateway) => {
             // The gateway's checks in bytes need the MSS, validated with [tcp] below.
             let mss = match &raw.tcp.mss {
                 Some(Val::Int(m)) if *m > 0 && *m <= 65_495 => *m as u32,
@@ -912,15 +1099,17 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
                     c.err(key, "does not apply to topology.kind = \"gateway\" (its links are in [gateway])", "");
                 }
             }
-            Topology::Gateway(Box::new(gateway::validate(&mut c, raw.gateway.as_ref(), mss)))
+            Topology::Gateway(Box::new(gateway::validate(c, raw.gateway.as_ref(), mss)))
         }
-        "graph" => section_graph(&mut c, raw),
-        other => {
-            c.err("topology.kind", one_of(&TOPOLOGY_KINDS), format!("{other:?}"));
-            Topology::Path { hops: vec![] }
-        }
+        Some(TopologyKind::Graph) => section_graph(c, raw),
+        None => Topology::Path { hops: vec![] },
     };
-    let constellation = moving::constellation(&mut c, raw.constellation.as_ref(), raw.links.path.as_ref(), &mut topology, duration);
+    (kind, topology)
+}
+
+/// `[links]`: the keys that belong to one kind of topology given to another (each link's own
+/// values are judged by `Ctx::link` where the topology reads it).
+fn section_links(c: &mut Ctx, raw: &RawScenario, kind: Option<TopologyKind>) {
     // Only graph links join named nodes.
     for (table, links) in [("links.access", raw.links.access.as_slice()), ("links.bottleneck", raw.links.bottleneck.as_slice())].into_iter().chain([("links.path", raw.links.path.as_deref().unwrap_or(&[]))]) {
         for (i, l) in links.iter().enumerate() {
@@ -932,22 +1121,16 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
             }
         }
     }
-    if raw.links.graph.is_some() && kind != "graph" {
+    if raw.links.graph.is_some() && kind != Some(TopologyKind::Graph) {
         c.err("links.graph", "only for topology.kind = \"graph\"", "");
     }
-    let bdp = topology.bdp_bytes();
+}
 
-    // TCP: [tcp], then each [[tcp.groups]] entry over it (problems only for the keys it gives).
-    let tcp = section_tcp(&mut c, "tcp", &raw.tcp, bdp);
-    let nflows = match &topology {
-        Topology::Dumbbell { pairs, .. } => *pairs as i64,
-        Topology::Path { .. } => 1,
-        // Split TCP has two flows a connection: the terrestrial legs, then the satellite legs.
-        Topology::Gateway(g) if g.scheme == gateway::Scheme::SplitTcp => 2 * g.servers.len() as i64,
-        Topology::Gateway(g) => g.servers.len() as i64,
-        Topology::Graph(g) => g.flows.len() as i64,
-    };
-    let flows_known = !c.bad("topology");
+/// `[[tcp.groups]]`: each entry merged over `[tcp]` ([`section_tcp`], problems only for the
+/// keys it gives) and the flows it sets; returns the groups' configurations and each grouped
+/// flow's group.
+fn section_tcp_groups(c: &mut Ctx, raw: &RawScenario, bdp: u64, flows: Flows) -> (Vec<TcpConfig>, std::collections::BTreeMap<u32, usize>) {
+    let (nflows, flows_known) = (flows.count, flows.known);
     let mut tcp_groups = Vec::new();
     let mut tcp_of_flow = std::collections::BTreeMap::new();
     for (i, g) in raw.tcp.groups.iter().flatten().enumerate() {
@@ -975,15 +1158,19 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
         }
         tcp_groups.push(cfg);
     }
+    (tcp_groups, tcp_of_flow)
+}
 
-    // Switch (the port feeding the bottleneck).
+/// `[switch]`: the kind of the routers or switches, the buffer of the port feeding the
+/// bottleneck, ATM's drop policy; and the drop-tail rules of every `links.*.queue`.
+fn section_switch(c: &mut Ctx, raw: &RawScenario, topology: &Topology, tcp: &TcpConfig) -> SwitchSpec {
+    let bdp = topology.bdp_bytes();
     let inputs_ok = !c.bad("links") && !c.bad("tcp.mss");
     // An unreadable switch.kind leaves its default, against which every switch rule would
     // judge the wrong kind of switch.
     if c.bad("switch.kind") {
         c.unread.push("switch".into());
     }
-    let skind = raw.switch.kind.as_deref().unwrap_or("droptail");
     let buffer = c.size("switch.buffer", raw.switch.buffer.as_ref()).unwrap_or(Size::Bdp(1.0));
     // The default (1 bdp) is checked too: on a short path it may not hold one packet.
     let buffer_ok = !c.bad("switch.buffer");
@@ -1014,8 +1201,8 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
             .collect()
     };
     let mut buffer_cells_n = 0;
-    let kind = match skind {
-        "droptail" => {
+    let kind = match c.keyword("switch.kind", raw.switch.kind.as_deref(), SwitchKindName::DropTail) {
+        Some(SwitchKindName::DropTail) => {
             for (key, present) in [("switch.policy", raw.switch.policy.is_some()), ("switch.R", raw.switch.r.is_some()), ("switch.Z", raw.switch.z.is_some()), ("switch.partial_packet_discard", raw.switch.partial_packet_discard.is_some())] {
                 if present {
                     c.err(key, "applies to ATM switches (switch.kind = \"atm\")", "");
@@ -1032,7 +1219,7 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
             }
             SwitchKind::DropTail
         }
-        "atm" => {
+        Some(SwitchKindName::Atm) => {
             if !matches!(topology, Topology::Dumbbell { .. }) {
                 c.err("switch.kind", "ATM switches are modelled on the dumbbell topology", "\"atm\"");
             }
@@ -1083,18 +1270,18 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
             }
             SwitchKind::Atm { policy }
         }
-        other => {
-            c.err("switch.kind", "must be \"droptail\" or \"atm\"", format!("{other:?}"));
-            SwitchKind::DropTail
-        }
+        None => SwitchKind::DropTail,
     };
+    SwitchSpec { kind, buffer, buffer_cells: buffer_cells_n, partial_packet_discard: raw.switch.partial_packet_discard.unwrap_or(true) }
+}
 
-    // Application.
+/// `[app]`: which application drives the flows, with its parameters.
+fn section_app(c: &mut Ctx, raw: &RawScenario, topology: &Topology) -> AppSpec {
     let start = c.duration("app.start", raw.app.start.as_ref(), SimTime::ZERO);
     let stagger = c.duration("app.stagger", raw.app.stagger.as_ref(), SimTime::ZERO);
-    let app = match raw.app.kind.as_deref().unwrap_or("bulk") {
-        "bulk" => AppSpec::Bulk { start, stagger },
-        "transfer" => match c.bytes("app.bytes", raw.app.bytes.as_ref(), None) {
+    let app = match c.keyword("app.kind", raw.app.kind.as_deref(), AppKind::Bulk) {
+        Some(AppKind::Bulk) => AppSpec::Bulk { start, stagger },
+        Some(AppKind::Transfer) => match c.bytes("app.bytes", raw.app.bytes.as_ref(), None) {
             Some(b) if b > 0 => AppSpec::Transfer { bytes: b, start, stagger },
             Some(_) => {
                 c.err("app.bytes", "must be > 0", "0");
@@ -1107,52 +1294,54 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
                 AppSpec::Bulk { start, stagger }
             }
         },
-        "www" => {
-            let mut p = WwwParams::default();
-            p.think_time = c.duration("app.think_time", raw.app.think_time.as_ref(), p.think_time);
-            p.gap_min = c.duration("app.gap_min", raw.app.gap_min.as_ref(), p.gap_min);
-            p.gap_max = c.duration("app.gap_max", raw.app.gap_max.as_ref(), p.gap_max);
-            match raw.app.first_batch.as_deref() {
-                None | Some("staggered") => p.first_batch = FirstBatch::Staggered,
-                Some("zero") => p.first_batch = FirstBatch::AtZero,
-                Some(o) => c.err("app.first_batch", "must be \"staggered\" or \"zero\"", format!("{o:?}")),
-            }
-            match raw.app.truncation.as_deref() {
-                None | Some("clamp") => {}
-                Some("resample") => {
-                    p.batch.truncation = Truncation::Resample;
-                    p.size_index.truncation = Truncation::Resample;
-                }
-                Some(o) => c.err("app.truncation", "must be \"clamp\" or \"resample\"", format!("{o:?}")),
-            }
-            if raw.app.request_bytes.is_some() {
-                p.request_bytes = c.bytes("app.request_bytes", raw.app.request_bytes.as_ref(), None).unwrap_or(p.request_bytes);
-            }
-            for (key, present) in [("app.bytes", raw.app.bytes.is_some()), ("app.start", raw.app.start.is_some()), ("app.stagger", raw.app.stagger.is_some())] {
-                if present {
-                    c.err(key, "does not apply to app.kind = \"www\"", "");
-                }
-            }
-            if let Err(e) = p.validate() {
-                // Some of its rules end in ", got VALUE": the value goes to `got`.
-                let (rule, got) = split_got(&e.rule);
-                c.err(&format!("app.{}", e.path), rule, got);
-            }
-            AppSpec::Www { params: Box::new(p) }
-        }
-        "pingpong" => AppSpec::PingPong(section_pingpong(&mut c, &raw.app, &topology)),
-        other => {
-            c.err("app.kind", "must be \"bulk\", \"transfer\", \"www\" or \"pingpong\"", format!("{other:?}"));
-            AppSpec::Bulk { start, stagger }
-        }
+        Some(AppKind::Www) => AppSpec::Www { params: Box::new(section_www(c, raw)) },
+        Some(AppKind::PingPong) => AppSpec::PingPong(section_pingpong(c, &raw.app, topology)),
+        None => AppSpec::Bulk { start, stagger },
     };
     if matches!(app, AppSpec::Www { .. }) && !matches!(topology, Topology::Dumbbell { .. }) {
         c.err("app.kind", "WWW client/server pairs need topology.kind = \"dumbbell\"", "\"www\"");
     }
     if !matches!(app, AppSpec::PingPong(_)) {
-        pingpong_keys_absent(&mut c, &raw.app);
+        pingpong_keys_absent(c, &raw.app);
     }
+    app
+}
 
+/// `[app] kind = "www"`: the seeds' WWW workload parameters (`app::www::WwwParams`, whose own
+/// `validate` judges them together), and no key of the other kinds.
+fn section_www(c: &mut Ctx, raw: &RawScenario) -> WwwParams {
+    let mut p = WwwParams::default();
+    p.think_time = c.duration("app.think_time", raw.app.think_time.as_ref(), p.think_time);
+    p.gap_min = c.duration("app.gap_min", raw.app.gap_min.as_ref(), p.gap_min);
+    p.gap_max = c.duration("app.gap_max", raw.app.gap_max.as_ref(), p.gap_max);
+    if let Some(f) = c.keyword("app.first_batch", raw.app.first_batch.as_deref(), FirstBatch::Staggered) {
+        p.first_batch = f;
+    }
+    if c.keyword("app.truncation", raw.app.truncation.as_deref(), Truncation::Clamp) == Some(Truncation::Resample) {
+        p.batch.truncation = Truncation::Resample;
+        p.size_index.truncation = Truncation::Resample;
+    }
+    if raw.app.request_bytes.is_some() {
+        p.request_bytes = c.bytes("app.request_bytes", raw.app.request_bytes.as_ref(), None).unwrap_or(p.request_bytes);
+    }
+    for (key, present) in [("app.bytes", raw.app.bytes.is_some()), ("app.start", raw.app.start.is_some()), ("app.stagger", raw.app.stagger.is_some())] {
+        if present {
+            c.err(key, "does not apply to app.kind = \"www\"", "");
+        }
+    }
+    if let Err(e) = p.validate() {
+        // Some of its rules end in ", got VALUE": the value goes to `got`.
+        let (rule, got) = split_got(&e.rule);
+        c.err(&format!("app.{}", e.path), rule, got);
+    }
+    p
+}
+
+/// `[[loss]]`: scripted losses, each a data segment of a flow (by offset or segment index)
+/// and its transmission, dropped at the sender or where it would enter a named link.
+fn section_loss(c: &mut Ctx, raw: &RawScenario, j: &Judged<'_>) -> Vec<LossSpec> {
+    let (nflows, flows_known) = (j.flows.count, j.flows.known);
+    let (topology, tcp, tcp_groups, tcp_of_flow, app, kind) = (j.topology, j.tcp, j.tcp_groups, j.tcp_of_flow, j.app, j.switch);
     // Scripted losses.
     // Offsets are checked against the MSS and the transfer size only when both could be read
     // and the application is one whose segments start at multiples of the MSS.
@@ -1215,7 +1404,13 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
         };
         losses.push(LossSpec { flow, offset, transmission, at });
     }
+    losses
+}
 
+/// `[trace]`: the flows and links whose time series are recorded, the packet trace
+/// (`trace::spec`), and the bounds of both.
+fn section_trace(c: &mut Ctx, raw: &RawScenario, topology: &Topology, flows: Flows, app: &AppSpec) -> TraceSpec {
+    let (nflows, flows_known) = (flows.count, flows.known);
     let mut trace = TraceSpec::default();
     for (i, &f) in raw.trace.flows.iter().flatten().enumerate() {
         if (f < 0 || f >= nflows) && flows_known {
@@ -1244,24 +1439,7 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
     }
     trace.max_packet_events = c.int("trace.max_packet_events", raw.trace.max_packet_events, crate::trace::DEFAULT_MAX_EVENTS as i64, 0, i64::MAX) as u64;
     trace.max_points = c.int("trace.max_points", raw.trace.max_points, crate::metrics::result::DEFAULT_MAX_POINTS as i64, 0, i64::MAX) as u64;
-
-    if !c.problems.is_empty() || !c.unread.is_empty() {
-        return Err(ScenarioError { problems: c.problems });
-    }
-    Ok(Scenario {
-        name: raw.name.clone().unwrap_or_else(|| "scenario".into()),
-        duration,
-        seed,
-        topology,
-        switch: SwitchSpec { kind, buffer, buffer_cells: buffer_cells_n, partial_packet_discard: raw.switch.partial_packet_discard.unwrap_or(true) },
-        tcp,
-        tcp_groups,
-        tcp_of_flow,
-        app,
-        losses,
-        trace,
-        constellation,
-    })
+    trace
 }
 
 #[cfg(test)]
@@ -1427,6 +1605,60 @@ mod tests {
         scenario(GEO2, &[("tcp.recovery", "newreno_rfc6582"), ("tcp.cc", "cubic")]);
         assert_only(GEO2, &[("tcp.flavor", "reno"), ("tcp.recovery", "sack_rfc6675")], "tcp.recovery: contradicts tcp.flavor = \"reno\" (whose recovery is reno); give one or the other, got \"sack_rfc6675\"");
         assert_only(GEO2, &[("tcp.flavor", "sack/cubic"), ("tcp.cc", "hybla")], "tcp.cc: contradicts tcp.flavor = \"sack/cubic\" (whose congestion control is cubic); give one or the other, got \"hybla\"");
+    }
+
+    /// One bad value per section: the problem names its field, and where the value is one
+    /// of a list, every allowed value (the list from the section's keyword enum).
+    #[test]
+    fn a_bad_value_in_each_section_names_its_field_and_the_allowed_values() {
+        let names = |k: &[&str]| one_of(k);
+        // [run]
+        assert_only(GEO2, &[("run.seed", "-1")], "run.seed: must be >= 0, got -1");
+        // [topology]
+        let want = format!("topology.kind: {}, got \"ring\"", names(&TopologyKind::names()));
+        assert_eq!(want, "topology.kind: must be \"dumbbell\", \"path\", \"graph\" or \"gateway\", got \"ring\"");
+        assert_only(GEO2, &[("topology.kind", "\"ring\"")], &want);
+        assert_only(GEO2, &[("topology.pairs", "0")], "topology.pairs: must be between 1 and 100000, got 0");
+        // [links]
+        assert_only(GEO2, &[("links.bottleneck.ber", "2")], "links.bottleneck.ber: must be in [0, 1), got 2");
+        assert_only(&format!("{GEO2}\n[[links.graph]]\nrate = \"1Mbps\""), &[], "links.graph: only for topology.kind = \"graph\"");
+        // [switch]
+        let want = format!("switch.kind: {}, got \"wfq\"", names(&SwitchKindName::names()));
+        assert_eq!(want, "switch.kind: must be \"droptail\" or \"atm\", got \"wfq\"");
+        assert_only(GEO2, &[("switch.kind", "\"wfq\"")], &want);
+        assert_only(GEO2, &[("switch.buffer", "\"3cells\"")], "switch.buffer: cells are for ATM switches; give bytes, packets or a bdp multiple, got \"3cells\"");
+        // [trace]
+        assert_only(GEO2, &[("trace.flows", "[0, 2]")], "trace.flows.1: must name a flow between 0 and 1, got 2");
+        assert_only(GEO2, &[("trace.links", "[\"bottleneck\", \"r9\"]")], "trace.links.1: must name a link of the topology: bottleneck, bottleneck-rev, src0->r1, r1->src0, r2->dst0, dst0->r2, ... (10 links), got \"r9\"");
+        // [[loss]]
+        let lossy = |body: &str| format!("{GEO2}\n[[loss]]\n{body}\n");
+        assert_only(&lossy("flow = 0\nsegment = 3\nat = \"r9\""), &[], "loss.0.at: must be \"sender\" or name a link of the topology: bottleneck, bottleneck-rev, src0->r1, r1->src0, r2->dst0, dst0->r2, ... (10 links), got \"r9\"");
+        assert_only(&lossy("segment = 3\nflow = 2"), &[], "loss.0.flow: must be between 0 and 1, got 2");
+        // [constellation]
+        let leo = format!(
+            "{PATH2}\n[constellation]\nshell = {{ altitude_km = 550, inclination_deg = 53, planes = 72, per_plane = 22, phasing = 1 }}\n\
+             from = {{ name = \"Paris\", lat = 48.8566, lon = 2.3522 }}\nto = {{ name = \"Moscow\", lat = 55.7558, lon = 37.6173 }}\nhop = 0\nrouting = \"laser\"\n"
+        )
+        .replace("delay = \"10ms\"\n", "");
+        let want = format!("constellation.routing: {}, got \"laser\"", names(&Mode::names()));
+        assert_eq!(want, "constellation.routing: must be \"isl\" or \"bentpipe\", got \"laser\"");
+        assert_only(&leo, &[], &want);
+        // [gateway]: its scheme names from gateway::Scheme::ALL.
+        let single = include_str!("../../../../scenarios/zhou-single.toml");
+        let schemes: Vec<String> = gateway::Scheme::ALL.iter().map(|s| format!("{:?}", s.name())).collect();
+        assert_only(single, &[("gateway.scheme", "\"pep\"")], &format!("gateway.scheme: must be one of {}, got \"pep\"", schemes.join(", ")));
+    }
+
+    #[test]
+    fn app_values_name_their_field_and_the_allowed_values() {
+        // [app]
+        let want = format!("app.kind: {}, got \"ftp\"", one_of(&AppKind::names()));
+        assert!(AppKind::names().iter().all(|n| want.contains(&format!("{n:?}"))));
+        assert_only(GEO2, &[("app.kind", "\"ftp\"")], &want);
+        let www = [("app.kind", "\"www\"")];
+        assert_only(GEO2, &[www[0], ("app.first_batch", "\"late\"")], "app.first_batch: must be \"staggered\" or \"zero\", got \"late\"");
+        assert_only(GEO2, &[www[0], ("app.truncation", "\"round\"")], "app.truncation: must be \"clamp\" or \"resample\", got \"round\"");
+        assert_eq!(want, "app.kind: must be \"bulk\", \"transfer\", \"www\" or \"pingpong\", got \"ftp\"");
     }
 
     #[test]

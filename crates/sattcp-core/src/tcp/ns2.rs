@@ -65,6 +65,9 @@ pub struct Ns2Compat {
     /// `Random::uniform(tcpTick_)`; here it is given, 0 = ticks at multiples of the granularity;
     /// the profile's is ns-2's draw for the suites' sender, [`Ns2Compat::boot_time`]).
     pub tick_phase: SimTime,
+    /// ns-2's `boot_time_` drawn per sender (`Random::uniform(tcp_tick_)`), uniform in [0, tick)
+    /// from the run's stream `tcp/boot_time` in flow order, instead of `tick_phase`.
+    pub random_tick_phase: bool,
     /// ns-2's SACK sink adds 8 bytes per SACK block to the ACK's size (`ch->size() +=
     /// sack_index * 8`); off: every ACK is 40 bytes.
     pub sack_option_bytes: bool,
@@ -92,6 +95,7 @@ impl Default for Ns2Compat {
             sack_dupack_needs_news: false,
             rfc2988_rto: false,
             tick_phase: SimTime::ZERO,
+            random_tick_phase: false,
             sack_option_bytes: false,
             precision_reduce: false,
             drop_tail_ns2: false,
@@ -140,6 +144,7 @@ impl Ns2Compat {
             sack_dupack_needs_news: true,
             rfc2988_rto: true,
             tick_phase: Ns2Compat::boot_time(NS235_TICK),
+            random_tick_phase: false,
             sack_option_bytes: true,
             precision_reduce: false,
             drop_tail_ns2: true,
@@ -150,6 +155,16 @@ impl Ns2Compat {
     /// [`NS235_BOOT_FRACTION`]), to the nanosecond below.
     pub fn boot_time(tick: SimTime) -> SimTime {
         SimTime((NS235_BOOT_FRACTION * tick.as_nanos() as f64) as u64)
+    }
+
+    /// `cfg` for one sender: with `random_tick_phase`, its `tick_phase` drawn from `rng`
+    /// (uniform in [0, tick), as ns-2's `boot_time_`); otherwise `cfg` as it is.
+    pub fn with_random_tick_phase(cfg: &TcpConfig, rng: &mut crate::engine::rng::Rng) -> TcpConfig {
+        let mut c = cfg.clone();
+        if c.ns2.random_tick_phase {
+            c.ns2.tick_phase = SimTime(rng.below(c.timer_granularity.as_nanos().max(1)));
+        }
+        c
     }
 
     /// `cfg` with the ns-2.35 switches and the suite's timer settings (`tcpTick_ 0.01`,
@@ -164,5 +179,33 @@ impl Ns2Compat {
         cfg.slow_start_restart = true;
         cfg.delayed_ack = false;
         cfg
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng::RngFactory;
+
+    #[test]
+    fn random_tick_phase_draws_one_phase_per_sender_within_the_tick() {
+        let mut cfg = TcpConfig { timer_granularity: SimTime::from_millis(100), ..Default::default() };
+        let mut rng = RngFactory::new(1).stream("tcp/boot_time");
+        // Off: the configured phase, nothing drawn.
+        cfg.ns2.tick_phase = SimTime::from_millis(3);
+        assert_eq!(Ns2Compat::with_random_tick_phase(&cfg, &mut rng).ns2.tick_phase, SimTime::from_millis(3));
+        cfg.ns2.random_tick_phase = true;
+        let phases: Vec<SimTime> = (0..100).map(|_| Ns2Compat::with_random_tick_phase(&cfg, &mut rng).ns2.tick_phase).collect();
+        assert!(phases.iter().all(|&p| p < cfg.timer_granularity), "{phases:?}");
+        let mut distinct = phases.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 100, "one draw per sender");
+        // Spread over the tick: some in each half.
+        assert!(phases.iter().any(|&p| p < SimTime::from_millis(50)) && phases.iter().any(|&p| p >= SimTime::from_millis(50)));
+        // Deterministic: the same stream gives the same phases.
+        let mut again = RngFactory::new(1).stream("tcp/boot_time");
+        let _ = Ns2Compat::with_random_tick_phase(&TcpConfig::default(), &mut again);
+        assert_eq!(Ns2Compat::with_random_tick_phase(&cfg, &mut again).ns2.tick_phase, phases[0]);
     }
 }

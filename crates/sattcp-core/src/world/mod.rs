@@ -251,11 +251,21 @@ impl Simulation {
     /// The world of `sc` with the applications `install` sets up (declaring flows between the
     /// topology's hosts and installing the applications that own them).
     pub fn with_apps(sc: &Scenario, install: impl FnOnce(&mut Setup<'_>)) -> Self {
+        Self::with_parts(sc, |_| {}, install)
+    }
+
+    /// Like [`with_apps`](Self::with_apps), with `network` first given the network the
+    /// topology builder made: it may replace or wrap hops (`Hop::Custom`, `net::hop::HopModel`)
+    /// and change routes, so that a new node or hop kind runs without this loop knowing it.
+    pub fn with_parts(sc: &Scenario, network: impl FnOnce(&mut topology::Network), install: impl FnOnce(&mut Setup<'_>)) -> Self {
         let rngs = RngFactory::new(sc.seed);
-        let net = topology::build(sc, &rngs);
+        let mut net = topology::build(sc, &rngs);
+        network(&mut net);
         let mut setup = Setup::new(sc, &net.endpoints, &rngs);
         install(&mut setup);
         let Setup { flows: decls, apps: installed, .. } = setup;
+        // ns-2 boot_time_ per agent (tcp.ns2.random_tick_phase): drawn only when asked for.
+        let mut boot = rngs.stream("tcp/boot_time");
         let flows: Vec<Flow> = decls
             .iter()
             .enumerate()
@@ -264,7 +274,7 @@ impl Simulation {
                 app: d.app,
                 src: d.src,
                 dst: d.dst,
-                sender: TcpSender::new(d.tcp.clone()),
+                sender: TcpSender::new(crate::tcp::ns2::Ns2Compat::with_random_tick_phase(&d.tcp, &mut boot)),
                 receiver: TcpReceiver::new(d.tcp.clone()),
                 snd_slot: TimerSlot::default(),
                 rcv_slot: TimerSlot::default(),

@@ -2,7 +2,7 @@
 //! `[constellation]` section, which computes the schedule of one `links.path` hop from the
 //! geometry of a Walker shell or a TLE set.
 
-use super::{Ctx, LinkSpec, Topology};
+use super::{Ctx, Keyword, LinkSpec, Topology};
 use crate::net::schedule::{Change, Schedule};
 use crate::orbit::route::{Mode, PiecewisePath, Router};
 use crate::orbit::tle::{TleSet, Utc};
@@ -244,16 +244,8 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
         c.err("constellation.step", format!("too small for run.duration (at most {MAX_STEPS} steps)"), r.step.as_ref().map(|v| v.to_string()).unwrap_or_default());
     }
     let offset = c.duration("constellation.offset", r.offset.as_ref(), SimTime::ZERO);
-    let mode = match r.routing.as_deref() {
-        Some("isl") => Mode::Isl,
-        Some("bentpipe") => Mode::BentPipe,
-        None if matches!(constellation, Constellation::Walker(_)) => Mode::Isl,
-        None => Mode::BentPipe,
-        Some(other) => {
-            c.err("constellation.routing", "must be \"isl\" or \"bentpipe\"", format!("{other:?}"));
-            return None;
-        }
-    };
+    let default_mode = if matches!(constellation, Constellation::Walker(_)) { Mode::Isl } else { Mode::BentPipe };
+    let mode = c.keyword("constellation.routing", r.routing.as_deref(), default_mode)?;
     if c.bad("constellation") || c.bad(&format!("links.path.{hop}")) {
         return None;
     }
@@ -280,6 +272,6 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
         Constellation::Walker(w) => Some(w.phasing),
         Constellation::Tle(_) => None,
     };
-    let routing = if mode == Mode::Isl { "isl" } else { "bentpipe" };
+    let routing = mode.name();
     Some(ConstellationRun { hop, path, stations, phasing, min_elevation_deg: min_el, routing, offset })
 }

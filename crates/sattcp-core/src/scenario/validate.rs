@@ -59,6 +59,16 @@ pub enum SwitchKindName {
 }
 keywords!(SwitchKindName { DropTail = "droptail", Atm = "atm" });
 
+/// `tcp.profile`: the defaults a TCP configuration starts from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TcpProfile {
+    /// `TcpConfig::default()`.
+    Default,
+    /// ns-2.35's (`tcp::ns2::Ns2Compat::profile_ns235`).
+    Ns2,
+}
+keywords!(TcpProfile { Default = "default", Ns2 = "ns2" });
+
 // Keywords of enums defined with the models they select.
 use crate::orbit::route::Mode;
 keywords!(Mode { Isl = "isl", BentPipe = "bentpipe" });
@@ -579,11 +589,9 @@ fn few_names(names: &[String]) -> String {
 /// "tcp.groups.N"): a TCP configuration; `bdp` serves the default ssthresh and "bdp" sizes.
 fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
     let mut tcp = TcpConfig::default();
-    match t.profile.as_deref().unwrap_or("default") {
-        "default" => {}
-        // tcp/ns2.rs: ns-2.35's switches and timers; the keys below override them.
-        "ns2" => tcp = crate::tcp::ns2::Ns2Compat::profile_ns235(tcp),
-        other => c.err(&format!("{p}.profile"), "must be \"default\" or \"ns2\"", format!("{other:?}")),
+    // tcp/ns2.rs: ns-2.35's switches and timers; the keys below override them.
+    if c.keyword(&format!("{p}.profile"), t.profile.as_deref(), TcpProfile::Default) == Some(TcpProfile::Ns2) {
+        tcp = crate::tcp::ns2::Ns2Compat::profile_ns235(tcp);
     }
     let flavor_name = t.flavor.as_deref().unwrap_or("reno");
     let by_flavor = flavor(flavor_name);
@@ -1614,6 +1622,8 @@ mod tests {
         let names = |k: &[&str]| one_of(k);
         // [run]
         assert_only(GEO2, &[("run.seed", "-1")], "run.seed: must be >= 0, got -1");
+        // [tcp]
+        assert_only(GEO2, &[("tcp.profile", "\"ns3\"")], "tcp.profile: must be \"default\" or \"ns2\", got \"ns3\"");
         // [topology]
         let want = format!("topology.kind: {}, got \"ring\"", names(&TopologyKind::names()));
         assert_eq!(want, "topology.kind: must be \"dumbbell\", \"path\", \"graph\" or \"gateway\", got \"ring\"");

@@ -20,9 +20,9 @@ FLAVOURS = ["sack/cubic", "sack/bbr", "sack/hybla", "newreno", "sack"]
 def test_the_study_file_validates_and_names_every_level():
     study = load_study(packaged_study("modern-cc"))
     assert study.name == "modern-cc"
-    assert [b.name for b in study.blocks] == ["GEO", "MEO", "LEO"]
+    assert [b.name for b in study.blocks] == ["GEO", "MEO", "Starlink"]
     assert [b.scenario.name for b in study.blocks] == ["modern-geo.toml", "modern-meo.toml",
-                                                       "modern-leo.toml"]
+                                                       "modern-starlink.toml"]
     assert list(study.factors["tcp.flavor"]) == FLAVOURS
     assert list(study.factors["links.bottleneck.ber"]) == [0.0, 1e-6]
     assert list(study.factors["topology.pairs"]) == [1, 10, 100]
@@ -34,15 +34,33 @@ def test_the_study_file_validates_and_names_every_level():
 def test_every_run_of_the_study_resolves_to_the_path_it_names():
     api = pytest.importorskip("sattcp.api")
     pytest.importorskip("sattcp._core")
-    one_way = {"GEO": 0.275, "MEO": 0.100, "LEO": 0.020}
+    one_way = {"GEO": 0.275, "MEO": 0.100}
     for spec in load_study(packaged_study("modern-cc")).runs():
         cfg = api.resolve(spec.scenario, overrides=dict(spec.overrides))
         assert cfg["topology"]["pairs"] == spec.factors["topology.pairs"]
         assert cfg["links"]["bottleneck"]["ber"] == spec.factors["links.bottleneck.ber"]
         assert cfg["tcp"]["flavor"] == spec.factors["tcp.flavor"]
         assert cfg["links"]["bottleneck"]["rate"] == "45Mbps"
-        assert cfg["links"]["bottleneck"]["delay"] == f"{one_way[spec.block] * 1e3:g}ms"
+        if spec.block == "Starlink":
+            # A moving link: the constellation's schedule, no fixed delay.
+            assert "delay" not in cfg["links"]["bottleneck"]
+            sched = cfg["links"]["bottleneck"]["schedule"]
+            assert len(sched) >= 3 and sched[1]["at"] in ("15s", "15000000000ns")
+        else:
+            assert cfg["links"]["bottleneck"]["delay"] == f"{one_way[spec.block] * 1e3:g}ms"
         assert cfg["switch"]["buffer"] == "1bdp"
+
+
+def test_the_starlink_scenario_is_what_the_constellation_computes():
+    # scenarios/modern-starlink.toml holds the delays of the constellation model's route
+    # (scripts/make_modern_starlink.py); a change in the orbit model must regenerate it.
+    pytest.importorskip("sattcp._core")
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parent.parent
+    r = subprocess.run([sys.executable, str(root / "scripts" / "make_modern_starlink.py"), "--check"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +76,8 @@ def test_quick_study_runs_end_to_end_and_writes_the_report(quick_out: Path):
     html = (quick_out / "report.html").read_text(encoding="utf-8")
     ids = re.findall(r"<section id='([a-z]+)'>", html)
     assert ids == list(SECTIONS)
-    for name in ("results", "allocation-of-variation", "geo-effects", "meo-effects", "leo-effects"):
+    for name in ("results", "allocation-of-variation", "geo-effects", "meo-effects",
+                 "starlink-effects"):
         assert f'data-figure="{name}"' in html
         assert (quick_out / "figures" / f"{name}.svg").exists()
     assert "Quick variant" in html
@@ -66,7 +85,7 @@ def test_quick_study_runs_end_to_end_and_writes_the_report(quick_out: Path):
         assert st.counts("modern-cc-quick") == {"ok": 90}
     # The allocation of variation accounts for all of each response's variation.
     var = pd.read_csv(quick_out / "variation.csv", index_col=0)
-    assert list(var.columns) == [f"{b} {r}" for b in ("GEO", "MEO", "LEO")
+    assert list(var.columns) == [f"{b} {r}" for b in ("GEO", "MEO", "Starlink")
                                  for r in ("efficiency", "fairness")]
     assert var.sum().round(6).tolist() == [100.0] * 6
 
@@ -90,9 +109,10 @@ def test_bbr_keeps_more_of_a_lossy_geo_link_than_newreno(quick_out: Path):
     for pairs in (1, 10):
         bbr, newreno = _eff(c, "GEO", "sack/bbr", 1e-6, pairs), _eff(c, "GEO", "newreno", 1e-6, pairs)
         assert bbr > 2 * newreno, (pairs, bbr, newreno)
-    # On the 40 ms path one BBR flow keeps most of the link where Reno's AIMD collapses.
-    assert _eff(c, "LEO", "sack/bbr", 1e-6, 1) > 0.8
-    assert _eff(c, "LEO", "newreno", 1e-6, 1) < 0.2
+    # On the Starlink path (RTT about 21 ms) one BBR flow keeps most of the link where Reno's
+    # AIMD collapses (quick: 0.912 against 0.145).
+    assert _eff(c, "Starlink", "sack/bbr", 1e-6, 1) > 0.8
+    assert _eff(c, "Starlink", "newreno", 1e-6, 1) < 0.2
 
 
 def test_one_clean_flow_never_loses_so_the_loss_reactions_do_not_matter(quick_out: Path):
@@ -100,6 +120,10 @@ def test_one_clean_flow_never_loses_so_the_loss_reactions_do_not_matter(quick_ou
     # the BDP and the window never overflows the buffer, so NewReno, SACK and CUBIC (which
     # differ only after a loss) send exactly the same packets.
     c = _cells(quick_out)
-    for block in ("GEO", "MEO", "LEO"):
+    for block in ("GEO", "MEO"):
         effs = {f: _eff(c, block, f, 0.0, 1) for f in ("newreno", "sack", "sack/cubic")}
         assert len(set(effs.values())) == 1, (block, effs)
+    # On the Starlink path the BDP is 78 packets: congestion avoidance fills the 1 BDP buffer
+    # within about 80 RTTs (1.7 s), so one clean flow does lose and the reactions differ.
+    effs = {f: _eff(c, "Starlink", f, 0.0, 1) for f in ("newreno", "sack", "sack/cubic")}
+    assert len(set(effs.values())) == 3, effs

@@ -95,6 +95,10 @@ def test_cli_refuses_an_unknown_output_format_before_running(tmp_path):
         (["tcp.receive_buffer=1000"], "tcp.receive_buffer: must hold at least one segment (MSS 1460)"),
         (["topology.pairs=3"], "app.kind: pingpong runs one connection: the topology must have one pair (topology.pairs = 1), not 3"),
         (["links.bottleneck.delay=-5ms"], "links.bottleneck.delay"),
+        (["app.blocks=[]"], "app.blocks: must list at least one block size, got []"),
+        (["app.blocks=[8192, 1024]"], "app.blocks.1: must be larger than app.blocks.0 (8192): sizes increase, each once, got 1024"),
+        (["app.blocks=[1, 1]"], "app.blocks.1: must be larger than app.blocks.0 (1): sizes increase, each once, got 1"),
+        (["app.perturbation=-3"], "app.perturbation: must be between 0 and 1000000, got -3"),
     ],
 )
 def test_bad_input_is_a_scenario_error_naming_the_field(sets, message):

@@ -39,6 +39,7 @@ struct Row {
     bytes: u64,
     repeats: u64,
     time_s: f64,
+    min_s: f64,
     variance_s2: f64,
     throughput_bps: f64,
     cdv_pct: f64,
@@ -53,6 +54,7 @@ fn rows(r: &RunResult) -> Vec<Row> {
             bytes: x["bytes"].as_u64().unwrap(),
             repeats: x["repeats"].as_u64().unwrap(),
             time_s: x["time_s"].as_f64().unwrap(),
+            min_s: x["min_s"].as_f64().unwrap(),
             variance_s2: x["variance_s2"].as_f64().unwrap(),
             throughput_bps: x["throughput_bps"].as_f64().unwrap(),
             cdv_pct: x["cdv_pct"].as_f64().unwrap(),
@@ -178,6 +180,12 @@ fn reliable_under(ber: &str, blocks: &str, repeats: u64) -> RunResult {
     let sizes: Vec<u64> = blocks.trim_matches(['[', ']']).split(',').map(|s| s.trim().parse().unwrap()).collect();
     assert_eq!(rows.iter().map(|x| x.bytes).collect::<Vec<_>>(), sizes);
     assert!(rows.iter().all(|x| x.repeats == repeats));
+    // No echo counts before it can have arrived: every transfer time is at least the
+    // error-free 1-byte time on this path (one_byte_is_half_the_rtt_plus_serialisation_exactly),
+    // and errors only add to it.
+    for x in &rows {
+        assert!(ns(x.min_s) >= 200_475_587 && x.time_s >= x.min_s, "BER {ber}, {} bytes: min {} mean {}", x.bytes, x.min_s, x.time_s);
+    }
     let written = 1 + sizes.iter().sum::<u64>() * repeats;
     for f in &r.flows {
         assert_eq!((f.delivered_bytes, f.scheduled_bytes), (written, written), "flow {} ({})", f.flow, f.role);
@@ -231,6 +239,15 @@ fn bad_input_names_its_field() {
         (&[("links.bottleneck.delay", "-1ms")], "links.bottleneck.delay"),
         (&[("app.think_time", "1s")], "app.think_time: does not apply to app.kind = \"pingpong\""),
         (&[("app.kind", "bulk"), ("app.last_block", "10")], "app.last_block: applies to app.kind = \"pingpong\""),
+        (&[("app.blocks", "[]")], "app.blocks: must list at least one block size, got []"),
+        (&[("app.blocks", "[8192, 1024]")], "app.blocks.1: must be larger than app.blocks.0 (8192): sizes increase, each once, got 1024"),
+        (&[("app.blocks", "[1, 512, 512]")], "app.blocks.2: must be larger than app.blocks.1 (512): sizes increase, each once, got 512"),
+        (&[("app.blocks", "[1, -2]")], "app.blocks.1"),
+        (&[("app.blocks", "[\"big\"]")], "app.blocks.0"),
+        (&[("app.last_block", "\"lots\"")], "app.last_block"),
+        (&[("app.perturbation", "-3")], "app.perturbation: must be between 0 and 1000000, got -3"),
+        (&[("app.repeats", "-1")], "app.repeats: must be between 1 and 1000000, got -1"),
+        (&[("topology.kind", "gateway")], "app.kind: pingpong runs between two hosts"),
     ];
     for (sets, want) in cases {
         let got = problems(E1, sets);

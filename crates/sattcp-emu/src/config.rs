@@ -21,13 +21,17 @@
 //! A file without `[emulate]` is read as a simulator scenario (`sattcp run`'s schema, checked
 //! by the simulator's own validator) and its bottleneck is emulated: the dumbbell's bottleneck or
 //! a path's slowest hop, with ATM framing when `switch.kind = "atm"` (at the link's
-//! `payload_rate`, the cell rate), its queue or else `switch.buffer`.
+//! `payload_rate`, the cell rate), its queue or else `switch.buffer`. A moving bottleneck
+//! (`links.*.schedule`, or the hop a `[constellation]` drives) keeps its delay schedule, time 0
+//! being the emulator's start (issue 14); a schedule that changes the rate or the bit error rate
+//! is refused (the emulated link has one rate and one error stream).
 //!
 //! Bad input gives every problem at once, each with its field path, rule and value, as the
 //! simulator's scenarios do ([`sattcp_core::scenario::Problem`]).
 
 use sattcp_core::atm::aal5::{wire_bytes_for_ip, CELL_BYTES};
 use sattcp_core::net::link::QueueLimit;
+use sattcp_core::net::schedule::Schedule;
 use sattcp_core::scenario::validate::SwitchKind;
 use sattcp_core::scenario::{self, Problem, ScenarioError};
 use sattcp_core::time::{parse_duration, parse_rate, parse_size, Size};
@@ -88,6 +92,9 @@ pub struct EmuConfig {
     pub sysctl: BTreeMap<String, String>,
     /// Where the link came from: "emulate" or "links.bottleneck" / "links.path.N".
     pub source: String,
+    /// The one-way delay over time of a moving bottleneck (net/schedule.rs), replacing
+    /// `delay_ns` (which is then its delay at time 0).
+    pub schedule: Option<Schedule>,
 }
 
 impl EmuConfig {
@@ -267,6 +274,7 @@ fn from_section(tree: &toml::Table) -> Result<EmuConfig, ScenarioError> {
         cc,
         sysctl,
         source: "emulate".into(),
+        schedule: None,
     })
 }
 
@@ -321,10 +329,14 @@ fn from_simulator(text: &str, overrides: &[(String, toml::Value)]) -> Result<Emu
         let size = link.queue.unwrap_or(sc.switch.buffer);
         resolve_queue(&mut c, &format!("{source}.queue"), size, framing, DEFAULT_MTU, rate, link.delay, None)
     };
+    if link.schedule.as_ref().is_some_and(|s| s.varies_rate_or_ber()) {
+        c.err(&format!("{source}.schedule"), "the emulator follows a schedule's delays only (one rate, one bit-error stream): remove rate and ber from its entries", "");
+    }
     if !c.problems.is_empty() {
         return Err(ScenarioError { problems: c.problems });
     }
     Ok(EmuConfig {
+        schedule: link.schedule.clone(),
         name: sc.name.clone(),
         rate_bps: rate.as_bps(),
         delay_ns: link.delay.as_nanos(),
@@ -416,6 +428,7 @@ mod tests {
         let text = "[topology]\nkind = \"path\"\n[[links.path]]\nrate = \"10Mbps\"\ndelay = \"1ms\"\n[[links.path]]\nrate = \"2Mbps\"\ndelay = \"250ms\"\nber = 1e-6\nqueue = \"20pkt\"\n";
         let c = load(text, &[]).unwrap();
         assert_eq!((c.source.as_str(), c.rate(), c.delay(), c.ber, c.queue_limit()), ("links.path.1", Rate::mbps(2), SimTime::from_millis(250), 1e-6, QueueLimit::Packets(20)));
+        assert_eq!(c.schedule, None);
         // Its problems are the simulator's.
         let p = shown(text, &[("tcp.mss", "0")]);
         assert!(p.iter().any(|p| p.starts_with("tcp.mss")), "{p:?}");

@@ -10,11 +10,19 @@
 //! Because the link is FIFO with a fixed rate and delay, a packet's arrival time is known when
 //! it is admitted ([`Link::enqueue`] returns it) and arrivals on one direction are in order: each
 //! direction is a FIFO of (arrival, packet), and only its head is ever due.
+//!
+//! A moving link (`EmuConfig::schedule`, issue 14) follows the simulator's rule (docs/leo.md):
+//! a packet's delay is the one in force when its last bit leaves (the `Link` then has no delay
+//! of its own and returns the end of transmission); packets in flight keep theirs, so when the
+//! delay falls a later packet can arrive first: it is inserted in arrival order (ties in
+//! sending order), which is where reordering happens. An interval without a path drops the
+//! packets whose transmission ends in it (`drops_no_route`).
 
 use crate::config::{EmuConfig, Framing};
 use sattcp_core::atm::aal5::cells_for_ip;
 use sattcp_core::engine::rng::RngFactory;
 use sattcp_core::net::link::{Admit, DropReason, Link};
+use sattcp_core::net::schedule::Schedule;
 use sattcp_core::SimTime;
 use std::collections::VecDeque;
 
@@ -46,6 +54,8 @@ pub enum Verdict {
     /// Transmitted but corrupted by a bit error (the receiver would discard it): not delivered.
     Corrupted,
     QueueFull,
+    /// A moving link had no path when its transmission ended: dropped.
+    NoRoute,
 }
 
 /// Counters of one direction (the link's own, plus delivery and timing).
@@ -63,6 +73,10 @@ pub struct DirStats {
     pub cells: u64,
     pub drops_queue_full: u64,
     pub drops_corrupted: u64,
+    /// Packets dropped by a moving link in an interval without a path.
+    pub drops_no_route: u64,
+    /// Packets that arrived before a packet sent earlier (a moving link's delay fell).
+    pub reordered: u64,
     pub peak_queue_packets: u64,
     pub peak_queue_bytes: u64,
     pub mean_queue_bytes: f64,
@@ -82,6 +96,8 @@ struct Direction {
     link: Link,
     /// Admitted, uncorrupted packets not yet due, in arrival order.
     in_flight: VecDeque<(SimTime, Vec<u8>)>,
+    /// The delay schedule of a moving link (the `Link` then has no delay).
+    schedule: Option<Schedule>,
     stats: DirStats,
 }
 
@@ -97,8 +113,9 @@ impl Emulator {
         let dir = |d: Dir| {
             // Named streams: "emulate/a_to_b/errors", "emulate/b_to_a/errors".
             let errors = rngs.stream(&format!("emulate/{}/errors", d.name()));
-            let link = Link::new(d.name().into(), d.index() as _, (1 - d.index()) as _, cfg.rate(), cfg.delay(), cfg.ber, cfg.queue_limit(), errors);
-            Direction { link, in_flight: VecDeque::new(), stats: DirStats { direction: d.name(), ..DirStats::default() } }
+            let delay = if cfg.schedule.is_some() { SimTime::ZERO } else { cfg.delay() };
+            let link = Link::new(d.name().into(), d.index() as _, (1 - d.index()) as _, cfg.rate(), delay, cfg.ber, cfg.queue_limit(), errors);
+            Direction { link, in_flight: VecDeque::new(), schedule: cfg.schedule.clone(), stats: DirStats { direction: d.name(), ..DirStats::default() } }
         };
         Emulator { framing: cfg.framing, dirs: [dir(Dir::AtoB), dir(Dir::BtoA)] }
     }
@@ -120,7 +137,21 @@ impl Emulator {
                 if corrupted {
                     return Verdict::Corrupted;
                 }
-                d.in_flight.push_back((arrival, packet));
+                let Some(schedule) = &d.schedule else {
+                    d.in_flight.push_back((arrival, packet));
+                    return Verdict::Forward { arrival };
+                };
+                // A moving link: `arrival` is the end of transmission; add the delay then.
+                let Some(delay) = schedule.delay_at(arrival) else {
+                    d.stats.drops_no_route += 1;
+                    return Verdict::NoRoute;
+                };
+                let arrival = arrival + delay;
+                let at = d.in_flight.partition_point(|p| p.0 <= arrival);
+                if at < d.in_flight.len() {
+                    d.stats.reordered += 1;
+                }
+                d.in_flight.insert(at, (arrival, packet));
                 Verdict::Forward { arrival }
             }
         }
@@ -256,6 +287,31 @@ mod tests {
         assert!((p - 0.09516).abs() < 4.0 * 0.0021, "{p}");
         assert_eq!(run(1), p, "same seed, same draws");
         assert_ne!(run(2), p, "another seed, other draws");
+    }
+
+    #[test]
+    fn a_moving_link_takes_the_delay_in_force_when_a_packet_leaves_and_can_reorder() {
+        // 8 Mbps (1000 bytes = 1 ms); one way 100 ms until 5 ms, then 20 ms, no path from 50 ms.
+        let text = "[topology]\nkind = \"path\"\n[[links.path]]\nrate = \"8Mbps\"\nschedule = [{ at = \"0s\", delay = \"100ms\" }, { at = \"5ms\", delay = \"20ms\" }, { at = \"50ms\", up = false }]\n";
+        let cfg = load(text, &[]).unwrap();
+        assert_eq!(cfg.delay(), SimTime::from_millis(100));
+        let mut e = Emulator::new(&cfg);
+        // Leaves at 1 ms: 101 ms. Leaves at 5 ms, the change: 25 ms. At 6 ms: 26 ms.
+        assert_eq!(e.offer(Dir::AtoB, SimTime::ZERO, pkt(1000)), Verdict::Forward { arrival: SimTime::from_millis(101) });
+        assert_eq!(e.offer(Dir::AtoB, SimTime::from_millis(4), pkt(1000)), Verdict::Forward { arrival: SimTime::from_millis(25) });
+        assert_eq!(e.offer(Dir::AtoB, SimTime::from_millis(5), pkt(1000)), Verdict::Forward { arrival: SimTime::from_millis(26) });
+        assert_eq!(e.offer(Dir::AtoB, SimTime::from_millis(60), pkt(1000)), Verdict::NoRoute);
+        let order: Vec<_> = std::iter::from_fn(|| e.pop_due(SimTime::from_secs(1)).map(|(_, _, t)| t.as_nanos() / 1_000_000)).collect();
+        assert_eq!(order, [25, 26, 101], "the later packets overtake the first");
+        let s = e.stats(SimTime::from_secs(1));
+        assert_eq!((s[0].reordered, s[0].drops_no_route, s[0].packets_out), (2, 1, 3));
+    }
+
+    #[test]
+    fn a_schedule_that_changes_the_rate_is_refused() {
+        let text = "[topology]\nkind = \"path\"\n[[links.path]]\nrate = \"8Mbps\"\nschedule = [{ at = \"0s\", delay = \"10ms\" }, { at = \"1s\", delay = \"10ms\", rate = \"1Mbps\" }]\n";
+        let e = load(text, &[]).unwrap_err();
+        assert_eq!(e.problems.iter().map(|p| p.path.as_str()).collect::<Vec<_>>(), ["links.path.0.schedule"]);
     }
 
     #[test]

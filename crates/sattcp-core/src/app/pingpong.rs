@@ -363,12 +363,14 @@ mod tests {
 
     #[test]
     fn a_full_window_block_is_one_burst() {
-        // A block of exactly one window (8 segments): one burst, one way = 200 ms + tx of the
-        // 8 segments (and the ACK queued ahead): no second round trip.
+        // A block of exactly one window (8 segments): one burst, no second round trip. One way
+        // = 200 ms + tx(40-byte ACK of the previous echo, queued ahead) + tx(8 x 1064-byte
+        // segments) = 233.40625 ms, exactly, each repeat.
         let blocks = run("2.048Mbps", "200ms", 8192, 1024, vec![8192], 2);
         let r = Rate::bps(2_048_000);
-        let one_way = 0.2 + r.tx_time(8 * 1064).as_secs_f64();
-        assert!((blocks[0].mean_s() - one_way).abs() < 0.002, "{} vs {one_way}", blocks[0].mean_s());
+        let one_way = SimTime::from_millis(200) + r.tx_time(40) + r.tx_time(8 * 1064);
+        assert_eq!(one_way.as_nanos(), 233_406_250);
+        assert_eq!(blocks[0].times, vec![one_way; 2]);
     }
 
     #[test]

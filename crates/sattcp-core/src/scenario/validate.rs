@@ -763,7 +763,16 @@ fn section_pingpong(c: &mut Ctx, a: &RawApp, topology: &Topology) -> PingPongSpe
         } else if list.len() > MAX_PINGPONG_BLOCKS {
             c.err("app.blocks", format!("must list at most {MAX_PINGPONG_BLOCKS} sizes"), list.len().to_string());
         }
-        list.iter().enumerate().map(|(i, v)| block(c, &format!("app.blocks.{i}"), Some(v), 1)).collect::<Vec<u64>>()
+        let sizes = list.iter().enumerate().map(|(i, v)| block(c, &format!("app.blocks.{i}"), Some(v), 1)).collect::<Vec<u64>>();
+        // NetPIPE's sizes only grow, and the table has one row per size: a size repeated or
+        // out of order is a typo (seed 003 Table 1 lists them increasing).
+        for i in 1..sizes.len() {
+            let path = format!("app.blocks.{i}");
+            if sizes[i] <= sizes[i - 1] && !c.bad(&path) && !c.bad(&format!("app.blocks.{}", i - 1)) {
+                c.err(&path, format!("must be larger than app.blocks.{} ({}): sizes increase, each once", i - 1, sizes[i - 1]), sizes[i].to_string());
+            }
+        }
+        sizes
     });
     let other = [
         ("app.bytes", a.bytes.is_some()),

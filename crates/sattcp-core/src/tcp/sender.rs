@@ -316,7 +316,7 @@ impl TcpSender {
         self.rwnd = (seg.window as u64) << self.snd_wscale;
         let rate_on = self.rate_on;
         if rate_on {
-            self.rate.begin_ack(self.in_flight());
+            self.rate.begin_ack(self.cc_in_flight());
         }
         let rate = &mut self.rate;
         let mut sack_news = false;
@@ -405,6 +405,21 @@ impl TcpSender {
         self.snd_max - self.snd_una - self.sb.sacked_bytes()
     }
 
+    /// Bytes in flight as a rate-based controller sees them, the count its cwnd is compared
+    /// with (Linux `tcp_packets_in_flight()`: not acknowledged, not SACKed, not presumed lost,
+    /// retransmissions included): in fast recovery the SACK recovery's own PIPE, after a
+    /// timeout what was resent since (go-back-N presumes the rest lost), otherwise
+    /// [`in_flight`](Self::in_flight). Counting the holes as in flight (issue 14) kept BBR's
+    /// PROBE_RTT waiting for a flight of 4 segments that a timeout had left thousands of
+    /// segments long, and made its packet conservation send far more than was delivered.
+    fn cc_in_flight(&self) -> u64 {
+        match self.state {
+            CongState::Recovery => self.rec.pipe_bytes(self.win.mss).unwrap_or_else(|| self.in_flight()),
+            CongState::Loss => (self.snd_nxt - self.snd_una).saturating_sub(self.sb.sacked_bytes()),
+            _ => self.in_flight(),
+        }
+    }
+
     /// Applies a recovery's decisions, moves the congestion state, then sends.
     fn apply(&mut self, now: SimTime, new_ack: bool, o: Out, out: &mut Vec<Segment>) {
         if o.enter {
@@ -442,7 +457,7 @@ impl TcpSender {
         if self.rate_on {
             // Every ACK: the controller's view with the rate sample; it may set cwnd and
             // pacing. (Only controllers that use rate samples decide anything here.)
-            let ev = RateEvent { now, rs: self.last_rs, delivered: self.rate.delivered(), in_flight: self.in_flight(), state: self.state, srtt: self.rtt.srtt() };
+            let ev = RateEvent { now, rs: self.last_rs, delivered: self.rate.delivered(), in_flight: self.cc_in_flight(), state: self.state, srtt: self.rtt.srtt() };
             let ctl = self.cc.on_rate_sample(&self.win, &ev);
             if let Some(c) = ctl.cwnd {
                 self.win.cwnd = c;
@@ -668,11 +683,15 @@ impl TcpSender {
                 self.snd_nxt = self.snd_max;
                 return true;
             };
-            if e.sacked && self.rec.skips_sacked_after_timeout() {
+            if e.sacked && (self.rec.skips_sacked_after_timeout() || self.cc.keeps_sack_info()) {
                 self.snd_nxt = e.end;
                 return true;
             }
-            if e.end - self.snd_una > wnd && !e.fin || self.paced(now) {
+            // Under a controller that keeps SACK information (BBR) the window limits the bytes
+            // in flight, SACKed data not counted (Linux compares cwnd with
+            // `tcp_packets_in_flight()`); otherwise the span from snd_una, as ns-2.
+            let need = if self.cc.keeps_sack_info() { self.cc_in_flight() + e.len() } else { e.end - self.snd_una };
+            if need > wnd && !e.fin || self.paced(now) {
                 return false;
             }
             self.retransmit(now, e.start, out);

@@ -137,6 +137,17 @@ impl Cc {
         }
     }
 
+    /// Whether the SACK recoveries keep the scoreboard's SACK information until the cumulative
+    /// ACK passes it, across recovery phases and timeouts (Linux; RFC 2018 §8 allows forgetting
+    /// it, and ns-2's Sack1 forgot it at every new ACK outside recovery and at a timeout). True
+    /// for BBR, which has no ns-2 counterpart and whose published behaviour is Linux's: it keeps
+    /// its window through losses, so its windows carry hundreds of holes whose SACK blocks the
+    /// receiver reports only once (issue 14). The classic controllers keep ns-2's behaviour
+    /// (the seeds' study).
+    pub fn keeps_sack_info(&self) -> bool {
+        matches!(self, Cc::Bbr(_))
+    }
+
     /// Every ACK, after growth, with its delivery-rate sample. The classic controllers
     /// decide nothing here.
     #[inline]

@@ -309,6 +309,15 @@ impl Recovery {
             r.on_pipe_sent(len)
         }
     }
+    /// The recovery's estimate of the bytes in flight during fast recovery (ns-2's PIPE in
+    /// segments, RFC 6675 `SetPipe()`), or `None` for the recoveries that keep none.
+    pub fn pipe_bytes(&self, mss: u64) -> Option<u64> {
+        match self {
+            Recovery::SackFallFloyd(r) => Some(r.pipe.max(0) as u64 * mss),
+            Recovery::SackRfc6675(r) => Some(r.pipe()),
+            _ => None,
+        }
+    }
     /// After a timeout, whether go-back-N skips segments SACKed since (RFC 6675 §5.1).
     pub fn skips_sacked_after_timeout(&self) -> bool {
         matches!(self, Recovery::SackRfc6675(_))

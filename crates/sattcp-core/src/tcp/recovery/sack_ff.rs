@@ -15,7 +15,12 @@
 //!   is reset and the sender slow-starts (seed 001 §2.2.1).
 //!
 //! Outside the phase ns-2 forgot SACK information at every new ACK (`ClearScoreBoard()`);
-//! we do the same.
+//! we do the same, except under a controller that keeps its window through losses (BBR,
+//! `Cc::keeps_sack_info`): there the table keeps what the receiver reported until the
+//! cumulative ACK passes it, across phases and timeouts, as Linux does. (A receiver reports
+//! at most 3-4 blocks per ACK; with the hundreds of holes a BBR window holds under random loss,
+//! a forgotten table made the next phase resend as "holes" thousands of segments the receiver
+//! had: issue 14.)
 
 use super::{CongState, Cx, Gate, Out, Pick, TimerAction};
 
@@ -28,15 +33,14 @@ const PIPE_PARTIAL_ACK_DECREMENT: i64 = 2;
 pub struct SackFallFloyd {
     /// PIPE in segments.
     pub pipe: i64,
-    /// CWND in whole segments while in the phase.
-    cwnd_segs: i64,
 }
 
 impl SackFallFloyd {
     pub fn on_new_ack(&mut self, cx: &mut Cx, out: &mut Out) {
+        let keep = cx.cc.keeps_sack_info();
         if cx.state != CongState::Recovery {
             // ns-2 `ClearScoreBoard()` on every new ACK outside fast recovery.
-            if cx.sb.sacked_bytes() > 0 {
+            if cx.sb.sacked_bytes() > 0 && !keep {
                 cx.sb.clear_sack();
             }
             return;
@@ -44,7 +48,9 @@ impl SackFallFloyd {
         if cx.snd_una >= cx.recover {
             out.exit = true;
             out.grow = false;
-            cx.sb.clear_sack();
+            if !keep {
+                cx.sb.clear_sack();
+            }
         } else {
             self.pipe -= PIPE_PARTIAL_ACK_DECREMENT;
             out.timer = TimerAction::Restart;
@@ -69,8 +75,7 @@ impl SackFallFloyd {
                 // numdupacks(cwnd_)`, the packets outstanding less the three that left.
                 (cx.flight_size() / mss) as i64 - PIPE_DUPACKS
             };
-            let r = cx.fast_retransmit_ns2(out);
-            self.cwnd_segs = (r.cwnd / mss) as i64;
+            cx.fast_retransmit_ns2(out);
             cx.sb.clear_retransmitted();
         }
         cx.limited_transmit(out);
@@ -78,7 +83,9 @@ impl SackFallFloyd {
 
     pub fn on_timeout(&mut self, cx: &mut Cx) -> u64 {
         // seed 001 §2.2.1: "When a timeout occurs, the sender resets the SACK table."
-        cx.sb.clear_sack();
+        if !cx.cc.keeps_sack_info() {
+            cx.sb.clear_sack();
+        }
         self.pipe = 0;
         cx.ns2_window(0)
     }
@@ -87,9 +94,13 @@ impl SackFallFloyd {
         Gate::pipe_in_recovery(state)
     }
 
-    /// seed 001 §2.2.1: send only while PIPE < CWND; holes first, then new data.
+    /// seed 001 §2.2.1: send only while PIPE < CWND; holes first, then new data. CWND is the
+    /// window in force now, in whole segments: a classic controller leaves it where the fast
+    /// retransmit cut it for the whole phase (ns-2), while BBR sets it on every ACK (packet
+    /// conservation for the first round, then growth: Linux `bbr_set_cwnd()`), which a CWND
+    /// frozen at the phase's start would ignore (issue 14: BBR then never grew while recovering).
     pub fn pick(&mut self, cx: &Cx) -> Option<Pick> {
-        if self.pipe >= self.cwnd_segs {
+        if self.pipe >= (cx.win.cwnd / cx.mss()) as i64 {
             return None;
         }
         if let Some(e) = cx.sb.next_hole() {

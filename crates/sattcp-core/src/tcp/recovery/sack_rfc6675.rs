@@ -12,6 +12,11 @@ pub struct SackRfc6675 {
 }
 
 impl SackRfc6675 {
+    /// `SetPipe()` as of the last update, bytes.
+    pub fn pipe(&self) -> u64 {
+        self.pipe
+    }
+
     fn update(&mut self, cx: &mut Cx) {
         cx.sb.mark_lost_rfc6675(cx.dup_thresh, cx.mss());
         self.pipe = cx.sb.pipe_rfc6675();
@@ -68,7 +73,11 @@ impl SackRfc6675 {
     pub fn on_timeout(&mut self, cx: &mut Cx) -> u64 {
         // RFC 2018 §8 / RFC 6675 §5.1: forget SACK information, then use what arrives in the
         // recovery after the RTO (go-back-N skips segments SACKed since).
-        cx.sb.clear_sack();
+        // Under BBR the table is kept (`Cc::keeps_sack_info`, as Linux's
+        // `tcp_timeout_mark_lost()`; RFC 6675 §5.1 leaves it to updates of RFC 2018).
+        if !cx.cc.keeps_sack_info() {
+            cx.sb.clear_sack();
+        }
         cx.flight_size()
     }
 

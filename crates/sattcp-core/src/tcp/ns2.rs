@@ -111,7 +111,7 @@ impl Default for Ns2Compat {
 /// (measured with ns-2.35: `puts [$defaultRNG uniform 0 1]` after `new Agent/TCP` gives the
 /// second, after `$ns run` the third). With N senders, agent k's phase is draw N + its reset
 /// order; one value for every flow here.
-pub const NS235_BOOT_FRACTION: f64 = 0.55588071586372367;
+pub const NS235_BOOT_FRACTION: f64 = 0.555_880_715_863_723_7;
 /// ns-2.35 `tcpTick_ 0.01`.
 pub const NS235_TICK: SimTime = SimTime::from_millis(10);
 /// test-suite-tcpVariants.tcl: `Agent/TCP set minrto_ 1`.

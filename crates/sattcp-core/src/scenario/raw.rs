@@ -189,6 +189,7 @@ raw_tcp! {
     pub delayed_ack: Option<bool>,
     pub delack_timeout: Option<Val>,
     pub sws_avoidance: Option<bool>,
+    pub piggyback_acks: Option<bool>,
     pub timer_granularity: Option<Val>,
     pub initial_rto: Option<Val>,
     pub min_rto: Option<Val>,

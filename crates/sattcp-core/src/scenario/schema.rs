@@ -107,6 +107,7 @@ pub const KEYS: &[Key] = &[
     key!("tcp.delayed_ack", "boolean", "", Dflt::Value("false"), "", "", "Delayed ACKs (off in the seeds: every segment is acknowledged at once)."),
     key!("tcp.delack_timeout", "duration", DURATION_UNITS, Dflt::Value("\"100ms\""), ">= 0", "", "Delayed-ACK timer."),
     key!("tcp.sws_avoidance", "boolean", "", Dflt::Value("false"), "", "", "Silly-window-syndrome avoidance (off in the seeds)."),
+    key!("tcp.piggyback_acks", "boolean", "", Dflt::Value("false"), "", "", "A client/server pair (WWW, ping-pong) is two half-connections; true: a receiver's pending delayed ACK leaves at once, just ahead of the data its host sends on the reverse half, as the ACK a single connection carries on that data. False: the halves are independent (the seeds' model)."),
     key!("tcp.timer_granularity", "duration", DURATION_UNITS, Dflt::Value("\"100ms\""), "> 0", "", "Tick of the retransmission timer (100 ms in the seeds)."),
     key!("tcp.initial_rto", "duration", DURATION_UNITS, Dflt::Value("\"3s\""), ">= 0", "", "Retransmission timeout before the first RTT sample."),
     key!("tcp.min_rto", "duration", DURATION_UNITS, Dflt::Value("\"200ms\""), "<= max_rto", "", "Lower bound of the retransmission timeout."),

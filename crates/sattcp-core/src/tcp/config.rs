@@ -116,6 +116,10 @@ pub struct TcpConfig {
     pub delack_timeout: SimTime,
     /// Silly-window-syndrome avoidance (off in the seeds).
     pub sws_avoidance: bool,
+    /// A pending delayed ACK leaves at once when the host sends data on the reverse
+    /// half-connection of its pair, ahead of that data: the ACK a one-connection TCP would carry
+    /// on its next data segment (world: `piggyback`). Off: the two halves are independent.
+    pub piggyback_acks: bool,
     /// Retransmission-timer tick (100 ms in the seeds).
     pub timer_granularity: SimTime,
     pub initial_rto: SimTime,
@@ -170,6 +174,7 @@ impl Default for TcpConfig {
             delayed_ack: false,
             delack_timeout: SimTime::from_millis(100),
             sws_avoidance: false,
+            piggyback_acks: false,
             timer_granularity: SimTime::from_millis(100),
             initial_rto: SimTime::from_secs(3),
             min_rto: SimTime::from_millis(200),

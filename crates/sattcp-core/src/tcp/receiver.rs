@@ -303,6 +303,14 @@ impl TcpReceiver {
         }
     }
 
+    /// Sends a pending delayed ACK now (the host is sending data the other way:
+    /// `tcp.piggyback_acks`). Nothing when no ACK is pending.
+    pub fn ack_now(&mut self, out: &mut Vec<Segment>) {
+        if let DelAck::Pending { .. } = self.delack {
+            self.send_ack(None, out);
+        }
+    }
+
     pub fn poll_at(&self) -> Option<SimTime> {
         match self.delack {
             DelAck::Idle => None,

@@ -137,6 +137,9 @@ pub struct World {
     max_points: u64,
     /// tcp/ns2.rs `sack_option_bytes`: ACKs carry 8 bytes per SACK block, as ns-2's.
     sack_option_bytes: bool,
+    /// `tcp.piggyback_acks`: per flow, the flow of the same application running the other
+    /// way between the same two hosts (`u32::MAX`: none); empty when no flow asks for it.
+    piggyback: Vec<FlowId>,
 }
 
 /// One run's simulation: `step`, `run_until`, `run`, then `finish` for the result.
@@ -283,6 +286,14 @@ impl Simulation {
                 traced: sc.trace.flows.contains(&(f as u32)),
             })
             .collect();
+        // tcp.piggyback_acks: each flow's reverse half (same application, the same two hosts
+        // the other way). Computed once, only when some flow asks for it.
+        let piggyback: Vec<FlowId> = if decls.iter().any(|d| d.tcp.piggyback_acks) {
+            let reverse = |f: &Flow| flows.iter().position(|r| r.app == f.app && r.src == f.dst && r.dst == f.src).map_or(u32::MAX, |r| r as FlowId);
+            flows.iter().zip(&decls).map(|(f, d)| if d.tcp.piggyback_acks { reverse(f) } else { u32::MAX }).collect()
+        } else {
+            Vec::new()
+        };
         let mut links = net.links;
         let hops = net.hops;
         // Queue traces: in packets on IP links, in cells at hops that keep their own queue.
@@ -330,6 +341,7 @@ impl Simulation {
             trace_cap,
             max_points: sc.trace.max_points,
             sack_option_bytes: sc.tcp.ns2.sack_option_bytes,
+            piggyback,
         };
         if let Some(filter) = &sc.trace.packets {
             w.tap = Tap::new(Box::new(w.packet_recorder(filter, sc.tcp.mss, sc.trace.max_packet_events)));
@@ -580,6 +592,9 @@ impl World {
     /// Sends what the sender of `flow` emitted and re-arms its timer.
     fn after_sender(&mut self, flow: FlowId) {
         let now = self.now;
+        if !self.piggyback.is_empty() {
+            self.piggyback_ack(flow);
+        }
         self.flush(flow, Dir::Data);
         let fl = &mut self.flows[flow as usize];
         if let Some(t) = fl.snd_slot.arm(fl.sender.poll_at().map(|t| t.max(now))) {
@@ -598,6 +613,22 @@ impl World {
             let inflight = fl.sender.snd_max().saturating_sub(fl.sender.snd_una()) as f64;
             self.traces.entry(format!("flow/{flow}/inflight")).or_insert_with(|| Trace::with_cap(cap)).record(t, inflight);
         }
+    }
+
+    /// `tcp.piggyback_acks`: before the data the sender of `flow` just emitted leaves its host,
+    /// the delayed ACK pending at that host for the reverse half-connection leaves, just ahead
+    /// of it (one connection would carry it on that data; here it is its own packet).
+    fn piggyback_ack(&mut self, flow: FlowId) {
+        let reverse = self.piggyback[flow as usize];
+        if reverse == u32::MAX || !self.out.iter().any(|s| s.len > 0) {
+            return;
+        }
+        let data = std::mem::take(&mut self.out);
+        self.flows[reverse as usize].receiver.ack_now(&mut self.out);
+        if !self.out.is_empty() {
+            self.after_receiver(reverse);
+        }
+        self.out = data;
     }
 
     /// Sends what the receiver of `flow` emitted and re-arms its timer.

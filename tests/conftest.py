@@ -23,6 +23,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+@pytest.fixture(scope="session")
+def emu_binary() -> Path:
+    """The emulator program (sattcp-emu), built on first use when cargo is there (a fresh
+    clone's `make test` does not build it). Used by test_emulate.py and test_netpipe_sat.py."""
+    import shutil
+
+    from sattcp import emulate
+
+    try:
+        return emulate.find_binary()
+    except emulate.EmulateError:
+        pass
+    if shutil.which("cargo") is None:
+        pytest.skip("sattcp-emu is not built and cargo is missing")
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "sattcp-emu"], cwd=ROOT, check=True, timeout=1800)
+    return emulate.find_binary()
+
+
 def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     """Runs the installed `sattcp` command line as a user would."""
     return subprocess.run([sys.executable, "-m", "sattcp.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=600)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import run_cli
 from sattcp import emulate
 from sattcp.emulate import Emulation
 
@@ -33,18 +33,6 @@ def _privileged_reason() -> str | None:
     if missing:
         return "needs " + "; ".join(missing)
     return None
-
-
-@pytest.fixture(scope="session")
-def emu_binary() -> Path:
-    try:
-        return emulate.find_binary()
-    except emulate.EmulateError:
-        pass
-    if shutil.which("cargo") is None:
-        pytest.skip("sattcp-emu is not built and cargo is missing")
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "sattcp-emu"], cwd=ROOT, check=True, timeout=1800)
-    return emulate.find_binary()
 
 
 @pytest.fixture

@@ -38,7 +38,10 @@ pub struct SackBlock {
 /// leaves room for 4; the seeds' ns-2 sink sent 3).
 pub const MAX_SACK_BLOCKS: usize = 3;
 
+/// `repr(C)`, the header fields first in [`Header`]'s order: a packet's header is then the
+/// segment's first 32 bytes, copied as a block both ways (`header`, `Header::with_blocks`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct Segment {
     /// Sequence number of the first byte (or of the SYN/FIN).
     pub seq: u64,
@@ -46,10 +49,13 @@ pub struct Segment {
     pub ack: u64,
     /// Payload bytes.
     pub len: u32,
-    /// `flags::SYN | flags::ACK | flags::FIN`.
-    pub flags: u8,
     /// The 16-bit advertised window field as sent (scaled by the peer's shift unless SYN).
     pub window: u16,
+    /// Which transmission of these bytes this is: 0 for the first, 1 for the first
+    /// retransmission... Not on the wire; used by statistics and scripted losses.
+    pub tx_count: u16,
+    /// `flags::SYN | flags::ACK | flags::FIN`.
+    pub flags: u8,
     /// Window-scale option (SYN segments only).
     pub wscale: Option<u8>,
     /// SACK-permitted option (SYN segments only).
@@ -57,9 +63,6 @@ pub struct Segment {
     /// Number of valid entries in `sack`.
     pub n_sack: u8,
     pub sack: [SackBlock; MAX_SACK_BLOCKS],
-    /// Which transmission of these bytes this is: 0 for the first, 1 for the first
-    /// retransmission... Not on the wire; used by statistics and scripted losses.
-    pub tx_count: u16,
 }
 
 impl Segment {
@@ -108,17 +111,18 @@ pub enum Dir {
 /// more the packets in flight spread over hundreds of MB and every packet touched is a cache
 /// miss; a 112-byte packet with its three 16-byte blocks inline spanned two or three lines).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct Header {
     pub seq: u64,
     pub ack: u64,
     pub len: u32,
-    pub flags: u8,
     pub window: u16,
+    pub tx_count: u16,
+    pub flags: u8,
     pub wscale: Option<u8>,
     pub sack_permitted: bool,
     /// Number of SACK blocks the segment carries (kept beside the packet).
     pub n_sack: u8,
-    pub tx_count: u16,
 }
 
 impl Header {
@@ -231,7 +235,10 @@ mod tests {
 
     #[test]
     fn a_packet_fits_one_cache_line() {
-        assert_eq!(std::mem::size_of::<Packet>(), 64);
+        use std::mem::{offset_of, size_of};
+        assert_eq!(size_of::<Packet>(), 64);
+        assert_eq!((size_of::<Header>(), offset_of!(Segment, sack)), (32, 32), "the header is the segment's first 32 bytes");
+        assert_eq!(offset_of!(Segment, n_sack), offset_of!(Header, n_sack));
         assert_eq!(std::mem::align_of::<Packet>(), 64);
     }
 

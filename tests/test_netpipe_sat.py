@@ -242,15 +242,17 @@ def test_quick_study_one_byte_is_half_the_rtt_plus_serialisation(quick_study: ns
     """1-byte time = RTT/2 + serialisation, exactly, at the satellite RTTs (>= 50 ms) and both
     buffers: the 41-byte datagram is 2 AAL5 cells; one cell crosses each 25 Mbps access link
     (the switch forwards cell by cell) and both cross the E1's 1.92 Mbps of cell slots
-    (docs/netpipe.md). Below the 40 ms delayed-ACK timeout one more E1 cell (221 us, a pure ACK
-    queued ahead of the segment) is in every repeat: measured, docs/netpipe-sat.md."""
+    (docs/netpipe.md). The scenario piggybacks ACKs (``tcp.piggyback_acks = true``): the delayed
+    ACK of the previous echo, pending at the client, leaves just ahead of the block as its own
+    40-byte packet, 2 more E1 cells (442 us) in every repeat at every RTT (without piggybacking:
+    none at >= 50 ms, one cell below the 40 ms delayed-ACK timeout; docs/netpipe-sat.md)."""
     e1_cell = 53 * 8 / 1.92e6
     serialisation = 2 * 53 * 8 / 25e6 + 2 * e1_cell
     rtts = sorted({rtt for rtt, _ in quick_study.sim.sched})
     assert rtts == [1.0, 20.0, 100.0, 400.0, 600.0]
     for (rtt, _), rows in quick_study.sim.sched.items():
         one = ns.by_bytes(rows)[1]
-        ack_ahead = e1_cell if rtt < 40 else 0.0
+        ack_ahead = 2 * e1_cell
         assert one["time_s"] == pytest.approx(rtt / 2e3 + serialisation + ack_ahead, abs=2e-9), rtt
         assert one["mean_s"] == pytest.approx(one["time_s"], abs=2e-9)  # every repeat the same
 

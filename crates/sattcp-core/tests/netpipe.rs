@@ -122,14 +122,24 @@ fn one_byte_is_half_the_rtt_plus_serialisation_exactly() {
     // Seed 003's E1 path: the 41-byte datagram is 2 AAL5 cells (41 + 8 LLC/SNAP + 8 trailer
     // <= 96). They cross the 25 Mbps access link, the E1's 1.92 Mbps of cell slots, and the
     // far access link cell by cell (cut-through), so one way = 200 ms + one cell at 25 Mbps in
-    // + 2 cells at 1.92 Mbps + one cell at 25 Mbps out. Delayed ACKs: no ACK queued ahead.
+    // + 2 cells at 1.92 Mbps + one cell at 25 Mbps out. Delayed ACKs: no ACK queued ahead
+    // (with tcp.piggyback_acks off; the scenario turns it on, below).
     assert_eq!(cells_for_ip(41), 2);
-    let r = run(E1, &[("app.blocks", "[1]"), ("app.repeats", "3")]);
+    let r = run(E1, &[("app.blocks", "[1]"), ("app.repeats", "3"), ("tcp.piggyback_acks", "false")]);
     let lan = Rate::bps(25_000_000);
     let e1_cells = Rate::bps(1_920_000);
     let one_way = SimTime::from_millis(200) + lan.tx_time(CELL_BYTES) + e1_cells.tx_time(2 * CELL_BYTES) + lan.tx_time(CELL_BYTES);
     assert_eq!(ns(rows(&r)[0].time_s), one_way.as_nanos());
     assert_eq!(one_way.as_nanos(), 200_475_587);
+
+    // The scenario as it is (tcp.piggyback_acks = true): the delayed ACK of the previous echo,
+    // pending at the client, leaves just ahead of the 1-byte block as its own 40-byte packet
+    // (2 cells: 40 + 8 + 8 > 48), so the block waits 2 more E1 cells: + 441.667 us, exactly.
+    assert_eq!(cells_for_ip(40), 2);
+    let r = run(E1, &[("app.blocks", "[1]"), ("app.repeats", "3")]);
+    let with_ack = one_way + e1_cells.tx_time(2 * CELL_BYTES);
+    assert_eq!(ns(rows(&r)[0].time_s), with_ack.as_nanos());
+    assert_eq!(with_ack.as_nanos(), 200_917_254);
 }
 
 #[test]

@@ -59,8 +59,10 @@ impl Block {
         let sum: u128 = self.times.iter().map(|t| t.as_nanos() as u128).sum();
         sum as f64 / self.times.len() as f64 / 1e9
     }
+    /// The shortest transfer time, s, in the same arithmetic as [`Block::mean_s`] (so that
+    /// equal times give min = mean exactly).
     pub fn min_s(&self) -> f64 {
-        self.times.iter().min().map_or(0.0, |t| t.as_secs_f64())
+        self.times.iter().min().map_or(0.0, |t| t.as_nanos() as f64 / 1e9)
     }
     /// Population variance of the transfer time, s^2 (NetPIPE 2.x: t2/TRIALS - (t1/TRIALS)^2),
     /// from exact integer sums, so equal times give exactly 0: (n Σt² - (Σt)²) / n², in ns².

@@ -210,7 +210,7 @@ raw_tcp! {
 #[serde(default)]
 pub struct RawNs2 {
     pub window_arith: Option<bool>,
-    /// "on", "off" or "timeout_only".
+    /// "on", "off", "timeout_only" or "ns3".
     pub bug_fix: Option<String>,
     pub exit_fast_retrans: Option<bool>,
     pub newreno_changes: Option<i64>,

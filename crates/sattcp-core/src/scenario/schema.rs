@@ -118,7 +118,7 @@ pub const KEYS: &[Key] = &[
     key!("tcp.slow_start_restart", "boolean", "", Dflt::Value("true"), "", "", "Slow-start restart after an idle RTO (ns-2's default)."),
     key!("tcp.profile", "string", "", Dflt::Value("\"default\""), "`default`, `ns2`", "", "`ns2`: ns-2.35's agents as its test-suite-tcpVariants sets them (every `tcp.ns2` switch, tcpTick_ 10 ms, minrto_ 1 s, rtxcur_init_ 6 s, maxrto_ 60 s, windowInit_ 2); explicit keys override it (docs/tcp.md)."),
     key!("tcp.ns2.window_arith", "boolean", "", Dflt::Value("false"), "", "", "ns-2's fractional window in packets (cwnd_ += 1/cwnd_; cwnd_ = int(window()/2) at a fast retransmit)."),
-    key!("tcp.ns2.bug_fix", "string", "", Dflt::Value("\"timeout_only\""), "`timeout_only`, `on`, `off`", "", "ns-2 bugFix_: which RECOVER blocks a new fast retransmit (ours: only a timeout's)."),
+    key!("tcp.ns2.bug_fix", "string", "", Dflt::Value("\"timeout_only\""), "`timeout_only`, `on`, `off`, `ns3`", "", "ns-2 bugFix_: which RECOVER blocks a new fast retransmit (ours: only a timeout's; `ns3`: a timeout's until snd_una >= RECOVER, ns-3.44's test)."),
     key!("tcp.ns2.exit_fast_retrans", "boolean", "", Dflt::Value("false"), "", "", "ns-2 exitFastRetrans_: duplicates inflate the window only in a recovery actually entered."),
     key!("tcp.ns2.newreno_changes", "integer", "", Dflt::Value("1"), "0 or 1", "", "ns-2 NewReno newreno_changes_: 1 Hoe's flywheel (the seeds'), 0 the inflated window sends (2 per ACK)."),
     key!("tcp.ns2.newreno_changes1", "boolean", "", Dflt::Value("false"), "", "", "ns-2 NewReno newreno_changes1_: only the first partial ACK restarts the timer."),

@@ -711,7 +711,8 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
             Some("on") => w.bug_fix = crate::tcp::ns2::BugFix::On,
             Some("off") => w.bug_fix = crate::tcp::ns2::BugFix::Off,
             Some("timeout_only") => w.bug_fix = crate::tcp::ns2::BugFix::TimeoutOnly,
-            Some(o) => c.err(&format!("{p}.ns2.bug_fix"), "must be \"on\", \"off\" or \"timeout_only\"", format!("{o:?}")),
+            Some("ns3") => w.bug_fix = crate::tcp::ns2::BugFix::Ns3,
+            Some(o) => c.err(&format!("{p}.ns2.bug_fix"), "must be \"on\", \"off\", \"timeout_only\" or \"ns3\"", format!("{o:?}")),
         }
         set(&mut w.exit_fast_retrans, n.exit_fast_retrans);
         w.newreno_changes = c.int(&format!("{p}.ns2.newreno_changes"), n.newreno_changes, w.newreno_changes as i64, 0, 1) as u8;
@@ -1799,7 +1800,7 @@ mod tests {
         assert_eq!(one, Ns2Compat { singledup: true, bug_fix: BugFix::On, tick_phase: SimTime::from_millis(3), ..Ns2Compat::default() });
         assert_eq!(scenario(GEO2, &[]).tcp.ns2, Ns2Compat::default());
         assert_only(GEO2, &[("tcp.profile", "ns3")], "tcp.profile: must be \"default\" or \"ns2\", got \"ns3\"");
-        assert_only(GEO2, &[("tcp.ns2.bug_fix", "maybe")], "tcp.ns2.bug_fix: must be \"on\", \"off\" or \"timeout_only\", got \"maybe\"");
+        assert_only(GEO2, &[("tcp.ns2.bug_fix", "maybe")], "tcp.ns2.bug_fix: must be \"on\", \"off\", \"timeout_only\" or \"ns3\", got \"maybe\"");
         assert!(problems(GEO2, &[("tcp.ns2.newreno_changes", "2")])[0].starts_with("tcp.ns2.newreno_changes: "));
         assert!(problems(GEO2, &[("tcp.ns2.bogus", "true")])[0].contains("tcp.ns2.bogus"));
     }

@@ -89,6 +89,15 @@ LARGE_BUFFER = 65536
 BERS = tuple(10.0 ** e for e in range(-12, -3))
 #: Figures 4-5's block: "default block size", read as a block of the default socket size.
 BER_BLOCK = 8192
+#: Round trips per trial in the study: NetPIPE's own choice per size (``app.nrepeat =
+#: "netpipe"``: max(RUNTM / (previous size / (previous size - inc + 1) x tlast), TRIALS), NetPIPE
+#: 2.x netpipe.c), so that each row is NetPIPE's statistic as the seed's NetPIPE printed it: the
+#: best of 7 trial means, and the variance of the trial means (docs/netpipe.md). 1 gives the
+#: single round trips of the ping-pong's default.
+NREPEAT: int | str = "netpipe"
+#: Trials of figures 4-5's runs with NetPIPE's statistic: NetPIPE's TRIALS (with single round
+#: trips, 20, or 10 quick: more repeats for a steadier %CDV).
+BER_TRIALS = 7
 #: A run's cap on simulated time (a pingpong run ends when its schedule is done; at BER 1e-4
 #: twenty 8 KB round trips take hours of simulated time in RTO back-offs).
 RUN_CAP = "200000s"
@@ -125,32 +134,35 @@ class Run:
     blocks: tuple[int, ...] | None = None
     last_block: int = 65536
     perturbation: int = 3
-    #: Round trips per size: NetPIPE 3.7's TRIALS (the app's default, docs/netpipe.md).
+    #: Trials per size: NetPIPE's TRIALS (the app's default, docs/netpipe.md).
     repeats: int = 7
+    #: Round trips per trial (``app.nrepeat``): NetPIPE's own choice (:data:`NREPEAT`), or a
+    #: number (1: each trial one round trip, the app's default).
+    nrepeat: int | str = "netpipe"
 
 
-def plan(quick: bool = False) -> list[Run]:
+def plan(quick: bool = False, nrepeat: int | str = NREPEAT) -> list[Run]:
     """Every simulator run (``quick``: fewer RTTs, buffers, BERs and seeds, blocks to 32 KB, no
-    perturbations)."""
+    perturbations); ``nrepeat``: round trips per trial (:data:`NREPEAT`)."""
     runs: list[Run] = []
     last, pert = (32768, 0) if quick else (65536, 3)
     rtts = (1.0, 20.0, 100.0, 400.0, 600.0) if quick else RTTS_MS
     # Table 1 and figure 2 (8 KB buffer), figure 1 (8 KB and 64 KB at 400 ms).
     for rtt in rtts:
-        runs.append(Run(sched_key(rtt, DEFAULT_BUFFER), rtt, DEFAULT_BUFFER, last_block=last, perturbation=pert))
-    runs.append(Run(sched_key(GEO_RTT_MS, LARGE_BUFFER), GEO_RTT_MS, LARGE_BUFFER, last_block=last, perturbation=pert))
+        runs.append(Run(sched_key(rtt, DEFAULT_BUFFER), rtt, DEFAULT_BUFFER, last_block=last, perturbation=pert, nrepeat=nrepeat))
+    runs.append(Run(sched_key(GEO_RTT_MS, LARGE_BUFFER), GEO_RTT_MS, LARGE_BUFFER, last_block=last, perturbation=pert, nrepeat=nrepeat))
     # Figure 3.
     bufs = tuple(k * 1024 for k in (8, 16, 32, 64)) if quick else FIG3_BUFFERS
     for rtt in FIG3_RTTS_MS:
         for b in bufs:
-            runs.append(Run(f"fig3/rtt={rtt:g}/buf={b}", rtt, b, blocks=(FIG3_BLOCK,)))
+            runs.append(Run(f"fig3/rtt={rtt:g}/buf={b}", rtt, b, blocks=(FIG3_BLOCK,), nrepeat=nrepeat))
     # Figures 4-5.
     bers = (1e-12, 1e-10, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4) if quick else BERS
     seeds = (1, 2) if quick else (1, 2, 3, 4, 5)
     for ber in bers:
         for s in seeds:
-            runs.append(Run(ber_key(ber, s), GEO_RTT_MS, DEFAULT_BUFFER, ber=ber, seed=s, blocks=(BER_BLOCK,),
-                            repeats=10 if quick else 20))
+            runs.append(Run(ber_key(ber, s), GEO_RTT_MS, DEFAULT_BUFFER, ber=ber, seed=s, blocks=(BER_BLOCK,), nrepeat=nrepeat,
+                            repeats=BER_TRIALS if nrepeat == "netpipe" else (10 if quick else 20)))
     return runs
 
 
@@ -170,6 +182,7 @@ def sim_overrides(run: Run) -> dict[str, Any]:
         "tcp.send_buffer": run.buffer,
         "tcp.receive_buffer": run.buffer,
         "app.repeats": run.repeats,
+        "app.nrepeat": run.nrepeat,
         "run.duration": RUN_CAP,
     }
     if run.blocks is not None:

@@ -255,8 +255,10 @@ pub struct RawApp {
     pub last_block: Option<Val>,
     /// Ping-pong: NetPIPE's -p, bytes each scheduled size is also tried below and above.
     pub perturbation: Option<i64>,
-    /// Ping-pong: round trips per block size.
+    /// Ping-pong: trials per block size (one round trip each unless `nrepeat` says more).
     pub repeats: Option<i64>,
+    /// Ping-pong: round trips per trial, a number or "netpipe" (NetPIPE's own choice).
+    pub nrepeat: Option<Val>,
     /// Ping-pong: explicit block sizes (instead of first/last/perturbation).
     pub blocks: Option<Vec<Val>>,
 }

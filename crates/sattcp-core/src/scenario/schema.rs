@@ -147,7 +147,8 @@ pub const KEYS: &[Key] = &[
     key!("app.first_block", "size", BYTE_UNITS, Dflt::Value("1"), "> 0 and <= last_block", PP, "First block size of NetPIPE's schedule (NPtcp -l)."),
     key!("app.last_block", "size", BYTE_UNITS, Dflt::Value("65536"), ">= first_block", PP, "Last block size of the schedule (NPtcp -u); sizes up to last_block + perturbation are run, as NetPIPE does."),
     key!("app.perturbation", "integer", "bytes", Dflt::Value("3"), "0 to 1000000", PP, "NetPIPE's -p: each size whose increment exceeds perturbation + 1 is also tried this many bytes below and above."),
-    key!("app.repeats", "integer", "", Dflt::Value("7"), "1 to 1000000", PP, "Round trips per block size (NetPIPE 3.7's TRIALS = 7); mean, minimum and variance are over these."),
+    key!("app.repeats", "integer", "", Dflt::Value("7"), "1 to 1000000", PP, "Trials per block size (NetPIPE's TRIALS = 7), each of app.nrepeat round trips; the transfer time of a trial is its duration / (2 nrepeat), and mean, minimum and variance are over the trials."),
+    key!("app.nrepeat", "integer or string", "", Dflt::None, "1 to 1000000, or `netpipe`", PP, "Round trips per trial. Absent: 1 (each trial one round trip). `netpipe`: NetPIPE's own choice per size, max(RUNTM / (previous size / (previous size - increment + 1) x tlast), repeats) with RUNTM = 0.25 s and tlast the previous size's best trial time (docs/netpipe.md)."),
     key!("app.blocks", "list of sizes", BYTE_UNITS, Dflt::None, "each > 0, at most 100000 entries", PP, "Explicit block sizes, in this order; replaces first_block, last_block and perturbation."),
     // [[loss]]
     key!("loss[].flow", "integer", "", Dflt::Value("0"), "0 to flows - 1", "", "Flow whose segment is dropped."),

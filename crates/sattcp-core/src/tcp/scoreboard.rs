@@ -22,7 +22,6 @@
 use std::collections::VecDeque;
 
 use crate::net::packet::SackBlock;
-use super::rate::TxRate;
 use crate::time::SimTime;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -37,8 +36,6 @@ pub struct Entry {
     pub lost: bool,
     pub retransmitted: bool,
     pub last_sent: SimTime,
-    /// Delivery-rate snapshot of the last transmission (rate.rs).
-    pub tx: TxRate,
 }
 
 impl Entry {
@@ -81,14 +78,16 @@ impl Scoreboard {
     /// A segment was sent for the first time (must extend the table at its end).
     pub fn push(&mut self, start: u64, end: u64, fin: bool, now: SimTime) {
         debug_assert!(self.entries.back().is_none_or(|e| e.end == start), "scoreboard gap at {start}");
-        self.entries.push_back(Entry { start, end, fin, tx_count: 0, sacked: false, lost: false, retransmitted: false, last_sent: now, tx: TxRate::default() });
+        self.entries.push_back(Entry { start, end, fin, tx_count: 0, sacked: false, lost: false, retransmitted: false, last_sent: now });
     }
 
     /// The entry starting at `seq`.
     pub fn get(&self, seq: u64) -> Option<&Entry> {
         self.index_of(seq).map(|i| &self.entries[i])
     }
-    fn index_of(&self, seq: u64) -> Option<usize> {
+    /// The index of the entry starting at `seq` (0: the first), for state kept beside the
+    /// table in the same order (the sender's delivery-rate snapshots).
+    pub fn index_of(&self, seq: u64) -> Option<usize> {
         let i = self.entries.partition_point(|e| e.end <= seq);
         (i < self.entries.len() && self.entries[i].start == seq).then_some(i)
     }
@@ -104,26 +103,14 @@ impl Scoreboard {
         *e
     }
 
-    /// Sets the rate snapshot of the entry starting at `seq` (a retransmission).
-    pub fn set_tx(&mut self, seq: u64, tx: TxRate) {
-        if let Some(i) = self.index_of(seq) {
-            self.entries[i].tx = tx;
-        }
-    }
-    /// Sets the rate snapshot of the last entry (just pushed).
-    pub fn set_last_tx(&mut self, tx: TxRate) {
-        if let Some(e) = self.entries.back_mut() {
-            e.tx = tx;
-        }
-    }
-
     /// The cumulative ACK reached `ack`: drops every entry that ends at or before it. An ACK
     /// inside an entry trims it (only a receive window edge inside a segment does that).
     pub fn ack(&mut self, ack: u64) {
         self.ack_with(ack, |_| {})
     }
 
-    /// [`ack`](Self::ack), showing `f` each entry before it leaves (rate sampling).
+    /// [`ack`](Self::ack), showing `f` each entry before it leaves, the first first (rate
+    /// sampling).
     #[inline]
     pub fn ack_with(&mut self, ack: u64, mut f: impl FnMut(&mut Entry)) {
         while let Some(e) = self.entries.front_mut() {
@@ -150,12 +137,13 @@ impl Scoreboard {
 
     /// Marks every entry inside the blocks as SACKed. Returns the bytes newly SACKed.
     pub fn sack(&mut self, blocks: &[SackBlock]) -> u64 {
-        self.sack_with(blocks, |_| {})
+        self.sack_with(blocks, |_, _| {})
     }
 
-    /// [`sack`](Self::sack), showing `f` each newly SACKed entry (rate sampling).
+    /// [`sack`](Self::sack), showing `f` each newly SACKed entry with its index (rate
+    /// sampling).
     #[inline]
-    pub fn sack_with(&mut self, blocks: &[SackBlock], mut f: impl FnMut(&mut Entry)) -> u64 {
+    pub fn sack_with(&mut self, blocks: &[SackBlock], mut f: impl FnMut(usize, &mut Entry)) -> u64 {
         let mut newly = 0;
         for b in blocks {
             let mut i = self.entries.partition_point(|e| e.end <= b.start);
@@ -166,7 +154,7 @@ impl Scoreboard {
                     e.lost = false;
                     newly += e.len();
                     self.high_sacked = self.high_sacked.max(e.end);
-                    f(e);
+                    f(i, e);
                 }
                 i += 1;
             }
@@ -331,6 +319,23 @@ mod tests {
         sb.on_retransmit(1, SimTime::ZERO);
         assert_eq!(sb.pipe_rfc6675(), 6 * MSS);
         assert_eq!(sb.next_lost().unwrap().start, 1001);
+    }
+
+    /// Two entries per cache line (issue 15): the rate snapshots live beside the table, in the
+    /// sender, only where rate sampling is on.
+    #[test]
+    fn an_entry_is_half_a_cache_line() {
+        assert_eq!(std::mem::size_of::<Entry>(), 32);
+    }
+
+    #[test]
+    fn sack_with_shows_each_newly_sacked_entry_with_its_index() {
+        let mut sb = ten_sent();
+        let mut seen = Vec::new();
+        sb.sack_with(&[blk(2001, 4001)], |i, e| seen.push((i, e.start)));
+        sb.sack_with(&[blk(2001, 5001)], |i, e| seen.push((i, e.start)));
+        assert_eq!(seen, vec![(2, 2001), (3, 3001), (4, 4001)], "each entry once, at its index");
+        assert_eq!(sb.index_of(4001), Some(4));
     }
 
     #[test]

@@ -48,13 +48,14 @@
 use super::cc::{AckSample, Cc, RateEvent, Window};
 use super::config::TcpConfig;
 use super::pacing::Pacer;
-use super::rate::{RateEstimator, RateSample};
+use super::rate::{RateEstimator, RateSample, TxRate};
 use super::recovery::{CongState, Cx, Gate, Out, Pick, Recovery, TimerAction};
 use super::ns2::Ns2Compat;
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use crate::net::packet::{flags, Segment};
 use crate::time::SimTime;
+use std::collections::VecDeque;
 
 /// Counters of one sender.
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -190,6 +191,10 @@ pub struct TcpSender {
     rate: RateEstimator,
     /// The last ACK's rate sample.
     last_rs: RateSample,
+    /// Rate sampling only: the delivery-rate snapshot of each scoreboard entry's last
+    /// transmission, in the scoreboard's order (kept beside it so that an entry is 32 bytes
+    /// where rate sampling is off, as for Reno, CUBIC and Hybla).
+    txs: VecDeque<TxRate>,
 }
 
 impl TcpSender {
@@ -222,6 +227,7 @@ impl TcpSender {
             stats: SenderStats::default(),
             rate: RateEstimator::default(),
             last_rs: RateSample::default(),
+            txs: VecDeque::new(),
             pacer: Pacer::default(),
             pace_wait: None,
             persist_backoff: 0,
@@ -354,7 +360,8 @@ impl TcpSender {
         let mut sack_news = false;
         if self.sack_ok && seg.n_sack > 0 {
             let newly = if rate_on {
-                self.sb.sack_with(seg.sack_blocks(), |e| rate.on_delivered(now, e.end - e.start, e.last_sent, &mut e.tx, e.tx_count > 0))
+                let txs = &mut self.txs;
+                self.sb.sack_with(seg.sack_blocks(), |i, e| rate.on_delivered(now, e.end - e.start, e.last_sent, &mut txs[i], e.tx_count > 0))
             } else {
                 self.sb.sack(seg.sack_blocks())
             };
@@ -368,7 +375,11 @@ impl TcpSender {
             let acked = ack - self.snd_una;
             self.snd_una = ack;
             if rate_on {
-                self.sb.ack_with(ack, |e| rate.on_delivered(now, e.end - e.start, e.last_sent, &mut e.tx, e.tx_count > 0));
+                let txs = &mut self.txs;
+                self.sb.ack_with(ack, |e| {
+                    let mut tx = txs.pop_front().expect("a rate snapshot per scoreboard entry");
+                    rate.on_delivered(now, e.end - e.start, e.last_sent, &mut tx, e.tx_count > 0)
+                });
                 self.last_rs = self.rate.end_ack(now);
             } else {
                 self.sb.ack(ack);
@@ -428,7 +439,7 @@ impl TcpSender {
 
     /// The rate snapshot of a segment sent now (kept in its scoreboard entry).
     #[inline]
-    fn rate_snapshot(&mut self, now: SimTime) -> Option<super::rate::TxRate> {
+    fn rate_snapshot(&mut self, now: SimTime) -> Option<TxRate> {
         self.rate_on.then(|| self.rate.on_send(now, self.snd_max - self.snd_una))
     }
 
@@ -561,7 +572,7 @@ impl TcpSender {
             let start = self.snd_max;
             self.sb.push(start, start + len, false, now);
             if let Some(tx) = self.rate_snapshot(now) {
-                self.sb.set_last_tx(tx);
+                self.txs.push_back(tx);
             }
             self.emit(now, start, len as u32, false, 0, out);
             self.snd_max = start + len;
@@ -785,7 +796,7 @@ impl TcpSender {
         let end = start + len;
         self.sb.push(start, end, false, now);
         if let Some(tx) = self.rate_snapshot(now) {
-            self.sb.set_last_tx(tx);
+            self.txs.push_back(tx);
         }
         self.rtt.on_send(now, end);
         self.emit(now, start, len as u32, false, 0, out);
@@ -803,7 +814,7 @@ impl TcpSender {
         let seq = self.app_end;
         self.sb.push(seq, seq + 1, true, now);
         if let Some(tx) = self.rate_snapshot(now) {
-            self.sb.set_last_tx(tx);
+            self.txs.push_back(tx);
         }
         self.emit(now, seq, 0, true, 0, out);
         if self.snd_nxt == self.snd_max {
@@ -817,7 +828,9 @@ impl TcpSender {
     fn retransmit(&mut self, now: SimTime, seq: u64, out: &mut Vec<Segment>) -> u64 {
         let e = self.sb.on_retransmit(seq, now);
         if let Some(tx) = self.rate_snapshot(now) {
-            self.sb.set_tx(seq, tx);
+            if let Some(i) = self.sb.index_of(seq) {
+                self.txs[i] = tx;
+            }
         }
         self.rtt.on_resend(e.end);
         let len = if e.fin { 0 } else { e.len() };
@@ -827,7 +840,7 @@ impl TcpSender {
         e.len()
     }
 
-    #[inline]
+    #[inline(always)]
     fn emit(&mut self, now: SimTime, seq: u64, len: u32, fin: bool, tx_count: u16, out: &mut Vec<Segment>) {
         // ns-2 `output()`: arm the timer if none is pending or nothing was outstanding (a
         // pending persist timer gives way; a probe re-arms it after).

@@ -166,9 +166,10 @@ pub struct TcpSender {
     timer: Timer,
     /// A pacing release time the send loop stopped at.
     pace_wait: Option<SimTime>,
-    /// `cfg.dupack_threshold`, `cfg.rcv_window_field`.
+    /// `cfg.dupack_threshold`, `cfg.rcv_window_field`, `cfg.clear_backoff_when_acked`.
     dupack_threshold: u32,
     rcv_window_field: u16,
+    clear_backoff_when_acked: bool,
     // Line 3.
     sb: Scoreboard,
     /// Start of an outstanding window probe.
@@ -239,6 +240,7 @@ impl TcpSender {
             fin: cfg.fin,
             dupack_threshold: cfg.dupack_threshold,
             rcv_window_field: cfg.rcv_window_field,
+            clear_backoff_when_acked: cfg.clear_backoff_when_acked,
             snd_buf: cfg.snd_buf,
             ns2: cfg.ns2.clone(),
             cfg,
@@ -406,7 +408,7 @@ impl TcpSender {
             } else {
                 self.rtt.on_partial_ack(ack);
             }
-            if self.cfg.clear_backoff_when_acked && ack >= self.snd_max {
+            if self.clear_backoff_when_acked && ack >= self.snd_max {
                 // Linux 2.2 `tcp_ack_saw_tstamp`: `if (tp->packets_out == 0) { ... tp->backoff = 0;`
                 self.rtt.clear_backoff();
             }

@@ -111,12 +111,6 @@ impl RttEstimator {
         }
     }
 
-    /// Forgets the backoff: the next timer runs for the current RTO (ns-3 `TcpSocketBase::
-    /// NewAck()` with `resetRTO` recomputes `m_rto` from the estimate on every new ACK).
-    pub fn clear_backoff(&mut self) {
-        self.backoff = 1;
-    }
-
     /// Jacobson/Karels update in fixed point (ns-2 `rtt_update()`, RFC 6298 (2.2)-(2.3)).
     fn update(&mut self, m: i64) {
         self.samples += 1;

@@ -52,9 +52,42 @@ impl Via {
 /// A drop-tail IP link as a hop.
 pub struct LinkHop {
     pub link: LinkId,
-    /// The packets in flight (arrival time at the far node, packet), in arrival order: a link
-    /// delivers in the order it sends (one rate, one delay).
-    in_flight: VecDeque<(SimTime, u32)>,
+    /// The packets in flight (arrival time at the far node, packet, instant it entered the
+    /// link), in arrival order: a link delivers in the order it sends (one rate, one delay).
+    /// A packet enters at the instant it is offered, or later for a chained packet (offered
+    /// ahead of time at the instant it will reach this link, `world`).
+    in_flight: VecDeque<(SimTime, u32, SimTime)>,
+}
+
+impl LinkHop {
+    /// The link's decision on `p` at `now` (drop-tail queue, bit errors: `p.corrupted`),
+    /// without putting it in flight: [`keep`](Self::keep) does that, or the world carries the
+    /// packet on through the next hop at its arrival time (hop chaining, `world`).
+    #[inline]
+    pub fn enqueue(&mut self, now: SimTime, p: &mut Packet, links: &mut [Link]) -> Admit {
+        let admit = links[self.link as usize].enqueue(now, p.bytes);
+        if let Admit::Sent { corrupted, .. } = admit {
+            p.corrupted = corrupted;
+        }
+        admit
+    }
+
+    /// Puts packet `pkt`, which entered the link at `entered` and arrives at `arrival`, in
+    /// flight: an arrival event to schedule if it is the head.
+    #[inline]
+    pub fn keep(&mut self, arrival: SimTime, pkt: u32, entered: SimTime) -> Next {
+        debug_assert!(self.in_flight.back().is_none_or(|&(t, _, _)| t < arrival), "a link delivers in order");
+        let next = if self.in_flight.is_empty() { Next::Arrive(arrival) } else { Next::Nothing };
+        self.in_flight.push_back((arrival, pkt, entered));
+        next
+    }
+
+    /// The instant the head packet in flight entered the link (hop chaining: later than the
+    /// present for a packet offered ahead of time).
+    #[inline]
+    pub fn head_entered(&self) -> Option<SimTime> {
+        self.in_flight.front().map(|&(_, _, e)| e)
+    }
 }
 
 pub enum Hop {
@@ -155,15 +188,10 @@ impl Hop {
     pub fn offer(&mut self, now: SimTime, input: u32, pkt: u32, p: &mut Packet, links: &mut [Link]) -> Offered {
         match self {
             Hop::Link(h) => {
-                let admit = links[h.link as usize].enqueue(now, p.bytes);
+                let admit = h.enqueue(now, p, links);
                 let mut next = Next::Nothing;
-                if let Admit::Sent { arrival, corrupted } = admit {
-                    p.corrupted = corrupted;
-                    if h.in_flight.is_empty() {
-                        next = Next::Arrive(arrival);
-                    }
-                    debug_assert!(h.in_flight.back().is_none_or(|&(t, _)| t < arrival), "a link delivers in order");
-                    h.in_flight.push_back((arrival, pkt));
+                if let Admit::Sent { arrival, .. } = admit {
+                    next = h.keep(arrival, pkt, now);
                 }
                 Offered { admit, next }
             }
@@ -188,9 +216,9 @@ impl Hop {
     pub fn arrive(&mut self, now: SimTime, links: &[Link]) -> Option<(u32, u32, Option<SimTime>)> {
         match self {
             Hop::Link(h) => {
-                let (t, pkt) = h.in_flight.pop_front().expect("a packet in flight");
+                let (t, pkt, _) = h.in_flight.pop_front().expect("a packet in flight");
                 debug_assert_eq!(t, now);
-                Some((pkt, links[h.link as usize].to, h.in_flight.front().map(|&(t, _)| t)))
+                Some((pkt, links[h.link as usize].to, h.in_flight.front().map(|&(t, _, _)| t)))
             }
             Hop::Moving(m) => m.flight.arrive(now).map(|(pkt, next)| (pkt, links[m.link as usize].to, next)),
             Hop::Atm(_) => unreachable!("ATM hops deliver through wake"),
@@ -237,6 +265,16 @@ impl Hop {
             Hop::Atm(a) => a.ingress(input),
             Hop::Moving(m) => m.link,
             Hop::Custom(c) => c.first_link(input),
+        }
+    }
+
+    /// The instant the head packet in flight on a link hop entered it (`LinkHop::head_entered`);
+    /// `None` for other kinds.
+    #[inline]
+    pub fn head_entered(&self) -> Option<SimTime> {
+        match self {
+            Hop::Link(h) => h.head_entered(),
+            _ => None,
         }
     }
 

@@ -52,11 +52,13 @@ impl Via {
 /// A drop-tail IP link as a hop.
 pub struct LinkHop {
     pub link: LinkId,
-    /// The packets in flight (arrival time at the far node, packet, instant it entered the
-    /// link), in arrival order: a link delivers in the order it sends (one rate, one delay).
-    /// A packet enters at the instant it is offered, or later for a chained packet (offered
-    /// ahead of time at the instant it will reach this link, `world`).
-    in_flight: VecDeque<(SimTime, u32, SimTime)>,
+    /// The packets in flight (arrival time at the far node, packet), in arrival order: a link
+    /// delivers in the order it sends (one rate, one delay).
+    in_flight: VecDeque<(SimTime, u32)>,
+    /// Hop chaining (`world`), on a link that packets may enter ahead of time (offered at the
+    /// instant they will reach it): the instant each packet in flight entered, in the same
+    /// order (`None` elsewhere: no cost for other links).
+    entered: Option<VecDeque<SimTime>>,
 }
 
 impl LinkHop {
@@ -76,17 +78,27 @@ impl LinkHop {
     /// flight: an arrival event to schedule if it is the head.
     #[inline]
     pub fn keep(&mut self, arrival: SimTime, pkt: u32, entered: SimTime) -> Next {
-        debug_assert!(self.in_flight.back().is_none_or(|&(t, _, _)| t < arrival), "a link delivers in order");
+        debug_assert!(self.in_flight.back().is_none_or(|&(t, _)| t < arrival), "a link delivers in order");
         let next = if self.in_flight.is_empty() { Next::Arrive(arrival) } else { Next::Nothing };
-        self.in_flight.push_back((arrival, pkt, entered));
+        self.in_flight.push_back((arrival, pkt));
+        if let Some(e) = &mut self.entered {
+            e.push_back(entered);
+        }
         next
     }
 
-    /// The instant the head packet in flight entered the link (hop chaining: later than the
-    /// present for a packet offered ahead of time).
+    /// Records from now on the instant each packet enters (hop chaining: a link whose
+    /// packets may enter ahead of time). Before the first packet.
+    pub fn track_entered(&mut self) {
+        debug_assert!(self.in_flight.is_empty());
+        self.entered = Some(VecDeque::new());
+    }
+
+    /// The instant the head packet in flight entered the link, where tracked (hop chaining:
+    /// later than the present for a packet offered ahead of time).
     #[inline]
     pub fn head_entered(&self) -> Option<SimTime> {
-        self.in_flight.front().map(|&(_, _, e)| e)
+        self.entered.as_ref()?.front().copied()
     }
 }
 
@@ -179,7 +191,7 @@ pub struct Offered {
 
 impl Hop {
     pub fn link(link: LinkId) -> Hop {
-        Hop::Link(LinkHop { link, in_flight: VecDeque::new() })
+        Hop::Link(LinkHop { link, in_flight: VecDeque::new(), entered: None })
     }
 
     /// Offers packet `pkt` (`p`) at `now` on `input`. Drop decisions: the link's drop-tail
@@ -216,9 +228,12 @@ impl Hop {
     pub fn arrive(&mut self, now: SimTime, links: &[Link]) -> Option<(u32, u32, Option<SimTime>)> {
         match self {
             Hop::Link(h) => {
-                let (t, pkt, _) = h.in_flight.pop_front().expect("a packet in flight");
+                let (t, pkt) = h.in_flight.pop_front().expect("a packet in flight");
                 debug_assert_eq!(t, now);
-                Some((pkt, links[h.link as usize].to, h.in_flight.front().map(|&(t, _, _)| t)))
+                if let Some(e) = &mut h.entered {
+                    e.pop_front();
+                }
+                Some((pkt, links[h.link as usize].to, h.in_flight.front().map(|&(t, _)| t)))
             }
             Hop::Moving(m) => m.flight.arrive(now).map(|(pkt, next)| (pkt, links[m.link as usize].to, next)),
             Hop::Atm(_) => unreachable!("ATM hops deliver through wake"),

@@ -353,8 +353,12 @@ impl Simulation {
         let chain = sc.chain_hops && sc.trace.packets.is_none();
         let feeder = if chain { topology::single_feeders(&net.nodes, &links, &hops, flows.iter().map(|f| (f.src, f.dst))) } else { Vec::new() };
         let mut feeds = vec![false; if chain { hops.len() } else { 0 }];
-        for &f in feeder.iter().filter(|&&f| f != topology::NO_FEEDER) {
+        let mut hops = hops;
+        for (n, &f) in feeder.iter().enumerate().filter(|(_, &f)| f != topology::NO_FEEDER) {
             feeds[f as usize] = true;
+            if let Hop::Link(h) = &mut hops[n] {
+                h.track_entered();
+            }
         }
         let mut w = World {
             now: SimTime::ZERO,
@@ -724,6 +728,20 @@ impl World {
     /// errors marked for the far node; an ATM port decides per cell later, in `hop_wake`).
     #[inline]
     fn forward(&mut self, id: u32, via: Via) {
+        if self.chain && self.feeds[via.hop as usize] {
+            return self.forward_chained(id, via);
+        }
+        let now = self.now;
+        if !self.link_losses.is_empty() && self.scripted_at_link(now, id, via) {
+            return;
+        }
+        self.offer(now, id, via);
+    }
+
+    /// [`forward`](Self::forward) to a hop that feeds a chained hop: through every hop of the
+    /// chain at once ([`World::chain`]). Out of line: the unchained path stays small.
+    #[inline(never)]
+    fn forward_chained(&mut self, id: u32, via: Via) {
         let (mut now, mut via) = (self.now, via);
         loop {
             if !self.link_losses.is_empty() && self.scripted_at_link(now, id, via) {
@@ -808,7 +826,7 @@ impl World {
 
     /// The time of the next event, after scheduling the deferred arrivals (see
     /// [`World::defer`]) whose packets have entered their hop by then.
-    #[inline]
+    #[inline(always)]
     fn next_time(&mut self) -> Option<SimTime> {
         if self.deferred.is_empty() {
             return self.queue.peek_time();
@@ -816,6 +834,7 @@ impl World {
         self.next_time_deferred()
     }
 
+    #[inline(never)]
     fn next_time_deferred(&mut self) -> Option<SimTime> {
         while let Some(&Reverse((entered, _, at, hop))) = self.deferred.peek() {
             if self.queue.peek_time().is_some_and(|t| t < entered) {

@@ -24,7 +24,8 @@ use crate::net::topology::{self, Node};
 use crate::scenario::{LossSpec, Scenario};
 use crate::tcp::{TcpReceiver, TcpSender};
 use crate::time::SimTime;
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 
 /// What [`World::chain`] did with a packet entering a hop.
 enum Chained {
@@ -169,9 +170,9 @@ pub struct World {
     /// Per hop, whether it feeds a chained hop (so most hops skip the route lookup).
     feeds: Vec<bool>,
     /// Arrival events of chained packets waiting for the instant their packet enters its
-    /// last hop (see [`World::defer`]): (arrival, hop) by that instant, first in first out
-    /// at equal instants (the engine's own radix heap: cheaper here than a binary heap).
-    deferred: EventQueue<(SimTime, HopId)>,
+    /// last hop (see [`World::defer`]): (that instant, order, arrival, hop), earliest first.
+    deferred: BinaryHeap<Reverse<(SimTime, u64, SimTime, HopId)>>,
+    deferrals: u64,
 }
 
 /// One run's simulation: `step`, `run_until`, `run`, then `finish` for the result.
@@ -394,7 +395,8 @@ impl Simulation {
             chain: chain && feeds.contains(&true),
             feeder,
             feeds,
-            deferred: EventQueue::new(),
+            deferred: BinaryHeap::new(),
+            deferrals: 0,
         };
         if let Some(filter) = &sc.trace.packets {
             w.tap = Tap::new(Box::new(w.packet_recorder(filter, sc.tcp.mss, sc.trace.max_packet_events)));
@@ -828,7 +830,8 @@ impl World {
     /// only if one of them also schedules an event at exactly `at`.)
     #[cold]
     fn defer(&mut self, entered: SimTime, at: SimTime, hop: HopId) {
-        self.deferred.push(entered, (at, hop));
+        self.deferred.push(Reverse((entered, self.deferrals, at, hop)));
+        self.deferrals += 1;
     }
 
     /// The time of the next event, after scheduling the deferred arrivals (see
@@ -843,11 +846,11 @@ impl World {
 
     #[inline(never)]
     fn next_time_deferred(&mut self) -> Option<SimTime> {
-        while let Some(entered) = self.deferred.peek_time() {
+        while let Some(&Reverse((entered, _, at, hop))) = self.deferred.peek() {
             if self.queue.peek_time().is_some_and(|t| t < entered) {
                 break;
             }
-            let (_, (at, hop)) = self.deferred.pop().expect("peeked");
+            self.deferred.pop();
             self.queue.push(at, Ev::HopArrive { hop });
         }
         self.queue.peek_time()

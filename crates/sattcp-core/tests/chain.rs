@@ -252,3 +252,14 @@ fn sweep_of_seeds_flavours_and_round_figures_agrees() {
     }
     eprintln!("events: {} off, {} on", saved.0, saved.1);
 }
+
+#[test]
+fn the_ping_pong_refuses_chaining() {
+    // It ends the run early (AppCx::end_run): hops chained ahead of that end would count.
+    let text = include_str!("../../../scenarios/netpipe-e1.toml");
+    let ov = vec![("run.chain_hops".to_string(), sattcp_core::scenario::parse_override_value("true"))];
+    let err = sattcp_core::scenario::load(text, &ov, None).expect_err("refused");
+    assert_eq!(err.problems.len(), 1, "{err}");
+    assert_eq!(err.problems[0].path, "run.chain_hops");
+    assert!(err.problems[0].rule.contains("pingpong"), "{err}");
+}

@@ -117,7 +117,7 @@ def figure(rows: list[dict], out: Path, paths: list[str]) -> None:
     fig, axes = plt.subplots(nrow, ncol, figsize=(3.2 * ncol, 3.6 * nrow), sharey=True, squeeze=False)
     for ax in axes.flat[len(cases):]:
         ax.axis("off")
-    for ax, (p, b) in zip(axes.flat, cases):
+    for ax, (p, b) in zip(axes.flat[:len(cases)], cases, strict=True):
         vals = []
         for lab in labels:
             stack, cc = lab.split(" ", 1)

@@ -63,6 +63,7 @@ pub fn flavor_name(recovery: RecoveryKind, cc: CcKind) -> String {
         RecoveryKind::NewrenoNs2 => "newreno",
         RecoveryKind::SackFallFloyd => "sack",
         RecoveryKind::NewrenoRfc6582 => "newreno_rfc6582",
+        RecoveryKind::NewrenoNs3 => "newreno_ns3",
         RecoveryKind::SackRfc6675 => "sack_rfc6675",
     };
     match cc {
@@ -97,6 +98,7 @@ fn fill_tcp(tcp: &mut RawTcp, t: &TcpConfig) {
     fill(&mut tcp.delack_timeout, dur(t.delack_timeout));
     fill(&mut tcp.sws_avoidance, t.sws_avoidance);
     fill(&mut tcp.piggyback_acks, t.piggyback_acks);
+    fill(&mut tcp.clear_backoff_when_acked, t.clear_backoff_when_acked);
     fill(&mut tcp.timer_granularity, dur(t.timer_granularity));
     fill(&mut tcp.initial_rto, dur(t.initial_rto));
     fill(&mut tcp.min_rto, dur(t.min_rto));
@@ -270,6 +272,9 @@ pub fn fill_defaults(raw: &RawScenario, sc: &Scenario) -> RawScenario {
         AppSpec::PingPong(pp) => {
             fill(&mut app.kind, "pingpong".into());
             fill(&mut app.repeats, pp.repeats as i64);
+            if let Some(n) = pp.nrepeat {
+                fill(&mut app.nrepeat, n.to_val());
+            }
             // An explicit list replaces the schedule's keys, which then stay out.
             if pp.blocks.is_none() {
                 fill(&mut app.first_block, int(pp.first_block));

@@ -205,6 +205,8 @@ pub struct PingPongSpec {
     pub last_block: u64,
     pub perturbation: u64,
     pub repeats: u32,
+    /// Round trips per trial (`app.nrepeat`); None: one.
+    pub nrepeat: Option<crate::app::pingpong::NRepeat>,
     /// Explicit sizes (`app.blocks`), replacing the schedule.
     pub blocks: Option<Vec<u64>>,
 }
@@ -212,9 +214,15 @@ pub struct PingPongSpec {
 impl PingPongSpec {
     /// The block sizes, in the order they run.
     pub fn sizes(&self) -> Vec<u64> {
+        self.schedule().into_iter().map(|(size, _)| size).collect()
+    }
+
+    /// The block sizes with NetPIPE's increment at each (the schedule's; for an explicit list,
+    /// each size's step from the one before, the first's from the 1-byte warm-up, at least 1).
+    pub fn schedule(&self) -> Vec<(u64, u64)> {
         match &self.blocks {
-            Some(b) => b.clone(),
-            None => crate::app::pingpong::netpipe_sizes(self.first_block, self.last_block, self.perturbation),
+            Some(b) => b.iter().scan(1u64, |prev, &n| Some((n, n.saturating_sub(std::mem::replace(prev, n)).max(1)))).collect(),
+            None => crate::app::pingpong::netpipe_schedule(self.first_block, self.last_block, self.perturbation),
         }
     }
 }
@@ -677,6 +685,7 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
     tcp.delack_timeout = c.duration(&format!("{p}.delack_timeout"), t.delack_timeout.as_ref(), tcp.delack_timeout);
     tcp.sws_avoidance = t.sws_avoidance.unwrap_or(false);
     tcp.piggyback_acks = t.piggyback_acks.unwrap_or(false);
+    tcp.clear_backoff_when_acked = t.clear_backoff_when_acked.unwrap_or(false);
     tcp.timer_granularity = c.duration(&format!("{p}.timer_granularity"), t.timer_granularity.as_ref(), tcp.timer_granularity);
     if t.profile.as_deref() == Some("ns2") {
         // ns-2's boot_time_ is a fraction of its own tick (tcp/ns2.rs); tcp.ns2.tick_phase overrides.
@@ -703,7 +712,8 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
             Some("on") => w.bug_fix = crate::tcp::ns2::BugFix::On,
             Some("off") => w.bug_fix = crate::tcp::ns2::BugFix::Off,
             Some("timeout_only") => w.bug_fix = crate::tcp::ns2::BugFix::TimeoutOnly,
-            Some(o) => c.err(&format!("{p}.ns2.bug_fix"), "must be \"on\", \"off\" or \"timeout_only\"", format!("{o:?}")),
+            Some("ns3") => w.bug_fix = crate::tcp::ns2::BugFix::Ns3,
+            Some(o) => c.err(&format!("{p}.ns2.bug_fix"), "must be \"on\", \"off\", \"timeout_only\" or \"ns3\"", format!("{o:?}")),
         }
         set(&mut w.exit_fast_retrans, n.exit_fast_retrans);
         w.newreno_changes = c.int(&format!("{p}.ns2.newreno_changes"), n.newreno_changes, w.newreno_changes as i64, 0, 1) as u8;
@@ -726,7 +736,7 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
 
 /// Flavour names accepted by `tcp::config::flavor` (a test checks each one parses and that
 /// together they reach every recovery).
-pub const FLAVORS: [&str; 7] = ["vanilla", "tahoe", "reno", "newreno", "sack", "newreno_rfc6582", "sack_rfc6675"];
+pub const FLAVORS: [&str; 8] = ["vanilla", "tahoe", "reno", "newreno", "sack", "newreno_rfc6582", "newreno_ns3", "sack_rfc6675"];
 
 /// Most entries in `app.blocks`, and most repeats: a schedule beyond these would never finish.
 const MAX_PINGPONG_BLOCKS: usize = 100_000;
@@ -758,6 +768,15 @@ fn section_pingpong(c: &mut Ctx, a: &RawApp, topology: &Topology) -> PingPongSpe
     }
     let perturbation = c.int("app.perturbation", a.perturbation, crate::app::pingpong::NETPIPE_PERTURBATION as i64, 0, 1_000_000) as u64;
     let repeats = c.int("app.repeats", a.repeats, crate::app::pingpong::NETPIPE_TRIALS as i64, 1, MAX_PINGPONG_REPEATS) as u32;
+    let nrepeat = match &a.nrepeat {
+        None => None,
+        Some(Val::Int(n)) if (1..=MAX_PINGPONG_REPEATS).contains(n) => Some(crate::app::pingpong::NRepeat::Fixed(*n as u32)),
+        Some(Val::Str(s)) if s == "netpipe" => Some(crate::app::pingpong::NRepeat::NetPipe),
+        Some(v) => {
+            c.err("app.nrepeat", format!("must be an integer between 1 and {MAX_PINGPONG_REPEATS} or \"netpipe\""), v.to_string());
+            None
+        }
+    };
     let blocks = a.blocks.as_ref().map(|list| {
         if list.is_empty() {
             c.err("app.blocks", "must list at least one block size", "[]");
@@ -803,7 +822,7 @@ fn section_pingpong(c: &mut Ctx, a: &RawApp, topology: &Topology) -> PingPongSpe
         Some(_) => {}
         None => c.err("app.kind", "pingpong runs between two hosts of a dumbbell, path or graph topology, not topology.kind = \"gateway\"", "\"pingpong\""),
     }
-    PingPongSpec { first_block, last_block, perturbation, repeats, blocks }
+    PingPongSpec { first_block, last_block, perturbation, repeats, nrepeat, blocks }
 }
 
 /// The ping-pong keys given with another kind of application.
@@ -813,6 +832,7 @@ fn pingpong_keys_absent(c: &mut Ctx, a: &RawApp) {
         ("app.last_block", a.last_block.is_some()),
         ("app.perturbation", a.perturbation.is_some()),
         ("app.repeats", a.repeats.is_some()),
+        ("app.nrepeat", a.nrepeat.is_some()),
         ("app.blocks", a.blocks.is_some()),
     ] {
         if present {
@@ -1674,7 +1694,7 @@ mod tests {
 
     #[test]
     fn name_lists_come_from_the_enums() {
-        assert_eq!(variant_names::<RecoveryKind>(), ["timeout", "tahoe", "reno", "newreno_ns2", "newreno_rfc6582", "sack_fall_floyd", "sack_rfc6675"]);
+        assert_eq!(variant_names::<RecoveryKind>(), ["timeout", "tahoe", "reno", "newreno_ns2", "newreno_rfc6582", "newreno_ns3", "sack_fall_floyd", "sack_rfc6675"]);
         assert_only(GEO2, &[("tcp.cc", "bbr9")], &format!("tcp.cc: must name a congestion control ({}), got \"bbr9\"", variant_names::<CcKind>().join(", ")));
         // Every flavour name parses, and together they reach every recovery.
         let reached: Vec<String> = FLAVORS.iter().map(|f| variant_name(flavor(f).expect(f).0)).collect();
@@ -1781,7 +1801,7 @@ mod tests {
         assert_eq!(one, Ns2Compat { singledup: true, bug_fix: BugFix::On, tick_phase: SimTime::from_millis(3), ..Ns2Compat::default() });
         assert_eq!(scenario(GEO2, &[]).tcp.ns2, Ns2Compat::default());
         assert_only(GEO2, &[("tcp.profile", "ns3")], "tcp.profile: must be \"default\" or \"ns2\", got \"ns3\"");
-        assert_only(GEO2, &[("tcp.ns2.bug_fix", "maybe")], "tcp.ns2.bug_fix: must be \"on\", \"off\" or \"timeout_only\", got \"maybe\"");
+        assert_only(GEO2, &[("tcp.ns2.bug_fix", "maybe")], "tcp.ns2.bug_fix: must be \"on\", \"off\", \"timeout_only\" or \"ns3\", got \"maybe\"");
         assert!(problems(GEO2, &[("tcp.ns2.newreno_changes", "2")])[0].starts_with("tcp.ns2.newreno_changes: "));
         assert!(problems(GEO2, &[("tcp.ns2.bogus", "true")])[0].contains("tcp.ns2.bogus"));
     }

@@ -17,6 +17,8 @@ pub enum RecoveryKind {
     NewrenoNs2,
     /// RFC 6582 NewReno.
     NewrenoRfc6582,
+    /// NewReno as ns-3.44 runs it without SACK (its guessed SACK marks; recovery/newreno_ns3.rs).
+    NewrenoNs3,
     /// SACK as in seed 001 §2.2.1 (Fall and Floyd 1996).
     SackFallFloyd,
     /// RFC 6675 conservative SACK-based loss recovery.
@@ -54,6 +56,7 @@ pub enum CcKind {
 /// | `newreno` | NewrenoNs2 | RenoAimd |
 /// | `sack` | SackFallFloyd | RenoAimd |
 /// | `newreno_rfc6582` | NewrenoRfc6582 | RenoAimd |
+/// | `newreno_ns3` | NewrenoNs3 | RenoAimd |
 /// | `sack_rfc6675` | SackRfc6675 | RenoAimd |
 ///
 /// Any of these names followed by `/reno`, `/cubic`, `/cubic_hystart`, `/hybla`, `/bbr` or
@@ -77,6 +80,7 @@ pub fn flavor(name: &str) -> Option<(RecoveryKind, CcKind)> {
         "newreno" => RecoveryKind::NewrenoNs2,
         "sack" => RecoveryKind::SackFallFloyd,
         "newreno_rfc6582" => RecoveryKind::NewrenoRfc6582,
+        "newreno_ns3" => RecoveryKind::NewrenoNs3,
         "sack_rfc6675" => RecoveryKind::SackRfc6675,
         _ => return None,
     };
@@ -120,6 +124,11 @@ pub struct TcpConfig {
     /// half-connection of its pair, ahead of that data: the ACK a one-connection TCP would carry
     /// on its next data segment (world: `piggyback`). Off: the two halves are independent.
     pub piggyback_acks: bool,
+    /// An ACK that leaves nothing outstanding clears the RTO backoff (Linux 2.2 with
+    /// timestamps, `tcp_ack_saw_tstamp`: `if (tp->retransmits) { if (tp->packets_out == 0) {
+    /// ... tp->backoff = 0; tcp_set_rto(tp); }`). Off: only the timed segment's ACK clears it
+    /// (Karn, ns-2 `newack()`).
+    pub clear_backoff_when_acked: bool,
     /// Retransmission-timer tick (100 ms in the seeds).
     pub timer_granularity: SimTime,
     pub initial_rto: SimTime,
@@ -175,6 +184,7 @@ impl Default for TcpConfig {
             delack_timeout: SimTime::from_millis(100),
             sws_avoidance: false,
             piggyback_acks: false,
+            clear_backoff_when_acked: false,
             timer_granularity: SimTime::from_millis(100),
             initial_rto: SimTime::from_secs(3),
             min_rto: SimTime::from_millis(200),

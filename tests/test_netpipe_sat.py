@@ -169,6 +169,26 @@ def test_a_block_that_never_finished_counts_as_no_throughput():
     assert d.fig3[(600.0, 8192)] == 0.0
 
 
+def test_netpipe_stops_after_the_first_group_that_takes_stoptm():
+    # NetPIPE's loop checks tlast < STOPTM between groups (a size and its +-3 neighbours): the
+    # group of 12288 runs whole although 12285 already took 1.2 s, then the run ends.
+    assert ns.netpipe_groups([1, 2, 3, 4, 6, 8, 12, 13, 16, 19, 21, 24, 27]) == [0, 1, 2, 3, 4, 5, 6, 7, 7, 7, 8, 8, 8]
+    times = [(1, 0.2), (8189, 0.6), (8192, 0.6), (8195, 0.61), (12285, 1.2), (12288, 0.9), (12291, 1.3), (16381, 1.4)]
+    rows = [{"bytes": n, "repeats": 7, "time_s": t, "throughput_bps": n * 8 / t} for n, t in times]
+    assert [x["bytes"] for x in ns.netpipe_stop(rows)] == [1, 8189, 8192, 8195, 12285, 12288, 12291]
+    assert ns.netpipe_peak(rows) == pytest.approx(12288 * 8 / 0.9)  # 16381 B (faster) was never run
+    assert ns.netpipe_peak([]) == 0.0
+
+
+def test_fig3_measure_is_the_runs_peak_and_keeps_the_64kb_block():
+    rows = [{"bytes": n, "repeats": 7, "time_s": t, "min_s": t, "throughput_bps": n * 8 / t}
+            for n, t in [(1, 0.3), (6144, 0.33), (65536, 5.2)]]
+    d = ns.sim_data({"fig3/rtt=600/buf=8192/m=peak": {"rows": rows}, "fig3/rtt=600/buf=16384/m=block": {"rows": rows[2:]}})
+    assert d.fig3[(600.0, 8192)] == pytest.approx(6144 * 8 / 0.33)  # 65536 B came after STOPTM
+    assert d.fig3_block[(600.0, 8192)] == pytest.approx(65536 * 8 / 5.2)
+    assert d.fig3[(600.0, 16384)] == d.fig3_block[(600.0, 16384)] == pytest.approx(65536 * 8 / 5.2)
+
+
 def test_pingpong_stats():
     r = pingpong_stats(1000, [0.2, 0.4])
     assert r["time_s"] == pytest.approx(0.3) and r["min_s"] == 0.2
@@ -242,27 +262,29 @@ def test_quick_study_one_byte_is_half_the_rtt_plus_serialisation(quick_study: ns
     """1-byte time = RTT/2 + serialisation, exactly, at the satellite RTTs (>= 50 ms) and both
     buffers: the 41-byte datagram is 2 AAL5 cells; one cell crosses each 25 Mbps access link
     (the switch forwards cell by cell) and both cross the E1's 1.92 Mbps of cell slots
-    (docs/netpipe.md). Below the 40 ms delayed-ACK timeout one more E1 cell (221 us, a pure ACK
-    queued ahead of the segment) is in every repeat: measured, docs/netpipe-sat.md."""
+    (docs/netpipe.md). The scenario piggybacks ACKs (``tcp.piggyback_acks = true``): the delayed
+    ACK of the previous echo, pending at the client, leaves just ahead of the block as its own
+    40-byte packet, 2 more E1 cells (442 us) in every repeat at every RTT (without piggybacking:
+    none at >= 50 ms, one cell below the 40 ms delayed-ACK timeout; docs/netpipe-sat.md)."""
     e1_cell = 53 * 8 / 1.92e6
     serialisation = 2 * 53 * 8 / 25e6 + 2 * e1_cell
     rtts = sorted({rtt for rtt, _ in quick_study.sim.sched})
     assert rtts == [1.0, 20.0, 100.0, 400.0, 600.0]
     for (rtt, _), rows in quick_study.sim.sched.items():
         one = ns.by_bytes(rows)[1]
-        ack_ahead = e1_cell if rtt < 40 else 0.0
+        ack_ahead = 2 * e1_cell
         assert one["time_s"] == pytest.approx(rtt / 2e3 + serialisation + ack_ahead, abs=2e-9), rtt
         assert one["mean_s"] == pytest.approx(one["time_s"], abs=2e-9)  # every repeat the same
 
 
 def test_quick_study_window_limited_throughput_is_buffer_over_rtt(quick_study: ns.Reproduction):
-    """An 8 KB buffer at RTT 400 and 600 ms limits figure 3's 64 KB block (8 windows) to
+    """An 8 KB buffer at RTT 400 and 600 ms limits the 64 KB block of figure 3's runs (8 windows) to
     buffer / RTT: no more than buffer / RTT x n / (n - 1/2) (the last window's echo starts half
     a round trip early), no less than (buffer - MSS) / (RTT + the window's serialisation) (the
     offered window is up to one MSS short of the buffer)."""
     mss, buf, n = 1460, 8192, ns.FIG3_BLOCK // 8192
     for rtt in (400.0, 600.0):
-        t = quick_study.sim.fig3[(rtt, buf)]
+        t = quick_study.sim.fig3_block[(rtt, buf)]
         ideal = buf * 8 / (rtt / 1e3)
         low = (buf - mss) * 8 / (rtt / 1e3 + ns_cells(buf) * 53 * 8 / 1.92e6)
         assert low <= t <= ideal * n / (n - 0.5), (rtt, t, ideal)

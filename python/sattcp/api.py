@@ -120,7 +120,7 @@ NULLABLE_FLOW_COLUMNS = ["completed_at_s", "final_srtt_s", "fair_share_bps", "th
 
 
 #: The columns of :attr:`RunResult.netpipe` (and of the result's ``netpipe`` section).
-NETPIPE_COLUMNS = ["bytes", "repeats", "time_s", "min_s", "variance_s2", "throughput_bps", "cdv_pct"]
+NETPIPE_COLUMNS = ["bytes", "repeats", "time_s", "min_s", "variance_s2", "throughput_bps", "cdv_pct", "nrepeat"]
 
 
 class RunResult:
@@ -159,15 +159,16 @@ class RunResult:
     @cached_property
     def netpipe(self) -> pd.DataFrame | None:
         """NetPIPE's table of a ping-pong run (``app.kind = "pingpong"``, docs/netpipe.md): one
-        row per block size, columns :data:`NETPIPE_COLUMNS` (``time_s`` the mean block transfer
-        time, half the round trip); None for other applications."""
+        row per block size, columns :data:`NETPIPE_COLUMNS` (``repeats`` trials of ``nrepeat``
+        round trips each; ``time_s`` the mean trial's block transfer time, its duration / (2
+        nrepeat); ``min_s`` the best trial's, NetPIPE's own statistic); None for other applications."""
         rows = self.data.get("netpipe")
         if rows is None:
             return None
         import pandas as pd
 
         df = pd.DataFrame(rows, columns=NETPIPE_COLUMNS)
-        return df.astype({"bytes": "int64", "repeats": "int64"} | {c: "float64" for c in NETPIPE_COLUMNS[2:]})
+        return df.astype({"bytes": "int64", "repeats": "int64", "nrepeat": "int64"} | {c: "float64" for c in NETPIPE_COLUMNS[2:-1]})
 
     @property
     def summary(self) -> dict[str, Any]:

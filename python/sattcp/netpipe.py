@@ -86,17 +86,18 @@ def run_nptcp(em: Emulation, buffer: int | None = None, upper: int = 65536, extr
 
 
 def pingpong_stats(nbytes: int, times: list[float]) -> dict[str, Any]:
-    """One block size's row from its transfer times (s): the columns of the simulator's
-    ``RunResult.netpipe`` (mean time, best time, population variance, throughput at the mean
-    time, %CDV = standard deviation / mean x 100, seed 003 section 4)."""
+    """One block size's row from its transfer times (s), one round trip per trial: the columns of
+    the simulator's ``RunResult.netpipe`` (mean time, best time, population variance, throughput
+    at the mean time, %CDV = standard deviation / mean x 100, seed 003 section 4)."""
     n = len(times)
     if n == 0:
         return {"bytes": nbytes, "repeats": 0, "time_s": float("nan"), "min_s": float("nan"), "variance_s2": float("nan"),
-                "throughput_bps": 0.0, "cdv_pct": float("nan")}
+                "throughput_bps": 0.0, "cdv_pct": float("nan"), "nrepeat": 1}
     mean = sum(times) / n
     var = sum((t - mean) ** 2 for t in times) / n
     return {"bytes": nbytes, "repeats": n, "time_s": mean, "min_s": min(times), "variance_s2": var,
-            "throughput_bps": nbytes * 8 / mean if mean > 0 else 0.0, "cdv_pct": var ** 0.5 / mean * 100 if mean > 0 and n > 1 else float("nan")}
+            "throughput_bps": nbytes * 8 / mean if mean > 0 else 0.0, "cdv_pct": var ** 0.5 / mean * 100 if mean > 0 and n > 1 else float("nan"),
+            "nrepeat": 1}
 
 
 def run_pingpong(em: Emulation, nbytes: int, repeats: int, buffer: int | None = None, deadline_s: float = 600.0) -> dict[str, Any]:

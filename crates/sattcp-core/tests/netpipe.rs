@@ -122,14 +122,24 @@ fn one_byte_is_half_the_rtt_plus_serialisation_exactly() {
     // Seed 003's E1 path: the 41-byte datagram is 2 AAL5 cells (41 + 8 LLC/SNAP + 8 trailer
     // <= 96). They cross the 25 Mbps access link, the E1's 1.92 Mbps of cell slots, and the
     // far access link cell by cell (cut-through), so one way = 200 ms + one cell at 25 Mbps in
-    // + 2 cells at 1.92 Mbps + one cell at 25 Mbps out. Delayed ACKs: no ACK queued ahead.
+    // + 2 cells at 1.92 Mbps + one cell at 25 Mbps out. Delayed ACKs: no ACK queued ahead
+    // (with tcp.piggyback_acks off; the scenario turns it on, below).
     assert_eq!(cells_for_ip(41), 2);
-    let r = run(E1, &[("app.blocks", "[1]"), ("app.repeats", "3")]);
+    let r = run(E1, &[("app.blocks", "[1]"), ("app.repeats", "3"), ("tcp.piggyback_acks", "false")]);
     let lan = Rate::bps(25_000_000);
     let e1_cells = Rate::bps(1_920_000);
     let one_way = SimTime::from_millis(200) + lan.tx_time(CELL_BYTES) + e1_cells.tx_time(2 * CELL_BYTES) + lan.tx_time(CELL_BYTES);
     assert_eq!(ns(rows(&r)[0].time_s), one_way.as_nanos());
     assert_eq!(one_way.as_nanos(), 200_475_587);
+
+    // The scenario as it is (tcp.piggyback_acks = true): the delayed ACK of the previous echo,
+    // pending at the client, leaves just ahead of the 1-byte block as its own 40-byte packet
+    // (2 cells: 40 + 8 + 8 > 48), so the block waits 2 more E1 cells: + 441.667 us, exactly.
+    assert_eq!(cells_for_ip(40), 2);
+    let r = run(E1, &[("app.blocks", "[1]"), ("app.repeats", "3")]);
+    let with_ack = one_way + e1_cells.tx_time(2 * CELL_BYTES);
+    assert_eq!(ns(rows(&r)[0].time_s), with_ack.as_nanos());
+    assert_eq!(with_ack.as_nanos(), 200_917_254);
 }
 
 #[test]
@@ -248,6 +258,9 @@ fn bad_input_names_its_field() {
         (&[("app.perturbation", "-3")], "app.perturbation: must be between 0 and 1000000, got -3"),
         (&[("app.repeats", "-1")], "app.repeats: must be between 1 and 1000000, got -1"),
         (&[("topology.kind", "gateway")], "app.kind: pingpong runs between two hosts"),
+        (&[("app.nrepeat", "0")], "app.nrepeat: must be an integer between 1 and 1000000 or \"netpipe\", got 0"),
+        (&[("app.nrepeat", "\"often\"")], "app.nrepeat: must be an integer between 1 and 1000000 or \"netpipe\", got \"often\""),
+        (&[("app.kind", "bulk"), ("app.nrepeat", "2")], "app.nrepeat: applies to app.kind = \"pingpong\""),
     ];
     for (sets, want) in cases {
         let got = problems(E1, sets);
@@ -281,4 +294,58 @@ fn piggybacked_acks_remove_the_spurious_echo_timeouts() {
         assert_eq!(f.delivered_bytes, 1 + 65536 * 7, "flow {} ({})", f.flow, f.role);
     }
     assert!(row(&rows(&on), 65536).time_s < row(&rows(&off), 65536).time_s);
+}
+
+/// NetPIPE's statistic (`app.nrepeat`): a trial of n round trips has the transfer time
+/// duration / (2 n); min, mean and variance are over the trials. The same sequence of blocks
+/// run as single round trips gives the hand calculation: trial k of 2 round trips is the mean of
+/// round trips 2k-1 and 2k (to the nanosecond each is halved in), its variance that of those
+/// trial means (NetPIPE 2.x `t2/TRIALS - t1/TRIALS * t1/TRIALS`), min the best trial's.
+#[test]
+fn netpipe_trials_of_nrepeat_round_trips_by_hand() {
+    // 1 byte, no delayed ACKs: every round trip is 2 x (200 ms + tx(40) + tx(41)), so a trial of
+    // 3 round trips is 6 one-way times and its transfer time is one one-way time, exactly.
+    let r = run(PATH, &[("app.blocks", "[1]"), ("app.repeats", "2"), ("app.nrepeat", "3"), ("tcp.delayed_ack", "false")]);
+    let x = &rows(&r)[0];
+    let rate = Rate::bps(2_048_000);
+    let one_way = SimTime::from_millis(200) + rate.tx_time(40) + rate.tx_time(41);
+    assert_eq!((x.repeats, ns(x.time_s), ns(x.min_s), x.variance_s2), (2, one_way.as_nanos(), one_way.as_nanos(), 0.0));
+    assert_eq!(r.sections["netpipe"][0]["nrepeat"], 3);
+    assert_eq!(r.flows[0].delivered_bytes, 1 + 2 * 3, "the warm-up and 2 trials x 3 round trips");
+
+    // 7800 bytes alternate between one window and two (the right edge of the receive window,
+    // a_full_buffer_is_one_burst...): single round trips t1..t4, then trials of 2.
+    let single = run(PATH, &[("app.blocks", "[7800]"), ("app.repeats", "4")]);
+    let r = run(PATH, &[("app.blocks", "[7800]"), ("app.repeats", "2"), ("app.nrepeat", "2")]);
+    let s = &rows(&single)[0];
+    let x = &rows(&r)[0];
+    assert!(s.cdv_pct > 30.0, "the single round trips differ: {}", s.cdv_pct);
+    // Same blocks, same packets: the trials' mean is the singles' mean (to 2 ns of halving).
+    assert!((ns(x.time_s) as i64 - ns(s.time_s) as i64).abs() <= 2, "{} vs {}", x.time_s, s.time_s);
+    assert!(x.min_s >= s.min_s - 2e-9, "a trial's mean is never below the best single round trip");
+    // Two trials a and b: mean m = (a + b) / 2 = time_s, min = min(a, b), so the other is
+    // 2m - min and the population variance is ((a - b) / 2)^2.
+    let (a, b) = (x.min_s, 2.0 * x.time_s - x.min_s);
+    assert!((x.variance_s2 - ((a - b) / 2.0).powi(2)).abs() < 1e-12, "{} vs {}", x.variance_s2, ((a - b) / 2.0).powi(2));
+    assert!(x.variance_s2 < s.variance_s2, "trial means vary less than single round trips");
+}
+
+/// `app.nrepeat = "netpipe"`: each size's round trips per trial are NetPIPE's choice from the
+/// previous size and its best trial time (app::pingpong::netpipe_nrepeat, tested by hand there).
+#[test]
+fn netpipe_chooses_nrepeat_from_the_previous_size() {
+    let r = run(E1, &[("links.bottleneck.delay", "0.5ms"), ("app.last_block", "64"), ("app.nrepeat", "\"netpipe\"")]);
+    let sec = r.sections["netpipe"].as_array().unwrap();
+    let sched = sattcp_core::app::pingpong::netpipe_schedule(1, 64, NETPIPE_PERTURBATION);
+    assert_eq!(sec.len(), sched.len());
+    for i in 1..sec.len() {
+        let tlast = SimTime(ns(sec[i - 1]["min_s"].as_f64().unwrap()));
+        let want = sattcp_core::app::pingpong::netpipe_nrepeat(sched[i - 1].0, sched[i].1, tlast, 7);
+        assert_eq!(sec[i]["nrepeat"].as_u64().unwrap(), want as u64, "size {}", sched[i].0);
+    }
+    // RTT 1 ms: a 1-byte half round trip of about 1.4 ms, so about 0.25 / 0.0014 = 177 round
+    // trips per trial at first, falling as the blocks grow, never below TRIALS.
+    let n: Vec<u64> = sec.iter().map(|x| x["nrepeat"].as_u64().unwrap()).collect();
+    assert!(n[0] > 100 && n.iter().all(|&k| k >= 7), "{n:?}");
+    assert!(n.last() < n.first());
 }

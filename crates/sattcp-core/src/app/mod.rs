@@ -197,7 +197,7 @@ pub fn install(setup: &mut Setup<'_>) {
         AppSpec::Transfer { bytes, start, stagger } => bulk::install(setup, Some(*bytes), *start, *stagger),
         AppSpec::Www { params } => web::install(setup, params),
         AppSpec::PingPong(pp) => {
-            pingpong::PingPong::install(setup, pp.sizes(), pp.repeats);
+            pingpong::PingPong::install(setup, pp.schedule(), pp.repeats, pp.nrepeat.unwrap_or(pingpong::NRepeat::Fixed(1)));
         }
     }
 }

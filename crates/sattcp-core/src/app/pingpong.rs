@@ -8,9 +8,24 @@
 //! the connection up (NetPIPE's synchronisation), so no recorded round trip waits for a
 //! handshake.
 //!
-//! Per size: the mean transfer time, throughput = bits / mean time, the variance of the
-//! transfer time and %CDV = standard deviation / mean x 100 (seed 003 §4), and the minimum
-//! (NetPIPE itself reports the best trial).
+//! Each size is measured in `repeats` trials (NetPIPE's `TRIALS`) of `nrepeat` round trips
+//! each (one by default); a trial's transfer time is its duration / (2 nrepeat), as NetPIPE's
+//! `t = (When() - t0) / ((1 + !streamopt) * nrepeat)`. Per size: the mean trial time,
+//! throughput = bits / mean time, the population variance of the trial times, %CDV =
+//! standard deviation / mean x 100 (seed 003 §4), and the minimum: NetPIPE's own statistic
+//! (it reports the best trial, `bwdata[n].t = MIN(bwdata[n].t, t)`, and NetPIPE 2.x the
+//! variance `t2/TRIALS - t1/TRIALS * t1/TRIALS` of the trials).
+//!
+//! NetPIPE 2.x as the seed ran it (1999-2000: `netpipe.c` and `netpipe.h` v1.7 1999/04/27, read
+//! in tmagik/netpipe5-dev at 109bec8, the tree's NetPIPE 2.x files): `TRIALS 7`, `RUNTM 0.25`,
+//! `LATENCYREPS 100`; per size `nrepeat = MAX((RUNTM / ((double)args.bufflen / (args.bufflen -
+//! inc + 1.0) * tlast)), TRIALS)`, computed before `args.bufflen = len + pert` (so `bufflen` is
+//! the previous size, 1 for the first) and truncated to an int, `tlast` being the latency (the
+//! mean half round trip of 100 1-byte exchanges) and then the previous size's best trial
+//! time. `app.nrepeat = "netpipe"` does exactly that ([`NRepeat::NetPipe`]), with the 1-byte
+//! warm-up's half round trip as the latency (on an error-free path every 1-byte exchange takes
+//! the same time). Not modelled: the 6-byte `Sync()` exchange before each trial, the 4-byte
+//! repeat count before each size, NetPIPE's stop once a size takes over `STOPTM` = 1 s.
 
 use super::{App, AppCx, AppReport, Interest, Role, Setup};
 use crate::net::packet::FlowId;
@@ -26,6 +41,12 @@ pub const NETPIPE_PERTURBATION: u64 = 3;
 /// (NetPIPE 3.7 `netpipe.c`, main loop: `if (nq > 2) inc = (nq % 2) ? inc + inc : inc;`).
 /// Sizes past `end` by a perturbation are kept, as NetPIPE does (65533, 65536, 65539).
 pub fn netpipe_sizes(start: u64, end: u64, perturbation: u64) -> Vec<u64> {
+    netpipe_schedule(start, end, perturbation).into_iter().map(|(size, _)| size).collect()
+}
+
+/// [`netpipe_sizes`] with the increment NetPIPE holds when it runs each size (the `inc` of its
+/// `nrepeat` formula).
+pub fn netpipe_schedule(start: u64, end: u64, perturbation: u64) -> Vec<(u64, u64)> {
     let mut out = Vec::new();
     let mut inc: u64 = if start > 1 { start / 2 } else { 1 };
     let mut nq: u64 = if start > 1 { 1 } else { 0 };
@@ -35,9 +56,9 @@ pub fn netpipe_sizes(start: u64, end: u64, perturbation: u64) -> Vec<u64> {
             inc += inc;
         }
         if perturbation > 0 && inc > perturbation + 1 {
-            out.extend([len - perturbation, len, len + perturbation]);
+            out.extend([(len - perturbation, inc), (len, inc), (len + perturbation, inc)]);
         } else {
-            out.push(len);
+            out.push((len, inc));
         }
         len += inc;
         nq += 1;
@@ -49,7 +70,10 @@ pub fn netpipe_sizes(start: u64, end: u64, perturbation: u64) -> Vec<u64> {
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Block {
     pub bytes: u64,
-    /// Block transfer times (round trip / 2), one per repeat.
+    /// Round trips per trial.
+    pub nrepeat: u32,
+    /// Block transfer times, one per trial: the trial's duration / (2 nrepeat), in whole ns
+    /// (round trip / 2 when nrepeat = 1).
     pub times: Vec<SimTime>,
 }
 
@@ -59,8 +83,10 @@ impl Block {
         let sum: u128 = self.times.iter().map(|t| t.as_nanos() as u128).sum();
         sum as f64 / self.times.len() as f64 / 1e9
     }
+    /// The shortest transfer time, s, in the same arithmetic as [`Block::mean_s`] (so that
+    /// equal times give min = mean exactly).
     pub fn min_s(&self) -> f64 {
-        self.times.iter().min().map_or(0.0, |t| t.as_secs_f64())
+        self.times.iter().min().map_or(0.0, |t| t.as_nanos() as f64 / 1e9)
     }
     /// Population variance of the transfer time, s^2 (NetPIPE 2.x: t2/TRIALS - (t1/TRIALS)^2),
     /// from exact integer sums, so equal times give exactly 0: (n Σt² - (Σt)²) / n², in ns².
@@ -89,13 +115,58 @@ impl Block {
 /// Where the results go (shared with whoever reads them after the run).
 pub type Results = Arc<Mutex<Vec<Block>>>;
 
-/// NetPIPE 3.7's `TRIALS` (netpipe.h, the FINAL build Debian ships): each size is measured in
-/// 7 trials. Our default `app.repeats`: one round trip per repeat (module docs, docs/netpipe.md).
+/// NetPIPE's `TRIALS`: each size is measured in 7 trials (NetPIPE 2.x `netpipe.h` v1.7, and
+/// 3.7's FINAL build that Debian ships). Our default `app.repeats` (module docs, docs/netpipe.md).
 pub const NETPIPE_TRIALS: u32 = 7;
+
+/// NetPIPE's `RUNTM`: the time a trial aims at, 0.25 s (NetPIPE 2.x `netpipe.h` v1.7; 3.7's
+/// FINAL build too).
+pub const NETPIPE_RUNTM_S: f64 = 0.25;
+
+/// The most round trips a trial may take (`app.nrepeat`'s bound).
+const MAX_NREPEAT: u32 = 1_000_000;
+
+/// Round trips per trial (`app.nrepeat`).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub enum NRepeat {
+    /// This many, every size (1: each trial is one round trip, the default).
+    Fixed(u32),
+    /// NetPIPE's own choice per size (module docs): `max(RUNTM / (prev / (prev - inc + 1) x
+    /// tlast), trials)`, truncated.
+    NetPipe,
+}
+
+impl NRepeat {
+    /// As written in a scenario (the resolved scenario).
+    pub fn to_val(self) -> crate::scenario::raw::Val {
+        use crate::scenario::raw::Val;
+        match self {
+            NRepeat::Fixed(n) => Val::Int(n as i64),
+            NRepeat::NetPipe => Val::Str("netpipe".into()),
+        }
+    }
+}
+
+/// NetPIPE's `nrepeat` for the next size (netpipe.c 2.x and 3.x, main loop): `prev` is the size
+/// run before it (1 before the first), `inc` the schedule's increment at it, `tlast` the
+/// previous size's best trial time (at first the latency), `trials` the floor (`TRIALS`).
+/// C's `MAX(double, int)` then the conversion to `int`: a negative or zero ratio (a step of
+/// more than double) gives `trials`.
+pub fn netpipe_nrepeat(prev: u64, inc: u64, tlast: SimTime, trials: u32) -> u32 {
+    let ratio = prev as f64 / (prev as f64 - inc as f64 + 1.0);
+    let x = NETPIPE_RUNTM_S / (ratio * tlast.as_nanos() as f64 / 1e9);
+    // MAX(x, TRIALS); NaN (0/0) and negatives fall to TRIALS; the cast saturates.
+    if x > trials as f64 {
+        (x as u32).min(MAX_NREPEAT)
+    } else {
+        trials
+    }
+}
 
 enum Phase {
     WarmUp,
-    Size { index: usize, repeat: u32 },
+    /// Round trip `rt` of trial `repeat` of size `index`.
+    Size { index: usize, repeat: u32, rt: u32 },
     Done,
 }
 
@@ -104,13 +175,21 @@ pub struct PingPong {
     ping: FlowId,
     pong: FlowId,
     sizes: Vec<u64>,
+    /// NetPIPE's increment at each size (for `NRepeat::NetPipe`).
+    incs: Vec<u64>,
     repeats: u32,
+    nrepeat: NRepeat,
+    /// Round trips per trial of the size in progress.
+    cur_nrepeat: u32,
+    /// NetPIPE's `tlast`: the warm-up's half round trip, then each size's best trial time.
+    tlast: SimTime,
     phase: Phase,
     /// Bytes the server has echoed so far (ping bytes delivered and written back).
     echoed: u64,
     /// Pong bytes the client must have for the current block to be back.
     expect_back: u64,
-    round_start: SimTime,
+    /// When the current trial's first block was written.
+    trial_start: SimTime,
     /// Bytes written by the application but not yet taken by a finite send buffer
     /// (`tcp.send_buffer`), [ping, pong]: the rest of a block waits for room, as a blocking
     /// `write()` in NetPIPE would.
@@ -124,20 +203,26 @@ const WARM_UP_BYTES: u64 = 1;
 impl PingPong {
     /// Declares the two half-connections between host pair 0 and installs the application;
     /// returns where its results will be.
-    pub fn install(setup: &mut Setup<'_>, sizes: Vec<u64>, repeats: u32) -> Results {
+    /// `schedule`: each size with NetPIPE's increment at it ([`netpipe_schedule`]).
+    pub fn install(setup: &mut Setup<'_>, schedule: Vec<(u64, u64)>, repeats: u32, nrepeat: NRepeat) -> Results {
         let (client, server) = setup.endpoints[0];
         let ping = setup.flow_of(0, Role::Data, client, server);
         let pong = setup.flow_of(0, Role::Request, server, client);
         let results: Results = Arc::new(Mutex::new(Vec::new()));
+        let (sizes, incs) = schedule.into_iter().unzip();
         let app = PingPong {
             ping,
             pong,
             sizes,
+            incs,
             repeats: repeats.max(1),
+            nrepeat,
+            cur_nrepeat: 1,
+            tlast: SimTime::ZERO,
             phase: Phase::WarmUp,
             echoed: 0,
             expect_back: 0,
-            round_start: SimTime::ZERO,
+            trial_start: SimTime::ZERO,
             unwritten: [0, 0],
             results: results.clone(),
         };
@@ -165,35 +250,52 @@ impl PingPong {
 
     fn send(&mut self, cx: &mut AppCx<'_>, bytes: u64) {
         self.expect_back += bytes;
-        self.round_start = cx.now();
         self.write(cx, self.ping, bytes);
     }
 
-    /// The echo of the current block is back at `now`: record it, send the next one.
+    /// The echo of the current block is back at `now`: at the end of a trial record its time;
+    /// send the next block.
     fn round_done(&mut self, cx: &mut AppCx<'_>) {
         let now = cx.now();
         let next = match self.phase {
-            Phase::WarmUp => Some((0, 0)),
-            Phase::Size { index, repeat } => {
-                let half = SimTime((now - self.round_start).as_nanos() / 2);
+            Phase::WarmUp => {
+                // NetPIPE's latency, the first tlast: half the 1-byte round trip.
+                self.tlast = SimTime((now - self.trial_start).as_nanos() / 2);
+                Some((0, 0, 0))
+            }
+            Phase::Size { index, repeat, rt } if rt + 1 < self.cur_nrepeat => Some((index, repeat, rt + 1)),
+            Phase::Size { index, repeat, .. } => {
+                let t = SimTime((now - self.trial_start).as_nanos() / (2 * self.cur_nrepeat as u64));
                 let mut res = self.results.lock().expect("not poisoned");
                 if repeat == 0 {
-                    res.push(Block { bytes: self.sizes[index], times: Vec::new() });
+                    res.push(Block { bytes: self.sizes[index], nrepeat: self.cur_nrepeat, times: Vec::new() });
                 }
-                res.last_mut().expect("pushed").times.push(half);
+                let block = res.last_mut().expect("pushed");
+                block.times.push(t);
                 if repeat + 1 < self.repeats {
-                    Some((index, repeat + 1))
-                } else if index + 1 < self.sizes.len() {
-                    Some((index + 1, 0))
+                    Some((index, repeat + 1, 0))
                 } else {
-                    None
+                    self.tlast = block.times.iter().copied().min().expect("a trial");
+                    (index + 1 < self.sizes.len()).then_some((index + 1, 0, 0))
                 }
             }
             Phase::Done => None,
         };
         match next {
-            Some((index, repeat)) => {
-                self.phase = Phase::Size { index, repeat };
+            Some((index, repeat, rt)) => {
+                if repeat == 0 && rt == 0 {
+                    self.cur_nrepeat = match self.nrepeat {
+                        NRepeat::Fixed(n) => n.max(1),
+                        NRepeat::NetPipe => {
+                            let prev = if index == 0 { WARM_UP_BYTES } else { self.sizes[index - 1] };
+                            netpipe_nrepeat(prev, self.incs[index], self.tlast, self.repeats)
+                        }
+                    };
+                }
+                if rt == 0 {
+                    self.trial_start = now;
+                }
+                self.phase = Phase::Size { index, repeat, rt };
                 self.send(cx, self.sizes[index]);
             }
             None => self.finish(cx),
@@ -217,6 +319,7 @@ impl PingPong {
                     serde_json::json!({
                         "bytes": b.bytes,
                         "repeats": b.times.len(),
+                        "nrepeat": b.nrepeat,
                         "time_s": b.mean_s(),
                         "min_s": b.min_s(),
                         "variance_s2": b.variance_s2(),
@@ -245,6 +348,7 @@ impl App for PingPong {
                 self.finish(cx);
                 return;
             }
+            self.trial_start = cx.now();
             self.send(cx, WARM_UP_BYTES);
         }
     }
@@ -275,7 +379,7 @@ impl App for PingPong {
         if !self.done() {
             let full = blocks.iter().filter(|b| b.times.len() as u32 == self.repeats).count();
             let partial = match blocks.last() {
-                Some(b) if (b.times.len() as u32) < self.repeats => format!(", and {} of {} round trips of {} bytes", b.times.len(), self.repeats, b.bytes),
+                Some(b) if (b.times.len() as u32) < self.repeats => format!(", and {} of {} trials of {} bytes", b.times.len(), self.repeats, b.bytes),
                 _ => String::new(),
             };
             r.warnings.push(format!(
@@ -293,6 +397,31 @@ mod tests {
     use crate::scenario::load;
     use crate::time::Rate;
     use crate::world::Simulation;
+
+    #[test]
+    fn netpipe_nrepeat_by_hand() {
+        // max(trunc(0.25 s / (prev / (prev - inc + 1) x tlast)), TRIALS):
+        // the first size after a 1 ms latency: 0.25 / (1/1 x 0.001) = 250.
+        assert_eq!(netpipe_nrepeat(1, 1, SimTime::from_millis(1), 7), 250);
+        // 6 -> 8 (inc 2) after 1 ms: 0.25 / (6/5 x 0.001) = 208.33 -> 208.
+        assert_eq!(netpipe_nrepeat(6, 2, SimTime::from_millis(1), 7), 208);
+        // RTT 400 ms (tlast 0.2 s): 0.25 / 0.2 = 1.25 < TRIALS -> 7.
+        assert_eq!(netpipe_nrepeat(1, 1, SimTime::from_millis(200), 7), 7);
+        // A step of more than double (an explicit list 1 -> 8192): a negative ratio -> TRIALS.
+        assert_eq!(netpipe_nrepeat(1, 8191, SimTime::from_millis(1), 7), 7);
+        // prev - inc + 1 = 0: an infinite ratio, x = 0 -> TRIALS.
+        assert_eq!(netpipe_nrepeat(4, 5, SimTime::from_millis(1), 7), 7);
+    }
+
+    #[test]
+    fn the_schedule_carries_netpipes_increments() {
+        // NetPIPE's loop: `for (len = start; ...; len += inc, nq++) { if (nq > 2) inc = (nq % 2)
+        // ? inc + inc : inc; ... }`: the increment doubles as len reaches 4, 8, 16, ..., so the
+        // size 4 runs holding inc 2, 8 holding 4, 13/16/19 holding 8.
+        let s = netpipe_schedule(1, 64, NETPIPE_PERTURBATION);
+        assert_eq!(s[..10], [(1, 1), (2, 1), (3, 1), (4, 2), (6, 2), (8, 4), (12, 4), (13, 8), (16, 8), (19, 8)]);
+        assert_eq!(s.iter().map(|&(n, _)| n).collect::<Vec<_>>(), netpipe_sizes(1, 64, NETPIPE_PERTURBATION));
+    }
 
     #[test]
     fn netpipe_schedule_as_nptcp_prints_it() {
@@ -316,7 +445,8 @@ mod tests {
         );
         let sc = load(&text, &[], None).unwrap_or_else(|e| panic!("{e}")).0;
         let mut out = None;
-        let mut sim = Simulation::with_apps(&sc, |s| out = Some(PingPong::install(s, sizes, repeats)));
+        let schedule = sizes.iter().map(|&n| (n, n)).collect();
+        let mut sim = Simulation::with_apps(&sc, |s| out = Some(PingPong::install(s, schedule, repeats, NRepeat::Fixed(1))));
         sim.run();
         assert!(sim.app(0).done(), "every block echoed within the run");
         let r = out.unwrap();

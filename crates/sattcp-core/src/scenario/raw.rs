@@ -210,7 +210,7 @@ raw_tcp! {
 #[serde(default)]
 pub struct RawNs2 {
     pub window_arith: Option<bool>,
-    /// "on", "off" or "timeout_only".
+    /// "on", "off", "timeout_only" or "ns3".
     pub bug_fix: Option<String>,
     pub exit_fast_retrans: Option<bool>,
     pub newreno_changes: Option<i64>,
@@ -255,8 +255,10 @@ pub struct RawApp {
     pub last_block: Option<Val>,
     /// Ping-pong: NetPIPE's -p, bytes each scheduled size is also tried below and above.
     pub perturbation: Option<i64>,
-    /// Ping-pong: round trips per block size.
+    /// Ping-pong: trials per block size (one round trip each unless `nrepeat` says more).
     pub repeats: Option<i64>,
+    /// Ping-pong: round trips per trial, a number or "netpipe" (NetPIPE's own choice).
+    pub nrepeat: Option<Val>,
     /// Ping-pong: explicit block sizes (instead of first/last/perturbation).
     pub blocks: Option<Vec<Val>>,
 }

@@ -270,6 +270,9 @@ pub fn fill_defaults(raw: &RawScenario, sc: &Scenario) -> RawScenario {
         AppSpec::PingPong(pp) => {
             fill(&mut app.kind, "pingpong".into());
             fill(&mut app.repeats, pp.repeats as i64);
+            if let Some(n) = pp.nrepeat {
+                fill(&mut app.nrepeat, n.to_val());
+            }
             // An explicit list replaces the schedule's keys, which then stay out.
             if pp.blocks.is_none() {
                 fill(&mut app.first_block, int(pp.first_block));

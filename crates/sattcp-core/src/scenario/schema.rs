@@ -118,7 +118,7 @@ pub const KEYS: &[Key] = &[
     key!("tcp.slow_start_restart", "boolean", "", Dflt::Value("true"), "", "", "Slow-start restart after an idle RTO (ns-2's default)."),
     key!("tcp.profile", "string", "", Dflt::Value("\"default\""), "`default`, `ns2`", "", "`ns2`: ns-2.35's agents as its test-suite-tcpVariants sets them (every `tcp.ns2` switch, tcpTick_ 10 ms, minrto_ 1 s, rtxcur_init_ 6 s, maxrto_ 60 s, windowInit_ 2); explicit keys override it (docs/tcp.md)."),
     key!("tcp.ns2.window_arith", "boolean", "", Dflt::Value("false"), "", "", "ns-2's fractional window in packets (cwnd_ += 1/cwnd_; cwnd_ = int(window()/2) at a fast retransmit)."),
-    key!("tcp.ns2.bug_fix", "string", "", Dflt::Value("\"timeout_only\""), "`timeout_only`, `on`, `off`", "", "ns-2 bugFix_: which RECOVER blocks a new fast retransmit (ours: only a timeout's)."),
+    key!("tcp.ns2.bug_fix", "string", "", Dflt::Value("\"timeout_only\""), "`timeout_only`, `on`, `off`, `ns3`", "", "ns-2 bugFix_: which RECOVER blocks a new fast retransmit (ours: only a timeout's; `ns3`: a timeout's until snd_una >= RECOVER, ns-3.44's test)."),
     key!("tcp.ns2.exit_fast_retrans", "boolean", "", Dflt::Value("false"), "", "", "ns-2 exitFastRetrans_: duplicates inflate the window only in a recovery actually entered."),
     key!("tcp.ns2.newreno_changes", "integer", "", Dflt::Value("1"), "0 or 1", "", "ns-2 NewReno newreno_changes_: 1 Hoe's flywheel (the seeds'), 0 the inflated window sends (2 per ACK)."),
     key!("tcp.ns2.newreno_changes1", "boolean", "", Dflt::Value("false"), "", "", "ns-2 NewReno newreno_changes1_: only the first partial ACK restarts the timer."),
@@ -147,7 +147,8 @@ pub const KEYS: &[Key] = &[
     key!("app.first_block", "size", BYTE_UNITS, Dflt::Value("1"), "> 0 and <= last_block", PP, "First block size of NetPIPE's schedule (NPtcp -l)."),
     key!("app.last_block", "size", BYTE_UNITS, Dflt::Value("65536"), ">= first_block", PP, "Last block size of the schedule (NPtcp -u); sizes up to last_block + perturbation are run, as NetPIPE does."),
     key!("app.perturbation", "integer", "bytes", Dflt::Value("3"), "0 to 1000000", PP, "NetPIPE's -p: each size whose increment exceeds perturbation + 1 is also tried this many bytes below and above."),
-    key!("app.repeats", "integer", "", Dflt::Value("7"), "1 to 1000000", PP, "Round trips per block size (NetPIPE 3.7's TRIALS = 7); mean, minimum and variance are over these."),
+    key!("app.repeats", "integer", "", Dflt::Value("7"), "1 to 1000000", PP, "Trials per block size (NetPIPE's TRIALS = 7), each of app.nrepeat round trips; the transfer time of a trial is its duration / (2 nrepeat), and mean, minimum and variance are over the trials."),
+    key!("app.nrepeat", "integer or string", "", Dflt::None, "1 to 1000000, or `netpipe`", PP, "Round trips per trial. Absent: 1 (each trial one round trip). `netpipe`: NetPIPE's own choice per size, max(RUNTM / (previous size / (previous size - increment + 1) x tlast), repeats) with RUNTM = 0.25 s and tlast the previous size's best trial time (docs/netpipe.md)."),
     key!("app.blocks", "list of sizes", BYTE_UNITS, Dflt::None, "each > 0, at most 100000 entries", PP, "Explicit block sizes, in this order; replaces first_block, last_block and perturbation."),
     // [[loss]]
     key!("loss[].flow", "integer", "", Dflt::Value("0"), "0 to flows - 1", "", "Flow whose segment is dropped."),

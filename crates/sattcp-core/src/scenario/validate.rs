@@ -205,6 +205,8 @@ pub struct PingPongSpec {
     pub last_block: u64,
     pub perturbation: u64,
     pub repeats: u32,
+    /// Round trips per trial (`app.nrepeat`); None: one.
+    pub nrepeat: Option<crate::app::pingpong::NRepeat>,
     /// Explicit sizes (`app.blocks`), replacing the schedule.
     pub blocks: Option<Vec<u64>>,
 }
@@ -212,9 +214,15 @@ pub struct PingPongSpec {
 impl PingPongSpec {
     /// The block sizes, in the order they run.
     pub fn sizes(&self) -> Vec<u64> {
+        self.schedule().into_iter().map(|(size, _)| size).collect()
+    }
+
+    /// The block sizes with NetPIPE's increment at each (the schedule's; for an explicit list,
+    /// each size's step from the one before, the first's from the 1-byte warm-up, at least 1).
+    pub fn schedule(&self) -> Vec<(u64, u64)> {
         match &self.blocks {
-            Some(b) => b.clone(),
-            None => crate::app::pingpong::netpipe_sizes(self.first_block, self.last_block, self.perturbation),
+            Some(b) => b.iter().scan(1u64, |prev, &n| Some((n, n.saturating_sub(std::mem::replace(prev, n)).max(1)))).collect(),
+            None => crate::app::pingpong::netpipe_schedule(self.first_block, self.last_block, self.perturbation),
         }
     }
 }
@@ -703,7 +711,8 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
             Some("on") => w.bug_fix = crate::tcp::ns2::BugFix::On,
             Some("off") => w.bug_fix = crate::tcp::ns2::BugFix::Off,
             Some("timeout_only") => w.bug_fix = crate::tcp::ns2::BugFix::TimeoutOnly,
-            Some(o) => c.err(&format!("{p}.ns2.bug_fix"), "must be \"on\", \"off\" or \"timeout_only\"", format!("{o:?}")),
+            Some("ns3") => w.bug_fix = crate::tcp::ns2::BugFix::Ns3,
+            Some(o) => c.err(&format!("{p}.ns2.bug_fix"), "must be \"on\", \"off\", \"timeout_only\" or \"ns3\"", format!("{o:?}")),
         }
         set(&mut w.exit_fast_retrans, n.exit_fast_retrans);
         w.newreno_changes = c.int(&format!("{p}.ns2.newreno_changes"), n.newreno_changes, w.newreno_changes as i64, 0, 1) as u8;
@@ -758,6 +767,15 @@ fn section_pingpong(c: &mut Ctx, a: &RawApp, topology: &Topology) -> PingPongSpe
     }
     let perturbation = c.int("app.perturbation", a.perturbation, crate::app::pingpong::NETPIPE_PERTURBATION as i64, 0, 1_000_000) as u64;
     let repeats = c.int("app.repeats", a.repeats, crate::app::pingpong::NETPIPE_TRIALS as i64, 1, MAX_PINGPONG_REPEATS) as u32;
+    let nrepeat = match &a.nrepeat {
+        None => None,
+        Some(Val::Int(n)) if (1..=MAX_PINGPONG_REPEATS).contains(n) => Some(crate::app::pingpong::NRepeat::Fixed(*n as u32)),
+        Some(Val::Str(s)) if s == "netpipe" => Some(crate::app::pingpong::NRepeat::NetPipe),
+        Some(v) => {
+            c.err("app.nrepeat", format!("must be an integer between 1 and {MAX_PINGPONG_REPEATS} or \"netpipe\""), v.to_string());
+            None
+        }
+    };
     let blocks = a.blocks.as_ref().map(|list| {
         if list.is_empty() {
             c.err("app.blocks", "must list at least one block size", "[]");
@@ -803,7 +821,7 @@ fn section_pingpong(c: &mut Ctx, a: &RawApp, topology: &Topology) -> PingPongSpe
         Some(_) => {}
         None => c.err("app.kind", "pingpong runs between two hosts of a dumbbell, path or graph topology, not topology.kind = \"gateway\"", "\"pingpong\""),
     }
-    PingPongSpec { first_block, last_block, perturbation, repeats, blocks }
+    PingPongSpec { first_block, last_block, perturbation, repeats, nrepeat, blocks }
 }
 
 /// The ping-pong keys given with another kind of application.
@@ -813,6 +831,7 @@ fn pingpong_keys_absent(c: &mut Ctx, a: &RawApp) {
         ("app.last_block", a.last_block.is_some()),
         ("app.perturbation", a.perturbation.is_some()),
         ("app.repeats", a.repeats.is_some()),
+        ("app.nrepeat", a.nrepeat.is_some()),
         ("app.blocks", a.blocks.is_some()),
     ] {
         if present {
@@ -1781,7 +1800,7 @@ mod tests {
         assert_eq!(one, Ns2Compat { singledup: true, bug_fix: BugFix::On, tick_phase: SimTime::from_millis(3), ..Ns2Compat::default() });
         assert_eq!(scenario(GEO2, &[]).tcp.ns2, Ns2Compat::default());
         assert_only(GEO2, &[("tcp.profile", "ns3")], "tcp.profile: must be \"default\" or \"ns2\", got \"ns3\"");
-        assert_only(GEO2, &[("tcp.ns2.bug_fix", "maybe")], "tcp.ns2.bug_fix: must be \"on\", \"off\" or \"timeout_only\", got \"maybe\"");
+        assert_only(GEO2, &[("tcp.ns2.bug_fix", "maybe")], "tcp.ns2.bug_fix: must be \"on\", \"off\", \"timeout_only\" or \"ns3\", got \"maybe\"");
         assert!(problems(GEO2, &[("tcp.ns2.newreno_changes", "2")])[0].starts_with("tcp.ns2.newreno_changes: "));
         assert!(problems(GEO2, &[("tcp.ns2.bogus", "true")])[0].contains("tcp.ns2.bogus"));
     }

@@ -21,6 +21,14 @@ pub enum BugFix {
     On,
     /// ns-2 `bugFix_ false`: every third duplicate ACK fast-retransmits.
     Off,
+    /// ns-3.44's test (`TcpSocketBase::DupAck`: recovery on the third duplicate if
+    /// `m_highRxAckMark >= m_recover || !m_recoverActive`, a timeout having set `m_recover =
+    /// m_highTxMark`, one past the highest byte sent): as `TimeoutOnly`, but a timeout's
+    /// RECOVER is passed as soon as everything sent before it is acknowledged (`snd_una >=
+    /// RECOVER`), where RFC 6582 §3.2 step 1 and ns-2 wait for an ACK that covers more. The
+    /// duplicates drawn by go-back-N's needless retransmissions, which acknowledge exactly
+    /// RECOVER, then start a fast retransmit (bench/README.md, "ns-3 at GEO").
+    Ns3,
 }
 
 /// The switches. `Default` is our behaviour; [`Ns2Compat::ns235`] is ns-2.35's.

@@ -86,6 +86,7 @@ impl Cx<'_> {
         let recovered = self.snd_una > self.recover;
         match self.ns2.bug_fix {
             BugFix::TimeoutOnly => !self.after_timeout || recovered,
+            BugFix::Ns3 => !self.after_timeout || self.snd_una >= self.recover,
             BugFix::Off => true,
             // ns-2 `dupack_action()`: `recovered || (bugfix_ss_ && highest_ack_ == 0)`, the
             // latter letting the first data packet be fast-retransmitted.
@@ -418,6 +419,23 @@ mod tests {
             assert_eq!(b.dup(None), Out { rtt_sample: true, ..Default::default() });
         }
         assert_eq!(b.win.cwnd, 20 * MSS);
+    }
+
+    /// A timeout at snd_max = 20001, then go-back-N's needless retransmissions draw three
+    /// duplicates acknowledging exactly 20001, everything sent before the timeout.
+    #[test]
+    fn bug_fix_ns3_passes_a_timeouts_recover_once_everything_before_it_is_acknowledged() {
+        let mut b = bare(RecoveryKind::NewrenoNs2);
+        (b.recover, b.snd_max, b.dupacks) = (20 * MSS + 1, 30 * MSS + 1, 3);
+        for (bug_fix, at_recover) in [(BugFix::TimeoutOnly, false), (BugFix::On, false), (BugFix::Ns3, true)] {
+            b.ns2.bug_fix = bug_fix;
+            for (snd_una, want) in [(20 * MSS, false), (20 * MSS + 1, at_recover), (20 * MSS + 2, true)] {
+                b.snd_una = snd_una;
+                let mut cx = b.cx(0);
+                cx.after_timeout = true;
+                assert_eq!(cx.may_fast_retransmit(), want, "{bug_fix:?}, snd_una {snd_una}");
+            }
+        }
     }
 
     #[test]

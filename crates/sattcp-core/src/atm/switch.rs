@@ -1,18 +1,26 @@
-//! A switch output port with its input links and output link, simulated cell by cell but driven
+//! A switch output port with its input links and output link, simulated to the cell but driven
 //! by the engine frame by frame.
 //!
-//! Every cell still meets the buffer one at a time, in time order, exactly as if each cell were
-//! an engine event; but the cell-level interleaving happens inside [`SwitchPort::advance`], so the
-//! engine only needs about two events per frame instead of two per cell (seed GEO runs: about
-//! 106,000 cells per second on the bottleneck). The pattern is smoltcp's `poll_at` (STYLE.md):
+//! Every cell meets the buffer in time order, with exactly the outcome it would have if each
+//! cell were an engine event; but the cell-level interleaving happens inside
+//! [`SwitchPort::advance`], so the engine only needs about two events per frame instead of two per
+//! cell (seed GEO runs: about 106,000 cells per second on the bottleneck). The pattern is
+//! smoltcp's `poll_at` (STYLE.md):
 //!
 //! ```text
 //! frame's first bit reaches the switch on input j  ->  sp.offer(j, now, vc, uid, n); re-read sp.poll_at()
 //! wake-up at sp.poll_at()                          ->  sp.advance(now, emit); re-read sp.poll_at()
-//! emit(t_end, cell): the cell's last bit left on the output link at t_end; feed a Reassembler
-//! (order per VC is all it needs) and schedule the packet's delivery at t_end + delays when it
-//! returns Frame { frame: uid }.
+//! emit(d): cells d.cells left the output link back to back, the last at d.end(); feed a
+//! Reassembler (order per VC is all it needs) and schedule the packet's delivery at
+//! d.end() + delays when it returns Frame { frame: uid }.
 //! ```
+//!
+//! Inside `advance` the cells go a run at a time (issue 15): the cells of a frame after its
+//! first one, whose fate the VC's frame state settles, arrive together up to the next cell of
+//! another input (`SwitchPort::arrival_run`); the output takes as many cells of the buffer's
+//! front run as start before the next arrival; cells are reported as runs ([`Departed`]). Frame
+//! starts (the drop decisions), a full buffer and PPD's end-of-frame cell go cell by cell. The
+//! proptests at the bottom compare both with one event per cell.
 //!
 //! `offer` does not need an `advance` first: everything is processed in time order when
 //! `advance` runs, and an offered frame's cells arrive after its `first_bit_at >= now()`. A

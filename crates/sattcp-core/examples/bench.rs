@@ -37,7 +37,7 @@
 //! during each case (simulation built, run and finished), less the bytes live before it, and
 //! counts the allocations (alloc and realloc calls) made while the events run.
 
-use sattcp_core::net::packet::Packet;
+use sattcp_core::net::packet::{Packet, Segment};
 use sattcp_core::net::tap::{PacketEvent, PacketTap};
 use sattcp_core::scenario::{load, parse_override_value, Scenario};
 use sattcp_core::{SimTime, Simulation};
@@ -142,7 +142,7 @@ impl InFlight {
 struct Counter(Arc<Mutex<InFlight>>);
 
 impl PacketTap for Counter {
-    fn event(&mut self, _now: SimTime, ev: PacketEvent, p: &Packet) {
+    fn event(&mut self, _now: SimTime, ev: PacketEvent, p: &Packet, _seg: &Segment) {
         let mut s = self.0.lock().expect("tap lock");
         match ev {
             PacketEvent::Sent => {}

@@ -10,7 +10,7 @@ use common::scenario;
 use sattcp_core::app;
 use sattcp_core::net::hop::{Hop, HopModel, LinkId, Next, Offered};
 use sattcp_core::net::link::{Admit, DropReason, Link};
-use sattcp_core::net::packet::{Dir, NodeId, Packet};
+use sattcp_core::net::packet::{Dir, NodeId, Packet, Segment};
 use sattcp_core::net::tap::{PacketEvent, PacketTap, TapDrop};
 use sattcp_core::net::topology::Network;
 use sattcp_core::{SimTime, Simulation};
@@ -114,7 +114,7 @@ struct Log {
 struct Rec(Arc<Mutex<Log>>);
 
 impl PacketTap for Rec {
-    fn event(&mut self, now: SimTime, ev: PacketEvent, p: &Packet) {
+    fn event(&mut self, now: SimTime, ev: PacketEvent, p: &Packet, _seg: &Segment) {
         if p.dir != Dir::Data || p.seg.len == 0 {
             return;
         }

@@ -561,11 +561,11 @@ mod through_the_engine {
 
     struct Rec(Arc<Mutex<Vec<Ev>>>);
     impl PacketTap for Rec {
-        fn event(&mut self, now: SimTime, ev: PacketEvent, p: &Packet) {
+        fn event(&mut self, now: SimTime, ev: PacketEvent, p: &Packet, seg: &Segment) {
             if p.dir != Dir::Data {
                 return;
             }
-            let (t_ns, seqno) = (now.as_nanos(), seqno(&p.seg));
+            let (t_ns, seqno) = (now.as_nanos(), seqno(seg));
             match ev {
                 PacketEvent::Sent => self.0.lock().unwrap().push(Ev::Send { t_ns, seqno }),
                 PacketEvent::Dropped { .. } => self.0.lock().unwrap().push(Ev::Drop { t_ns, seqno }),

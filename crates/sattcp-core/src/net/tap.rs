@@ -15,7 +15,7 @@
 //! | `Received` | the destination host's TCP takes the segment (`World::arrive`) |
 
 use super::hop::HopId;
-use super::packet::Packet;
+use super::packet::{Packet, SackPool, Segment};
 use crate::time::SimTime;
 
 /// Why a packet was dropped.
@@ -43,7 +43,9 @@ pub enum PacketEvent {
 
 /// A recorder of packet events.
 pub trait PacketTap: Send + Sync {
-    fn event(&mut self, now: SimTime, ev: PacketEvent, p: &Packet);
+    /// `p` with `seg`, its whole segment (the header `p.seg` with its SACK blocks, which the
+    /// world keeps beside the packet).
+    fn event(&mut self, now: SimTime, ev: PacketEvent, p: &Packet, seg: &Segment);
     /// The packet log this tap kept, at the end of the run (`trace::recorder`).
     fn into_packet_log(self: Box<Self>) -> Option<crate::trace::PacketLog> {
         None
@@ -59,10 +61,19 @@ impl Tap {
         Tap(Some(tap))
     }
 
+    /// `sacks`: where `p`'s SACK blocks are (looked at only with a tap installed).
     #[inline(always)]
-    pub fn event(&mut self, now: SimTime, ev: PacketEvent, p: &Packet) {
+    pub fn event(&mut self, now: SimTime, ev: PacketEvent, p: &Packet, sacks: &SackPool) {
         if let Some(t) = &mut self.0 {
-            t.event(now, ev, p);
+            t.event(now, ev, p, &sacks.segment(p));
+        }
+    }
+
+    /// [`event`](Self::event) for a packet not yet in the world's slab, with its segment.
+    #[inline(always)]
+    pub fn event_segment(&mut self, now: SimTime, ev: PacketEvent, p: &Packet, seg: &Segment) {
+        if let Some(t) = &mut self.0 {
+            t.event(now, ev, p, seg);
         }
     }
 

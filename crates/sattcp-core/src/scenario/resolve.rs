@@ -63,6 +63,7 @@ pub fn flavor_name(recovery: RecoveryKind, cc: CcKind) -> String {
         RecoveryKind::NewrenoNs2 => "newreno",
         RecoveryKind::SackFallFloyd => "sack",
         RecoveryKind::NewrenoRfc6582 => "newreno_rfc6582",
+        RecoveryKind::NewrenoNs3 => "newreno_ns3",
         RecoveryKind::SackRfc6675 => "sack_rfc6675",
     };
     match cc {

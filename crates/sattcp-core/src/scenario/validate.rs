@@ -735,7 +735,7 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
 
 /// Flavour names accepted by `tcp::config::flavor` (a test checks each one parses and that
 /// together they reach every recovery).
-pub const FLAVORS: [&str; 7] = ["vanilla", "tahoe", "reno", "newreno", "sack", "newreno_rfc6582", "sack_rfc6675"];
+pub const FLAVORS: [&str; 8] = ["vanilla", "tahoe", "reno", "newreno", "sack", "newreno_rfc6582", "newreno_ns3", "sack_rfc6675"];
 
 /// Most entries in `app.blocks`, and most repeats: a schedule beyond these would never finish.
 const MAX_PINGPONG_BLOCKS: usize = 100_000;
@@ -1693,7 +1693,7 @@ mod tests {
 
     #[test]
     fn name_lists_come_from_the_enums() {
-        assert_eq!(variant_names::<RecoveryKind>(), ["timeout", "tahoe", "reno", "newreno_ns2", "newreno_rfc6582", "sack_fall_floyd", "sack_rfc6675"]);
+        assert_eq!(variant_names::<RecoveryKind>(), ["timeout", "tahoe", "reno", "newreno_ns2", "newreno_rfc6582", "newreno_ns3", "sack_fall_floyd", "sack_rfc6675"]);
         assert_only(GEO2, &[("tcp.cc", "bbr9")], &format!("tcp.cc: must name a congestion control ({}), got \"bbr9\"", variant_names::<CcKind>().join(", ")));
         // Every flavour name parses, and together they reach every recovery.
         let reached: Vec<String> = FLAVORS.iter().map(|f| variant_name(flavor(f).expect(f).0)).collect();

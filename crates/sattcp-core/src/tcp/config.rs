@@ -17,6 +17,8 @@ pub enum RecoveryKind {
     NewrenoNs2,
     /// RFC 6582 NewReno.
     NewrenoRfc6582,
+    /// NewReno as ns-3.44 runs it without SACK (its guessed SACK marks; recovery/newreno_ns3.rs).
+    NewrenoNs3,
     /// SACK as in seed 001 §2.2.1 (Fall and Floyd 1996).
     SackFallFloyd,
     /// RFC 6675 conservative SACK-based loss recovery.
@@ -54,6 +56,7 @@ pub enum CcKind {
 /// | `newreno` | NewrenoNs2 | RenoAimd |
 /// | `sack` | SackFallFloyd | RenoAimd |
 /// | `newreno_rfc6582` | NewrenoRfc6582 | RenoAimd |
+/// | `newreno_ns3` | NewrenoNs3 | RenoAimd |
 /// | `sack_rfc6675` | SackRfc6675 | RenoAimd |
 ///
 /// Any of these names followed by `/reno`, `/cubic`, `/cubic_hystart`, `/hybla`, `/bbr` or
@@ -77,6 +80,7 @@ pub fn flavor(name: &str) -> Option<(RecoveryKind, CcKind)> {
         "newreno" => RecoveryKind::NewrenoNs2,
         "sack" => RecoveryKind::SackFallFloyd,
         "newreno_rfc6582" => RecoveryKind::NewrenoRfc6582,
+        "newreno_ns3" => RecoveryKind::NewrenoNs3,
         "sack_rfc6675" => RecoveryKind::SackRfc6675,
         _ => return None,
     };

@@ -58,13 +58,31 @@ enum DelAck {
     Pending { expires_at: SimTime },
 }
 
+/// Laid out by hand (`repr(C)`, one 64-byte line per group; issue 15): an in-order segment
+/// touches the first line (sequence state, delayed ACK, buffer and window configuration),
+/// the lengths of the two block lists in the second, and the counters in the third; with a
+/// hundred thousand flows every line touched is a likely cache miss. The configuration is the
+/// part of [`TcpConfig`] a receiver uses (the rest is the sender's).
+#[repr(C, align(64))]
 pub struct TcpReceiver {
-    cfg: TcpConfig,
-    synced: bool,
-    sack_ok: bool,
+    // Line 1.
     /// Next byte expected.
     rcv_nxt: u64,
     fin_seq: Option<u64>,
+    delack: DelAck,
+    /// `cfg.rcv_buf`.
+    rcv_buf: Option<u64>,
+    /// `cfg.rcv_window_field`.
+    rcv_window_field: u16,
+    synced: bool,
+    sack_ok: bool,
+    /// Finite buffer only: the negotiated shift of our window field.
+    wscale: u8,
+    /// `cfg.delayed_ack`, `cfg.sack`, `cfg.window_scale`.
+    delayed_ack: bool,
+    sack: bool,
+    window_scale: u8,
+    // Line 2.
     /// Received byte ranges above `rcv_nxt`, sorted and disjoint ("out-of-order queue").
     ooo: Vec<SackBlock>,
     /// The SACK blocks of the last ACK sent, in the order sent (RFC 2018 §4: later ACKs
@@ -72,18 +90,28 @@ pub struct TcpReceiver {
     reported: Vec<SackBlock>,
     /// In-order bytes not yet handed out by `take_deliveries`.
     taken: u64,
-    delack: DelAck,
-    stats: ReceiverStats,
-    /// Finite buffer only: the next byte the application reads, the right edge of the window
-    /// last advertised, and the negotiated shift of our window field.
+    /// Finite buffer only: the next byte the application reads.
     read: u64,
+    // Line 3.
+    stats: ReceiverStats,
+    /// Finite buffer only: the right edge of the window last advertised.
     rcv_adv: u64,
-    wscale: u8,
+    /// `cfg.delack_timeout`, `cfg.mss`.
+    delack_timeout: SimTime,
+    mss: u32,
 }
 
 impl TcpReceiver {
     pub fn new(cfg: TcpConfig) -> Self {
-        TcpReceiver { cfg, synced: false, sack_ok: false, rcv_nxt: 0, fin_seq: None, ooo: Vec::new(), reported: Vec::new(), taken: 1, delack: DelAck::Idle, stats: ReceiverStats::default(), read: 1, rcv_adv: 1, wscale: 0 }
+        TcpReceiver {
+            rcv_buf: cfg.rcv_buf,
+            rcv_window_field: cfg.rcv_window_field,
+            delayed_ack: cfg.delayed_ack,
+            sack: cfg.sack,
+            window_scale: cfg.window_scale,
+            delack_timeout: cfg.delack_timeout,
+            mss: cfg.mss,
+            synced: false, sack_ok: false, rcv_nxt: 0, fin_seq: None, ooo: Vec::new(), reported: Vec::new(), taken: 1, delack: DelAck::Idle, stats: ReceiverStats::default(), read: 1, rcv_adv: 1, wscale: 0 }
     }
 
     pub fn on_segment(&mut self, now: SimTime, seg: &Segment, out: &mut Vec<Segment>) {
@@ -98,7 +126,7 @@ impl TcpReceiver {
         let start = seg.seq;
         let mut end = seg.seq + seg.seq_len();
         let mut fin = seg.is_fin();
-        if self.cfg.rcv_buf.is_some() && end > self.rcv_adv.max(self.rcv_nxt) && seg.len > 0 {
+        if self.rcv_buf.is_some() && end > self.rcv_adv.max(self.rcv_nxt) && seg.len > 0 {
             // RFC 9293 §3.10.7.4: keep only what lies inside the window.
             self.stats.beyond_window += 1;
             let edge = self.rcv_adv.max(self.rcv_nxt);
@@ -125,10 +153,10 @@ impl TcpReceiver {
         // RFC 5681 §4.2: out-of-order segments, and segments that fill a hole, are ACKed
         // at once; in-order data may wait for a second segment or the timer.
         let filled_hole = in_order && !self.reported.is_empty();
-        if self.cfg.delayed_ack && in_order && !filled_hole && self.ooo.is_empty() {
+        if self.delayed_ack && in_order && !filled_hole && self.ooo.is_empty() {
             match self.delack {
                 DelAck::Idle => {
-                    self.delack = DelAck::Pending { expires_at: now + self.cfg.delack_timeout };
+                    self.delack = DelAck::Pending { expires_at: now + self.delack_timeout };
                     return;
                 }
                 DelAck::Pending { .. } => {}
@@ -144,13 +172,13 @@ impl TcpReceiver {
             self.rcv_nxt = 1;
         }
         // RFC 2018 §2: SACK-permitted only in answer to a SYN that carried it.
-        self.sack_ok = self.cfg.sack && seg.sack_permitted;
+        self.sack_ok = self.sack && seg.sack_permitted;
         // RFC 7323 §2.2: answer with our shift only if the SYN carried the option.
-        let wscale = seg.wscale.map(|_| self.cfg.window_scale);
+        let wscale = seg.wscale.map(|_| self.window_scale);
         self.wscale = wscale.unwrap_or(0);
         // RFC 7323 §2.2: the SYN-ACK's window is never scaled.
-        let window = match self.cfg.rcv_buf {
-            None => self.cfg.rcv_window_field,
+        let window = match self.rcv_buf {
+            None => self.rcv_window_field,
             Some(b) => b.min(u16::MAX as u64) as u16,
         };
         self.rcv_adv = self.rcv_adv.max(self.rcv_nxt + window as u64);
@@ -236,7 +264,7 @@ impl TcpReceiver {
 
     /// The window field of the next ACK (module docs), recording the right edge it advertises.
     fn window_field(&mut self) -> u16 {
-        let Some(buf) = self.cfg.rcv_buf else { return self.cfg.rcv_window_field };
+        let Some(buf) = self.rcv_buf else { return self.rcv_window_field };
         let field = self.select_window(buf);
         self.rcv_adv = self.rcv_adv.max(self.rcv_nxt + ((field as u64) << self.wscale));
         field
@@ -248,7 +276,7 @@ impl TcpReceiver {
         let cur = self.rcv_adv.saturating_sub(self.rcv_nxt);
         // RFC 1122 4.2.3.3 / RFC 9293 §3.8.6.2.2 (receiver SWS avoidance, Fr = 1/2): move the
         // right edge only by at least min(B/2, MSS).
-        let threshold = (buf / 2).min(self.cfg.mss as u64);
+        let threshold = (buf / 2).min(self.mss as u64);
         let wnd = if free >= cur + threshold { free } else { cur };
         // RFC 7323 §2.3: the field is the window >> scale, rounded down, at most 65535.
         (wnd >> self.wscale).min(u16::MAX as u64) as u16
@@ -262,7 +290,7 @@ impl TcpReceiver {
     /// In-order bytes waiting for the application (always 0 without a finite buffer: the
     /// application reads at once).
     pub fn readable(&self) -> u64 {
-        match self.cfg.rcv_buf {
+        match self.rcv_buf {
             None => 0,
             Some(_) => self.data_end().saturating_sub(self.read),
         }
@@ -272,7 +300,7 @@ impl TcpReceiver {
     /// everything already and this returns 0). Returns the bytes read; emits a window update
     /// when the right edge can move (module docs).
     pub fn app_read(&mut self, _now: SimTime, max: u64, out: &mut Vec<Segment>) -> u64 {
-        let Some(buf) = self.cfg.rcv_buf else { return 0 };
+        let Some(buf) = self.rcv_buf else { return 0 };
         let n = max.min(self.readable());
         if n == 0 {
             return 0;
@@ -288,8 +316,8 @@ impl TcpReceiver {
 
     /// The window this receiver would advertise now, in bytes.
     pub fn window(&self) -> u64 {
-        match self.cfg.rcv_buf {
-            None => (self.cfg.rcv_window_field as u64) << self.wscale,
+        match self.rcv_buf {
+            None => (self.rcv_window_field as u64) << self.wscale,
             Some(b) => (self.select_window(b) as u64) << self.wscale,
         }
     }
@@ -321,7 +349,7 @@ impl TcpReceiver {
     /// Data bytes delivered in order to the application: without a finite buffer, every
     /// in-order byte received; with one, the bytes the application has read.
     pub fn delivered(&self) -> u64 {
-        match self.cfg.rcv_buf {
+        match self.rcv_buf {
             None => self.data_end().saturating_sub(1),
             Some(_) => self.read - 1,
         }
@@ -533,5 +561,16 @@ mod tests {
         // Out of order: at once.
         r.on_segment(SimTime::from_millis(3), &seg(4), &mut out);
         assert_eq!(out.len(), 3);
+    }
+
+    /// The hand layout (issue 15): what an in-order segment touches starts each line.
+    #[test]
+    fn the_per_segment_state_fills_the_first_lines() {
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!(align_of::<TcpReceiver>(), 64);
+        assert!(offset_of!(TcpReceiver, window_scale) < 64, "line 1: sequence state and configuration");
+        assert_eq!((offset_of!(TcpReceiver, ooo), offset_of!(TcpReceiver, read) + 8), (64, 128), "line 2: the block lists");
+        assert_eq!(offset_of!(TcpReceiver, stats), 128, "line 3: the counters");
+        assert_eq!(size_of::<TcpReceiver>(), 256);
     }
 }

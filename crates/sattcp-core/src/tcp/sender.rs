@@ -50,6 +50,7 @@ use super::config::TcpConfig;
 use super::pacing::Pacer;
 use super::rate::{RateEstimator, RateSample};
 use super::recovery::{CongState, Cx, Gate, Out, Pick, Recovery, TimerAction};
+use super::ns2::Ns2Compat;
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use crate::net::packet::{flags, Segment};
@@ -114,57 +115,81 @@ macro_rules! cx {
             snd_max: $s.snd_max,
             rwnd: $s.rwnd,
             dupacks: $s.dupacks,
-            dup_thresh: $s.cfg.dupack_threshold,
+            dup_thresh: $s.dupack_threshold,
             recover: $s.recover,
             after_timeout: $s.after_timeout,
             acked: $acked,
             state: $s.state,
             new_data: $s.snd_max < $s.app_end,
-            ns2: &$s.cfg.ns2,
+            ns2: &$s.ns2,
         }
     };
 }
 
+/// Laid out by hand (`repr(C)`, fields grouped by 64-byte line; issue 15): what every ACK and
+/// every segment sent touches comes first (sequence state and flags; the window, timers and
+/// the configuration read per segment; the scoreboard's header; the pacer and ns-2 switches;
+/// the counters, the RTT estimator, the recovery and the controller), the rest last (the
+/// whole configuration, the delivery-rate state). With a hundred thousand flows every line a
+/// segment touches is a likely cache miss.
+#[repr(C, align(64))]
 pub struct TcpSender {
-    cfg: TcpConfig,
-    phase: Phase,
-    /// One past the last byte the application has offered (1 + offered bytes).
-    app_end: u64,
-    /// The application asked to close: send a FIN after the data (only if `cfg.fin`).
-    closing: bool,
+    // Line 1: sequence state and flags.
     snd_una: u64,
     snd_nxt: u64,
     snd_max: u64,
-    /// Peer's receive window in bytes, and the shift applied to its window field.
+    /// One past the last byte the application has offered (1 + offered bytes).
+    app_end: u64,
+    /// Peer's receive window in bytes (its field shifted by `snd_wscale`).
     rwnd: u64,
+    recover: u64,
+    dupacks: u32,
+    phase: Phase,
+    state: CongState,
     snd_wscale: u8,
     sack_ok: bool,
-    win: Window,
-    cc: Cc,
-    rec: Recovery,
-    state: CongState,
-    dupacks: u32,
-    recover: u64,
     after_timeout: bool,
-    sb: Scoreboard,
-    rtt: RttEstimator,
-    timer: Timer,
-    stats: SenderStats,
+    /// The application asked to close: send a FIN after the data (only if `cfg.fin`).
+    closing: bool,
     /// Delivery-rate sampling is on (the controller uses it, or `cfg.rate_samples`).
     rate_on: bool,
-    rate: RateEstimator,
-    /// The last ACK's rate sample.
-    last_rs: RateSample,
-    pacer: Pacer,
-    /// A pacing release time the send loop stopped at.
-    pace_wait: Option<SimTime>,
-    /// Consecutive persist expiries (the backoff shift).
-    persist_backoff: u32,
-    /// Start of an outstanding window probe.
-    probe: Option<u64>,
     /// An `app_write` was cut short; `writable` is raised when room frees.
     write_blocked: bool,
     writable: bool,
+    /// `cfg.sws_avoidance`, `cfg.slow_start_restart`, `cfg.fin`.
+    sws_avoidance: bool,
+    slow_start_restart: bool,
+    fin: bool,
+    // Line 2: window, timers, per-segment configuration.
+    win: Window,
+    timer: Timer,
+    /// A pacing release time the send loop stopped at.
+    pace_wait: Option<SimTime>,
+    /// `cfg.dupack_threshold`, `cfg.rcv_window_field`.
+    dupack_threshold: u32,
+    rcv_window_field: u16,
+    // Line 3.
+    sb: Scoreboard,
+    /// Start of an outstanding window probe.
+    probe: Option<u64>,
+    // Line 4.
+    /// `cfg.snd_buf`.
+    snd_buf: Option<u64>,
+    /// `cfg.ns2` (the recovery reads it per ACK).
+    ns2: Ns2Compat,
+    pacer: Pacer,
+    // Then.
+    stats: SenderStats,
+    rtt: RttEstimator,
+    rec: Recovery,
+    cc: Cc,
+    /// Consecutive persist expiries (the backoff shift).
+    persist_backoff: u32,
+    // Cold.
+    cfg: TcpConfig,
+    rate: RateEstimator,
+    /// The last ACK's rate sample.
+    last_rs: RateSample,
 }
 
 impl TcpSender {
@@ -203,6 +228,13 @@ impl TcpSender {
             probe: None,
             write_blocked: false,
             writable: false,
+            sws_avoidance: cfg.sws_avoidance,
+            slow_start_restart: cfg.slow_start_restart,
+            fin: cfg.fin,
+            dupack_threshold: cfg.dupack_threshold,
+            rcv_window_field: cfg.rcv_window_field,
+            snd_buf: cfg.snd_buf,
+            ns2: cfg.ns2.clone(),
             cfg,
         }
     }
@@ -222,7 +254,7 @@ impl TcpSender {
     }
 
     fn send_syn(&mut self, out: &mut Vec<Segment>) {
-        out.push(Segment { seq: 0, flags: flags::SYN, window: self.cfg.rcv_window_field, wscale: Some(self.cfg.window_scale), sack_permitted: self.cfg.sack, ..Default::default() });
+        out.push(Segment { seq: 0, flags: flags::SYN, window: self.rcv_window_field, wscale: Some(self.cfg.window_scale), sack_permitted: self.cfg.sack, ..Default::default() });
     }
 
     /// The application offers `bytes` more bytes (bulk: a huge number), whatever the send
@@ -252,7 +284,7 @@ impl TcpSender {
     /// Free room in the send buffer: `snd_buf` minus the bytes written and not yet
     /// acknowledged (`u64::MAX` without a buffer limit).
     pub fn send_space(&self) -> u64 {
-        match self.cfg.snd_buf {
+        match self.snd_buf {
             None => u64::MAX,
             Some(b) => b.saturating_sub(self.app_end.saturating_sub(self.snd_una.max(1))),
         }
@@ -266,7 +298,7 @@ impl TcpSender {
 
     /// The application has no more data: with `cfg.fin`, a FIN follows the last byte.
     pub fn close(&mut self, now: SimTime, out: &mut Vec<Segment>) {
-        if self.cfg.fin && !self.closing {
+        if self.fin && !self.closing {
             self.closing = true;
             self.send(now, out);
         }
@@ -329,7 +361,7 @@ impl TcpSender {
             sack_news = newly > 0;
         }
         // tcp/ns2.rs `sack_dupack_needs_news` (ns-2 Sack1 `CheckUpdate()`).
-        let counts = sack_news || !self.sack_ok || !self.cfg.ns2.sack_dupack_needs_news || self.state == CongState::Recovery;
+        let counts = sack_news || !self.sack_ok || !self.ns2.sack_dupack_needs_news || self.state == CongState::Recovery;
         let mut o = Out { rtt_sample: true, ..Default::default() };
         let new_ack = ack > self.snd_una;
         if new_ack {
@@ -502,7 +534,7 @@ impl TcpSender {
     /// True when the timer keeps running with nothing outstanding, to detect an idle period
     /// (ns-2 `newtimer()` re-arms on the ACK of the last packet; slow_start_restart_).
     fn idle_timer(&self) -> bool {
-        self.cfg.slow_start_restart && self.phase == Phase::Established && !self.closing
+        self.slow_start_restart && self.phase == Phase::Established && !self.closing
     }
 
     /// The engine's call at or after [`poll_at`](Self::poll_at).
@@ -578,7 +610,7 @@ impl TcpSender {
             // slow_start_restart_, cwnd = wnd_init_ (`closecwnd(3)`), ssthresh kept, no backoff;
             // recover_ = maxseq_ as after any timeout. The timer then stays idle: a further
             // expiry would change nothing.
-            if self.cfg.slow_start_restart {
+            if self.slow_start_restart {
                 self.win.cwnd = self.cc.on_idle_restart(&self.win, self.cfg.initial_cwnd as u64 * self.win.mss);
                 self.recover = self.snd_max;
                 self.after_timeout = true;
@@ -671,7 +703,7 @@ impl TcpSender {
     /// The usable window: min(cwnd + inflation, peer's window, send buffer).
     fn window(&self, extra: u64) -> u64 {
         let w = (self.win.cwnd + extra).min(self.rwnd);
-        self.cfg.snd_buf.map_or(w, |b| w.min(b))
+        self.snd_buf.map_or(w, |b| w.min(b))
     }
 
     /// Sends one segment from `snd_nxt` if the window allows. Returns whether it sent.
@@ -705,7 +737,7 @@ impl TcpSender {
             }
             // Sender SWS avoidance (RFC 1122 4.2.3.4, off in the seeds): hold back a short
             // segment while data is unacknowledged.
-            if self.cfg.sws_avoidance && len < self.win.mss && self.snd_una < self.snd_max || self.paced(now) {
+            if self.sws_avoidance && len < self.win.mss && self.snd_una < self.snd_max || self.paced(now) {
                 return false;
             }
             return self.send_new(now, out);
@@ -806,7 +838,7 @@ impl TcpSender {
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len as u64;
         let f = if fin { flags::ACK | flags::FIN } else { flags::ACK };
-        out.push(Segment { seq, ack: 1, len, flags: f, window: self.cfg.rcv_window_field, tx_count, ..Default::default() });
+        out.push(Segment { seq, ack: 1, len, flags: f, window: self.rcv_window_field, tx_count, ..Default::default() });
     }
 
     fn rearm_or_stop(&mut self, now: SimTime) {
@@ -1244,5 +1276,15 @@ mod tests {
         assert_eq!(flavor("reno/vegas"), None);
         assert!(TcpConfig::default().with_flavor("sack").unwrap().sack);
         assert!(!TcpConfig::default().with_flavor("reno").unwrap().sack);
+    }
+
+    /// The hand layout (issue 15): the per-segment state fills the first four lines.
+    #[test]
+    fn the_per_segment_state_fills_the_first_lines() {
+        use std::mem::{align_of, offset_of};
+        assert_eq!(align_of::<TcpSender>(), 64);
+        assert!(offset_of!(TcpSender, fin) < 64, "line 1: sequence state and flags");
+        assert_eq!((offset_of!(TcpSender, win), offset_of!(TcpSender, sb), offset_of!(TcpSender, snd_buf)), (64, 128, 192));
+        assert!(offset_of!(TcpSender, pacer) + std::mem::size_of::<Pacer>() <= 256, "line 4: send buffer, ns-2 switches, pacer");
     }
 }

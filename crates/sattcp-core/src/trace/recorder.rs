@@ -12,7 +12,7 @@
 
 use super::{DropReason, EventKind, FlowEnds, LinkInfo, PacketFilter, PacketLog, NO_LINK};
 use crate::atm::{cells_for_ip, CELL_BYTES};
-use crate::net::packet::{Dir, FlowId, Packet};
+use crate::net::packet::{Dir, FlowId, Packet, Segment};
 use crate::net::tap::{PacketEvent, PacketTap, TapDrop};
 use crate::time::{Rate, SimTime};
 use std::collections::HashMap;
@@ -65,8 +65,8 @@ impl PacketRecorder {
 }
 
 impl PacketTap for PacketRecorder {
-    fn event(&mut self, now: SimTime, ev: PacketEvent, p: &Packet) {
-        let rec = |log: &mut PacketLog, at: SimTime, kind: EventKind, reason: DropReason, link: u32, node: u32| log.record(now, at, kind, reason, link, node, p.uid, p.flow, p.dir, &p.seg);
+    fn event(&mut self, now: SimTime, ev: PacketEvent, p: &Packet, seg: &Segment) {
+        let rec = |log: &mut PacketLog, at: SimTime, kind: EventKind, reason: DropReason, link: u32, node: u32| log.record(now, at, kind, reason, link, node, p.uid, p.flow, p.dir, seg);
         match ev {
             PacketEvent::Sent => rec(&mut self.log, now, EventKind::Sent, DropReason::None, NO_LINK, p.src),
             PacketEvent::Received => {

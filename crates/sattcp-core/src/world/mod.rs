@@ -17,7 +17,7 @@ use crate::metrics::result::Trace;
 use crate::net::atm_hop::FrameFate;
 use crate::net::hop::{Hop, HopId, LinkId, Next, Via};
 use crate::net::link::{Admit, DropReason, Link};
-use crate::net::packet::{Dir, FlowId, NodeId, Packet, Segment};
+use crate::net::packet::{Dir, FlowId, NodeId, Packet, SackBlock, SackPool, Segment, MAX_SACK_BLOCKS};
 use crate::net::schedule::{self, MovingStats, RttProbe};
 use crate::net::tap::{PacketEvent, PacketTap, Tap, TapDrop};
 use crate::net::topology::{self, Node};
@@ -60,33 +60,42 @@ impl Ev {
     }
 }
 
+/// Laid out by hand (`repr(C)`; issue 15, bench/README.md): what the loop reads for every
+/// segment (the ends, the owner, the timer slots, the trace flag) shares the first cache line;
+/// the sender and the receiver, themselves laid out by line, follow.
+#[repr(C)]
 struct Flow {
-    role: Role,
-    /// The application that owns this flow (`u32::MAX`: none).
-    app: AppId,
     src: NodeId,
     dst: NodeId,
-    sender: TcpSender,
-    receiver: TcpReceiver,
+    /// The application that owns this flow (`u32::MAX`: none).
+    app: AppId,
+    traced: bool,
+    role: Role,
     snd_slot: TimerSlot,
     rcv_slot: TimerSlot,
     /// Bytes the application handed to TCP.
     scheduled: u64,
+    sender: TcpSender,
+    receiver: TcpReceiver,
     /// When the application declared the flow's work complete (a transfer fully delivered).
     completed_at: Option<SimTime>,
-    traced: bool,
 }
 
-/// A slab of packets in flight, reusing freed slots.
+/// A slab of packets in flight, reusing freed slots, and the SACK blocks of those that carry
+/// some (out of line: the packets themselves stay one cache line each, net/packet.rs).
 #[derive(Default)]
 struct Packets {
     slots: Vec<Packet>,
     free: Vec<u32>,
+    sacks: SackPool,
 }
 
 impl Packets {
     #[inline]
-    fn insert(&mut self, p: Packet) -> u32 {
+    fn insert(&mut self, mut p: Packet, sack: &[SackBlock; MAX_SACK_BLOCKS]) -> u32 {
+        if p.seg.n_sack > 0 {
+            p.sack_at = self.sacks.store(sack);
+        }
         if let Some(i) = self.free.pop() {
             self.slots[i as usize] = p;
             i
@@ -97,6 +106,7 @@ impl Packets {
     }
     #[inline]
     fn release(&mut self, i: u32) {
+        self.sacks.release(&self.slots[i as usize]);
         self.free.push(i);
     }
 }
@@ -657,14 +667,14 @@ impl World {
     /// sender (`[[loss]]`).
     fn send(&mut self, flow: FlowId, dir: Dir, src: NodeId, dst: NodeId, seg: Segment) {
         let via = self.nodes[src as usize].route(dst);
-        let pkt = Packet { uid: self.next_uid, flow, dir, src, dst, bytes: seg.wire_bytes(self.sack_option_bytes), seg, corrupted: false };
+        let pkt = Packet { uid: self.next_uid, flow, dir, src, dst, bytes: seg.wire_bytes(self.sack_option_bytes), seg: seg.header(), corrupted: false, sack_at: 0 };
         if dir == Dir::Data && !self.losses.is_empty() && seg.len > 0 {
             let offset = seg.seq - 1;
             if let Some(i) = self.losses.iter().position(|l| l.flow == flow && l.offset == offset && l.transmission == seg.tx_count) {
                 self.losses.swap_remove(i);
                 let link = self.hops[via.hop as usize].first_link(via.input);
                 self.links[link as usize].stats.drops_scripted += 1;
-                self.tap.event(self.now, PacketEvent::Dropped { hop: None, reason: TapDrop::Scripted }, &pkt);
+                self.tap.event_segment(self.now, PacketEvent::Dropped { hop: None, reason: TapDrop::Scripted }, &pkt, &seg);
                 return;
             }
         }
@@ -674,8 +684,8 @@ impl World {
             }
         }
         self.next_uid += 1;
-        self.tap.event(self.now, PacketEvent::Sent, &pkt);
-        let id = self.packets.insert(pkt);
+        self.tap.event_segment(self.now, PacketEvent::Sent, &pkt, &seg);
+        let id = self.packets.insert(pkt, &seg.sack);
         self.forward(id, via);
     }
 
@@ -699,7 +709,7 @@ impl World {
             Admit::Sent { arrival, .. } => {
                 if self.tap.is_on() {
                     let depart = Some(arrival.saturating_sub(self.links[self.hops[via.hop as usize].first_link(via.input) as usize].delay));
-                    self.tap.event(now, PacketEvent::Queued { hop: via.hop, depart }, &self.packets.slots[id as usize]);
+                    self.tap.event(now, PacketEvent::Queued { hop: via.hop, depart }, &self.packets.slots[id as usize], &self.packets.sacks);
                 }
             }
             Admit::Dropped(reason) => {
@@ -709,7 +719,7 @@ impl World {
                     DropReason::Scripted => TapDrop::Scripted,
                     DropReason::NoRoute => TapDrop::NoRoute,
                 };
-                self.tap.event(now, PacketEvent::Dropped { hop: Some(via.hop), reason }, &self.packets.slots[id as usize]);
+                self.tap.event(now, PacketEvent::Dropped { hop: Some(via.hop), reason }, &self.packets.slots[id as usize], &self.packets.sacks);
                 self.packets.release(id);
             }
         }
@@ -728,7 +738,7 @@ impl World {
         let Some(i) = self.link_losses.iter().position(|(k, l)| *k == link && l.flow == flow && l.offset == offset && l.transmission == tx) else { return false };
         self.link_losses.swap_remove(i);
         self.links[link as usize].stats.drops_scripted += 1;
-        self.tap.event(self.now, PacketEvent::Dropped { hop: Some(via.hop), reason: TapDrop::Scripted }, p);
+        self.tap.event(self.now, PacketEvent::Dropped { hop: Some(via.hop), reason: TapDrop::Scripted }, p, &self.packets.sacks);
         self.packets.release(id);
         true
     }
@@ -739,7 +749,7 @@ impl World {
         let p = &self.packets.slots[id as usize];
         if p.corrupted {
             // Discarded by the receiving interface (counted by the link that corrupted it).
-            self.tap.event(self.now, PacketEvent::Dropped { hop: None, reason: TapDrop::Corrupted }, p);
+            self.tap.event(self.now, PacketEvent::Dropped { hop: None, reason: TapDrop::Corrupted }, p, &self.packets.sacks);
             self.packets.release(id);
             return None;
         }
@@ -749,9 +759,11 @@ impl World {
             self.forward(id, via);
             return None;
         }
-        self.tap.event(self.now, PacketEvent::Received, p);
-        let (flow, dir, seg) = (p.flow, p.dir, p.seg);
-        self.packets.release(id);
+        self.tap.event(self.now, PacketEvent::Received, p, &self.packets.sacks);
+        let (flow, dir) = (p.flow, p.dir);
+        let seg = self.packets.sacks.segment(p);
+        self.packets.sacks.release(p);
+        self.packets.free.push(id);
         let now = self.now;
         let fl = &mut self.flows[flow as usize];
         match dir {
@@ -789,8 +801,8 @@ impl World {
                 queue.push(at, Ev::Arrive { pkt, node: dst });
             }
             FrameFate::Lost { pkt } => {
-                tap.event(now, PacketEvent::Dropped { hop: Some(hop), reason: TapDrop::Frame }, &packets.slots[pkt as usize]);
-                packets.free.push(pkt);
+                tap.event(now, PacketEvent::Dropped { hop: Some(hop), reason: TapDrop::Frame }, &packets.slots[pkt as usize], &packets.sacks);
+                packets.release(pkt);
             }
         });
         if let Some(t) = next {

@@ -7,6 +7,7 @@
 //! congestion controller's decision (`Cc::on_dupack_loss`), asked through [`Cx::reduce`].
 
 pub mod newreno_ns2;
+pub mod newreno_ns3;
 pub mod newreno_rfc6582;
 pub mod reno;
 pub mod sack_ff;
@@ -246,6 +247,7 @@ pub enum Recovery {
     Reno(reno::Reno),
     NewrenoNs2(newreno_ns2::NewrenoNs2),
     NewrenoRfc6582(newreno_rfc6582::NewrenoRfc6582),
+    NewrenoNs3(newreno_ns3::NewrenoNs3),
     SackFallFloyd(sack_ff::SackFallFloyd),
     SackRfc6675(sack_rfc6675::SackRfc6675),
 }
@@ -258,6 +260,7 @@ macro_rules! dispatch {
             Recovery::Reno($r) => $e,
             Recovery::NewrenoNs2($r) => $e,
             Recovery::NewrenoRfc6582($r) => $e,
+            Recovery::NewrenoNs3($r) => $e,
             Recovery::SackFallFloyd($r) => $e,
             Recovery::SackRfc6675($r) => $e,
         }
@@ -272,6 +275,7 @@ impl Recovery {
             RecoveryKind::Reno => Recovery::Reno(Default::default()),
             RecoveryKind::NewrenoNs2 => Recovery::NewrenoNs2(Default::default()),
             RecoveryKind::NewrenoRfc6582 => Recovery::NewrenoRfc6582(Default::default()),
+            RecoveryKind::NewrenoNs3 => Recovery::NewrenoNs3(Default::default()),
             RecoveryKind::SackFallFloyd => Recovery::SackFallFloyd(Default::default()),
             RecoveryKind::SackRfc6675 => Recovery::SackRfc6675(Default::default()),
         }
@@ -495,6 +499,49 @@ mod tests {
         let o = b.ack(20001);
         assert!(o.exit && !o.grow);
         assert_eq!(b.win.cwnd, 2 * MSS, "min(ssthresh, max(FlightSize, SMSS) + SMSS) with nothing in flight");
+    }
+
+    #[test]
+    fn newreno_ns3_guessed_marks_outrun_the_recovery_and_start_the_next_on_one_duplicate() {
+        let mut b = bare(RecoveryKind::NewrenoNs3);
+        b.dup(None);
+        b.dup(None);
+        let o = b.dup(None);
+        assert_eq!((o.enter, o.retransmit, o.timer), (true, Some(1), TimerAction::Default), "the timer keeps running");
+        assert_eq!((b.win.ssthresh, b.win.cwnd), (9500, 9500), "(20 segments - 1 marked) / 2");
+        assert_eq!(b.rec.gate(b.state, 3), Gate::Window { extra: MSS }, "one mark on entering");
+        // Ten new segments go out during the recovery; 25 more duplicates mark 25 segments,
+        // past RECOVER (20001).
+        b.snd_max = 30 * MSS + 1;
+        for _ in 0..25 {
+            b.dup(None);
+        }
+        assert_eq!(b.rec.gate(b.state, 28), Gate::Window { extra: 26 * MSS });
+        let o = b.ack(2 * MSS + 1);
+        assert_eq!((o.retransmit, o.timer, o.exit), (Some(2001), TimerAction::Restart, false), "first partial ACK");
+        let o = b.ack(3 * MSS + 1);
+        assert_eq!((o.retransmit, o.timer), (Some(3001), TimerAction::Keep), "later partial ACKs leave the timer");
+        // The full ACK: 25 marks cover 4001..29000; 16 go with the 17 segments acknowledged,
+        // the one on the new head (20001) moves on to 29001 and marks the head lost.
+        let o = b.ack(20 * MSS + 1);
+        assert!(o.exit && o.grow);
+        assert_eq!(o.retransmit, Some(20001), "the head marked lost is sent at once");
+        assert_eq!(b.rec.gate(b.state, 0), Gate::Window { extra: 9 * MSS }, "marks outlive the recovery");
+        // One duplicate (a needless retransmission's) finds the head lost: a new recovery.
+        let o = b.dup(None);
+        assert!(o.enter);
+        assert_eq!(b.win.ssthresh, 2 * MSS, "(10 segments - 9 marked) / 2, at least 2; no room for a 10th mark");
+        // A timeout takes ssthresh from the bytes in flight without the marks, then forgets them.
+        b.state = CongState::Recovery;
+        let mut rec = b.rec.clone();
+        assert_eq!(rec.on_timeout(&mut b.cx(0)), MSS);
+        assert_eq!(rec.gate(CongState::Recovery, 0), Gate::Window { extra: 0 });
+        // In CA_LOSS duplicates do nothing, whatever their number.
+        b.rec = rec;
+        b.state = CongState::Loss;
+        for _ in 0..5 {
+            assert!(!b.dup(None).enter);
+        }
     }
 
     #[test]

@@ -190,6 +190,7 @@ raw_tcp! {
     pub delack_timeout: Option<Val>,
     pub sws_avoidance: Option<bool>,
     pub piggyback_acks: Option<bool>,
+    pub clear_backoff_when_acked: Option<bool>,
     pub timer_granularity: Option<Val>,
     pub initial_rto: Option<Val>,
     pub min_rto: Option<Val>,

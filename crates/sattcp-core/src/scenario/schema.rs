@@ -107,6 +107,7 @@ pub const KEYS: &[Key] = &[
     key!("tcp.delayed_ack", "boolean", "", Dflt::Value("false"), "", "", "Delayed ACKs (off in the seeds: every segment is acknowledged at once)."),
     key!("tcp.delack_timeout", "duration", DURATION_UNITS, Dflt::Value("\"100ms\""), ">= 0", "", "Delayed-ACK timer."),
     key!("tcp.sws_avoidance", "boolean", "", Dflt::Value("false"), "", "", "Silly-window-syndrome avoidance (off in the seeds)."),
+    key!("tcp.clear_backoff_when_acked", "boolean", "", Dflt::Value("false"), "", "", "True: an ACK that acknowledges everything outstanding clears the retransmission timer's exponential backoff (Linux 2.2 with timestamps, tcp_ack_saw_tstamp). False: only the ACK of the timed segment does (Karn's rule, ns-2)."),
     key!("tcp.piggyback_acks", "boolean", "", Dflt::Value("false"), "", "", "A client/server pair (WWW, ping-pong) is two half-connections; true: a receiver's pending delayed ACK leaves at once, just ahead of the data its host sends on the reverse half, as the ACK a single connection carries on that data. False: the halves are independent (the seeds' model)."),
     key!("tcp.timer_granularity", "duration", DURATION_UNITS, Dflt::Value("\"100ms\""), "> 0", "", "Tick of the retransmission timer (100 ms in the seeds)."),
     key!("tcp.initial_rto", "duration", DURATION_UNITS, Dflt::Value("\"3s\""), ">= 0", "", "Retransmission timeout before the first RTT sample."),

@@ -685,6 +685,7 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
     tcp.delack_timeout = c.duration(&format!("{p}.delack_timeout"), t.delack_timeout.as_ref(), tcp.delack_timeout);
     tcp.sws_avoidance = t.sws_avoidance.unwrap_or(false);
     tcp.piggyback_acks = t.piggyback_acks.unwrap_or(false);
+    tcp.clear_backoff_when_acked = t.clear_backoff_when_acked.unwrap_or(false);
     tcp.timer_granularity = c.duration(&format!("{p}.timer_granularity"), t.timer_granularity.as_ref(), tcp.timer_granularity);
     if t.profile.as_deref() == Some("ns2") {
         // ns-2's boot_time_ is a fraction of its own tick (tcp/ns2.rs); tcp.ns2.tick_phase overrides.

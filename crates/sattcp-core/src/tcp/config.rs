@@ -124,6 +124,11 @@ pub struct TcpConfig {
     /// half-connection of its pair, ahead of that data: the ACK a one-connection TCP would carry
     /// on its next data segment (world: `piggyback`). Off: the two halves are independent.
     pub piggyback_acks: bool,
+    /// An ACK that leaves nothing outstanding clears the RTO backoff (Linux 2.2 with
+    /// timestamps, `tcp_ack_saw_tstamp`: `if (tp->retransmits) { if (tp->packets_out == 0) {
+    /// ... tp->backoff = 0; tcp_set_rto(tp); }`). Off: only the timed segment's ACK clears it
+    /// (Karn, ns-2 `newack()`).
+    pub clear_backoff_when_acked: bool,
     /// Retransmission-timer tick (100 ms in the seeds).
     pub timer_granularity: SimTime,
     pub initial_rto: SimTime,
@@ -179,6 +184,7 @@ impl Default for TcpConfig {
             delack_timeout: SimTime::from_millis(100),
             sws_avoidance: false,
             piggyback_acks: false,
+            clear_backoff_when_acked: false,
             timer_granularity: SimTime::from_millis(100),
             initial_rto: SimTime::from_secs(3),
             min_rto: SimTime::from_millis(200),

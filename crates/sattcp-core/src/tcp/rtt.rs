@@ -97,6 +97,11 @@ impl RttEstimator {
         }
     }
 
+    /// Clears the backoff (`tcp.clear_backoff_when_acked`: everything outstanding was acked).
+    pub fn clear_backoff(&mut self) {
+        self.backoff = 1;
+    }
+
     /// A partial ACK during ns-2's fast recovery clears the backoff and the timing without
     /// sampling (ns-2 `NewRenoTcpAgent::partialnewack()`).
     pub fn on_partial_ack(&mut self, ack: u64) {
@@ -230,6 +235,20 @@ mod tests {
         e.on_retransmit();
         e.on_ack(SimTime::from_millis(600), 1000);
         assert_eq!(e.srtt(), None);
+    }
+
+    #[test]
+    fn clear_backoff_returns_to_the_base_rto_without_a_sample() {
+        // tcp.clear_backoff_when_acked (Linux 2.2: everything outstanding acked): the backoff
+        // goes, the estimate stays.
+        let mut e = est();
+        sample(&mut e, 0, 600);
+        let (base, srtt) = (e.rto(), e.srtt());
+        e.on_timeout();
+        e.on_timeout();
+        assert_eq!(e.rto(), base.times(4));
+        e.clear_backoff();
+        assert_eq!((e.backoff(), e.rto(), e.srtt()), (1, base, srtt));
     }
 
     #[test]

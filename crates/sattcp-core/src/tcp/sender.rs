@@ -395,6 +395,10 @@ impl TcpSender {
             } else {
                 self.rtt.on_partial_ack(ack);
             }
+            if self.cfg.clear_backoff_when_acked && ack >= self.snd_max {
+                // Linux 2.2 `tcp_ack_saw_tstamp`: `if (tp->packets_out == 0) { ... tp->backoff = 0;`
+                self.rtt.clear_backoff();
+            }
             if o.grow {
                 let sample = AckSample { now, acked, srtt: self.rtt.srtt() };
                 self.win.cwnd = self.cc.on_ack(&self.win, &sample);

@@ -390,6 +390,9 @@ impl TcpSender {
             if !o.keep_dupacks {
                 self.dupacks = 0;
             }
+            if o.clear_backoff {
+                self.rtt.clear_backoff();
+            }
             if o.rtt_sample {
                 self.rtt.on_ack(now, ack);
             } else {

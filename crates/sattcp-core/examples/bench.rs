@@ -2,7 +2,10 @@
 //!
 //!     cargo run --release -p sattcp-core --example bench -- [SCENARIO.toml ...] [--repeat N] [--set k=v ...]
 //!     cargo run --release -p sattcp-core --example bench -- --kv SCENARIO.toml [--set k=v ...]
-//!     cargo run --release -p sattcp-core --example bench -- --scale [--flows 10,100,1000,10000,100000] [--duration 5s] [--repeat N] [--no-pending]
+//!     cargo run --release -p sattcp-core --example bench -- --scale [--flows 10,100,1000,10000,100000] [--duration 5s] [--repeat N] [--no-pending] [--set k=v ...]
+//!
+//! `--set` applies to the named scenarios, else to every standing case or every N of `--scale`
+//! (`--set run.chain_hops=true`: hop chaining, issue 15).
 //!
 //! For each case: wall time and CPU time (best of N), events, events per CPU second, events per
 //! bottleneck packet, CPU ns per bottleneck packet, peak heap memory of the run, and the ratio
@@ -361,8 +364,10 @@ fn main() {
             let stagger = format!("\"{}ns\"", 1_000_000_000 / n.max(1));
             let pairs = n.to_string();
             let dur = format!("\"{duration}\"");
-            let sets = ov(&[("topology.pairs", &pairs), ("links.bottleneck.rate", &rate), ("tcp.mss", "1024"), ("app.stagger", &stagger), ("run.duration", &dur)]);
-            let sc = load_case(&format!("{root}geo-dumbbell-droptail.toml"), &sets);
+            let mut n_sets = ov(&[("topology.pairs", &pairs), ("links.bottleneck.rate", &rate), ("tcp.mss", "1024"), ("app.stagger", &stagger), ("run.duration", &dur)]);
+            // `--set` applies to every N (e.g. run.chain_hops=true).
+            n_sets.extend(sets.iter().cloned());
+            let sc = load_case(&format!("{root}geo-dumbbell-droptail.toml"), &n_sets);
             let m = measure(&sc, repeat, with_pending);
             row(&format!("N = {n}"), &m);
             rows.push((n, m));
@@ -397,6 +402,10 @@ fn main() {
                 ("ATM GEO bulk, EPD".into(), format!("{root}kota-geo.toml"), ov(&[("app.kind", "bulk"), ("switch.policy", "epd")])),
                 ("ATM GEO WWW (kota-geo)".into(), format!("{root}kota-geo.toml"), vec![]),
             ];
+            // `--set` applies to every standing case (e.g. run.chain_hops=true).
+            for c in &mut cases {
+                c.2.extend(sets.iter().cloned());
+            }
         }
         println!("best of {repeat}; rates and ns/bnpkt from CPU time; xfloor: CPU ns per event / floor CPU ns per heap pop+push");
         header();

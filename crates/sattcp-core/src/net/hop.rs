@@ -55,6 +55,51 @@ pub struct LinkHop {
     /// The packets in flight (arrival time at the far node, packet), in arrival order: a link
     /// delivers in the order it sends (one rate, one delay).
     in_flight: VecDeque<(SimTime, u32)>,
+    /// Hop chaining (`world`), on a link that packets may enter ahead of time (offered at the
+    /// instant they will reach it): the instant each packet in flight entered, in the same
+    /// order (`None` elsewhere: no cost for other links).
+    entered: Option<VecDeque<SimTime>>,
+}
+
+impl LinkHop {
+    /// The link's decision on `p` at `now` (drop-tail queue, bit errors: `p.corrupted`),
+    /// without putting it in flight: [`keep`](Self::keep) does that, or the world carries the
+    /// packet on through the next hop at its arrival time (hop chaining, `world`).
+    #[inline]
+    pub fn enqueue(&mut self, now: SimTime, p: &mut Packet, links: &mut [Link]) -> Admit {
+        let admit = links[self.link as usize].enqueue(now, p.bytes);
+        if let Admit::Sent { corrupted, .. } = admit {
+            p.corrupted = corrupted;
+        }
+        admit
+    }
+
+    /// Puts packet `pkt`, which entered the link at `entered` and arrives at `arrival`, in
+    /// flight: an arrival event to schedule if it is the head.
+    #[inline]
+    pub fn keep(&mut self, arrival: SimTime, pkt: u32, entered: SimTime) -> Next {
+        debug_assert!(self.in_flight.back().is_none_or(|&(t, _)| t < arrival), "a link delivers in order");
+        let next = if self.in_flight.is_empty() { Next::Arrive(arrival) } else { Next::Nothing };
+        self.in_flight.push_back((arrival, pkt));
+        if let Some(e) = &mut self.entered {
+            e.push_back(entered);
+        }
+        next
+    }
+
+    /// Records from now on the instant each packet enters (hop chaining: a link whose
+    /// packets may enter ahead of time). Before the first packet.
+    pub fn track_entered(&mut self) {
+        debug_assert!(self.in_flight.is_empty());
+        self.entered = Some(VecDeque::new());
+    }
+
+    /// The instant the head packet in flight entered the link, where tracked (hop chaining:
+    /// later than the present for a packet offered ahead of time).
+    #[inline]
+    pub fn head_entered(&self) -> Option<SimTime> {
+        self.entered.as_ref()?.front().copied()
+    }
 }
 
 pub enum Hop {
@@ -146,7 +191,7 @@ pub struct Offered {
 
 impl Hop {
     pub fn link(link: LinkId) -> Hop {
-        Hop::Link(LinkHop { link, in_flight: VecDeque::new() })
+        Hop::Link(LinkHop { link, in_flight: VecDeque::new(), entered: None })
     }
 
     /// Offers packet `pkt` (`p`) at `now` on `input`. Drop decisions: the link's drop-tail
@@ -155,15 +200,10 @@ impl Hop {
     pub fn offer(&mut self, now: SimTime, input: u32, pkt: u32, p: &mut Packet, links: &mut [Link]) -> Offered {
         match self {
             Hop::Link(h) => {
-                let admit = links[h.link as usize].enqueue(now, p.bytes);
+                let admit = h.enqueue(now, p, links);
                 let mut next = Next::Nothing;
-                if let Admit::Sent { arrival, corrupted } = admit {
-                    p.corrupted = corrupted;
-                    if h.in_flight.is_empty() {
-                        next = Next::Arrive(arrival);
-                    }
-                    debug_assert!(h.in_flight.back().is_none_or(|&(t, _)| t < arrival), "a link delivers in order");
-                    h.in_flight.push_back((arrival, pkt));
+                if let Admit::Sent { arrival, .. } = admit {
+                    next = h.keep(arrival, pkt, now);
                 }
                 Offered { admit, next }
             }
@@ -190,6 +230,9 @@ impl Hop {
             Hop::Link(h) => {
                 let (t, pkt) = h.in_flight.pop_front().expect("a packet in flight");
                 debug_assert_eq!(t, now);
+                if let Some(e) = &mut h.entered {
+                    e.pop_front();
+                }
                 Some((pkt, links[h.link as usize].to, h.in_flight.front().map(|&(t, _)| t)))
             }
             Hop::Moving(m) => m.flight.arrive(now).map(|(pkt, next)| (pkt, links[m.link as usize].to, next)),
@@ -237,6 +280,16 @@ impl Hop {
             Hop::Atm(a) => a.ingress(input),
             Hop::Moving(m) => m.link,
             Hop::Custom(c) => c.first_link(input),
+        }
+    }
+
+    /// The instant the head packet in flight on a link hop entered it (`LinkHop::head_entered`);
+    /// `None` for other kinds.
+    #[inline]
+    pub fn head_entered(&self) -> Option<SimTime> {
+        match self {
+            Hop::Link(h) => h.head_entered(),
+            _ => None,
         }
     }
 

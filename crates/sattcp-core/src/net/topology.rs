@@ -318,3 +318,136 @@ pub fn shortest_paths(n: usize, links: &[(u32, u32, SimTime)], dst: u32) -> Vec<
     }
     dist
 }
+
+/// No single feeder (see [`single_feeders`]).
+pub const NO_FEEDER: HopId = u32::MAX;
+
+/// Hop chaining (issue 15): for each hop, the one hop that feeds it, where a packet's outcome
+/// on it is then already determined when it enters that feeder ([`NO_FEEDER`] otherwise).
+///
+/// A hop `n` leaving node X has a single feeder `h` when every packet that can enter `n` has
+/// just crossed `h` into X: no host at X puts packets on `n` and no other hop brings X a
+/// packet that X routes onto `n`. Both must be plain drop-tail links (`Hop::Link`): `h`
+/// delivers in the order it sends (one rate, one delay), so the packets reach X, and enter
+/// `n`, in the order they entered `h`; the arrival time at X of each is known when it enters
+/// `h` (`Link::enqueue`); `n` sees nothing else. Offering a packet to `n` at that future
+/// arrival time, as soon as it enters `h`, then calls `n`'s `Link::enqueue` with the same
+/// packets, in the same order, at the same times as waiting for the arrival would: its
+/// departure (max(arrival, previous departure) + serialisation), drop-tail decision, bit-error
+/// draws (its own random stream), statistics and queue trace are the same. Moving links
+/// (arrivals may reorder), ATM ports and custom hops are never chained.
+///
+/// Which packets can enter a hop follows from the routes and the host pairs that exchange
+/// packets (`pairs`: each flow's two ends; data one way, ACKs the other): each pair's path is
+/// walked in both directions.
+pub fn single_feeders(nodes: &[Node], links: &[Link], hops: &[Hop], pairs: impl IntoIterator<Item = (NodeId, NodeId)>) -> Vec<HopId> {
+    /// Not reached by any path yet.
+    const UNSEEN: HopId = u32::MAX - 1;
+    // NO_FEEDER doubles as "fed by a host, a non-link hop, or more than one hop".
+    let mut feeder = vec![UNSEEN; hops.len()];
+    let merge = |cur: &mut HopId, by: HopId| {
+        *cur = if *cur == UNSEEN || *cur == by { by } else { NO_FEEDER };
+    };
+    let mut walk = |from: NodeId, to: NodeId| {
+        let (mut node, mut prev) = (from, NO_FEEDER);
+        // A path visits each hop at most once (routes are loop-free); the bound guards anyway.
+        for _ in 0..hops.len() {
+            if node == to {
+                break;
+            }
+            let via = nodes[node as usize].route(to);
+            if via == Via::NONE {
+                break;
+            }
+            merge(&mut feeder[via.hop as usize], prev);
+            match &hops[via.hop as usize] {
+                Hop::Link(h) => {
+                    prev = via.hop;
+                    node = links[h.link as usize].to;
+                }
+                Hop::Moving(m) => {
+                    prev = NO_FEEDER;
+                    node = links[m.link as usize].to;
+                }
+                // An ATM port delivers to the far host itself; a custom hop's next node is
+                // its own business.
+                Hop::Atm(_) | Hop::Custom(_) => break,
+            }
+        }
+    };
+    for (a, b) in pairs {
+        walk(a, b);
+        walk(b, a);
+    }
+    feeder
+        .iter()
+        .enumerate()
+        .map(|(n, &f)| match (&hops[n], hops.get(f as usize)) {
+            (Hop::Link(_), Some(Hop::Link(_))) => f,
+            _ => NO_FEEDER,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::load;
+
+    const LINKS: &str = "[links.access]\nrate = \"100Mbps\"\ndelay = \"1ms\"\n[links.bottleneck]\nrate = \"10Mbps\"\ndelay = \"10ms\"\n";
+
+    fn feeders(text: &str) -> (Vec<String>, Vec<HopId>) {
+        let (sc, _) = load(text, &[], None).expect("valid scenario");
+        let rngs = RngFactory::new(1);
+        let net = build(&sc, &rngs);
+        let f = single_feeders(&net.nodes, &net.links, &net.hops, net.endpoints.iter().copied());
+        (net.links.iter().map(|l| l.name.clone()).collect(), f)
+    }
+
+    /// (hop name, its feeder's name) for every hop that has one.
+    fn named(text: &str) -> Vec<(String, String)> {
+        let (names, f) = feeders(text);
+        f.iter().enumerate().filter(|(_, &h)| h != NO_FEEDER).map(|(n, &h)| (names[n].clone(), names[h as usize].clone())).collect()
+    }
+
+    #[test]
+    fn a_dumbbell_chains_the_far_access_links_to_the_bottleneck() {
+        // Data: src0 -> r1 -> bottleneck -> r2 -> dst0; ACKs the other way. The links into
+        // r1 and r2 are fed by hosts, the bottleneck by two hosts' links: not chained.
+        let got = named(&format!("[topology]\npairs = 2\n{LINKS}"));
+        let want = [("r1->src0", "bottleneck-rev"), ("r2->dst0", "bottleneck"), ("r1->src1", "bottleneck-rev"), ("r2->dst1", "bottleneck")];
+        assert_eq!(got, want.map(|(a, b)| (a.to_string(), b.to_string())));
+    }
+
+    #[test]
+    fn a_path_chains_every_hop_after_the_first() {
+        let text = "[topology]\nkind = \"path\"\n[[links.path]]\nrate = \"10Mbps\"\ndelay = \"1ms\"\n[[links.path]]\nrate = \"2Mbps\"\ndelay = \"250ms\"\n[[links.path]]\nrate = \"10Mbps\"\ndelay = \"1ms\"\n";
+        let want = [("hop0-rev", "hop1-rev"), ("hop1", "hop0"), ("hop1-rev", "hop2-rev"), ("hop2", "hop1")];
+        assert_eq!(named(text), want.map(|(a, b)| (a.to_string(), b.to_string())));
+    }
+
+    #[test]
+    fn a_hop_fed_by_two_links_or_a_host_is_not_chained() {
+        // a -> b -> c with flows a->c and b->c: b->c carries a's packets and b's own.
+        let text = "[topology]\nkind = \"graph\"\nnodes = [\"a\", \"b\", \"c\"]\nflows = [\"a->c\", \"b->c\"]\n[[links.graph]]\nfrom = \"a\"\nto = \"b\"\nrate = \"10Mbps\"\n[[links.graph]]\nfrom = \"b\"\nto = \"c\"\nrate = \"10Mbps\"\n[switch]\nbuffer = \"10pkt\"\n";
+        let (names, f) = feeders(text);
+        let b_c = names.iter().position(|n| n == "b->c").unwrap();
+        let c_b = names.iter().position(|n| n == "c->b").unwrap();
+        let b_a = names.iter().position(|n| n == "b->a").unwrap();
+        assert_eq!(f[b_c], NO_FEEDER);
+        assert_eq!(f[c_b], NO_FEEDER, "c is a host: it originates every packet on c->b");
+        // ACKs of a->c only reach b->a from c->b.
+        assert_eq!(f[b_a] as usize, c_b);
+    }
+
+    #[test]
+    fn atm_ports_and_moving_links_are_never_chained() {
+        let atm = include_str!("../../../../scenarios/kota-geo.toml").replace("pairs = 100", "pairs = 2");
+        let (_, f) = feeders(&atm);
+        assert!(f.iter().all(|&h| h == NO_FEEDER));
+        let text = "[topology]\nkind = \"path\"\n[[links.path]]\nrate = \"10Mbps\"\ndelay = \"1ms\"\n[[links.path]]\nrate = \"2Mbps\"\nschedule = [{ at = \"0s\", delay = \"250ms\" }]\n[[links.path]]\nrate = \"10Mbps\"\ndelay = \"1ms\"\n";
+        // hop1 moves (both ways): hop2 and hop0-rev, which it feeds, are not chained, nor
+        // is hop1-rev, fed by hop2-rev. Without the schedule, four hops are (previous test).
+        assert_eq!(named(text), vec![]);
+    }
+}

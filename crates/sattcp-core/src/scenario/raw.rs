@@ -53,6 +53,7 @@ pub struct RawScenario {
 pub struct RawRun {
     pub duration: Option<Val>,
     pub seed: Option<i64>,
+    pub chain_hops: Option<bool>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

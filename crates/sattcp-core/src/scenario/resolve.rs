@@ -178,6 +178,7 @@ pub fn fill_defaults(raw: &RawScenario, sc: &Scenario) -> RawScenario {
     // The seed that runs (an override from the command line replaces the file's). TOML has
     // no integers above 2^63 - 1; such a seed is carried by the result's `seed` alone.
     r.run.seed = i64::try_from(sc.seed).ok();
+    fill(&mut r.run.chain_hops, sc.chain_hops);
 
     match &sc.topology {
         Topology::Dumbbell { pairs, access, bottleneck } => {

@@ -65,6 +65,7 @@ pub const KEYS: &[Key] = &[
     // [run]
     key!("run.duration", "duration", DURATION_UNITS, Dflt::Value("\"100s\""), "> 0 and <= 1000000s", "", "Simulated time of the run."),
     key!("run.seed", "integer", "", Dflt::Value("1"), ">= 0 (`--seed` up to 2^64 - 1 replaces it)", "", "Master seed of the named random streams."),
+    key!("run.chain_hops", "boolean", "", Dflt::Value("false"), "not with `app.kind = \"pingpong\"`", "", "A packet crosses a drop-tail link that only one other link feeds (a dumbbell's far access links, a path's later hops) without an event of its own: its outcome there is computed when it enters the feeder. Same results, fewer engine events (so another `digest` and `events`); off while a packet trace is recorded. docs/architecture.md, hop chaining."),
     // [topology]
     key!("topology.kind", "string", "", Dflt::Value("\"dumbbell\""), "`dumbbell`, `path`, `graph`, `gateway`", "", "N sources -> router -> bottleneck -> router -> N sinks, one flow over a chain of hops (`[[links.path]]`), named nodes joined by `[[links.graph]]` with `topology.flows`, or seed 004's satellite gateway system (`[gateway]`)."),
     key!("topology.pairs", "integer", "", Dflt::Value("1"), "1 to 100000 (a path: 1)", "", "Source/sink pairs of the dumbbell, one TCP connection each."),

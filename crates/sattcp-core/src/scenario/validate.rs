@@ -256,6 +256,9 @@ pub struct Scenario {
     pub name: String,
     pub duration: SimTime,
     pub seed: u64,
+    /// `run.chain_hops`: a packet crosses a hop that only one link feeds without an event of
+    /// its own (`net::topology::single_feeders`); same results, fewer events.
+    pub chain_hops: bool,
     pub topology: Topology,
     pub switch: SwitchSpec,
     /// The `[tcp]` configuration: every flow's unless a group sets it.
@@ -1017,6 +1020,7 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
         name: raw.name.clone().unwrap_or_else(|| "scenario".into()),
         duration,
         seed,
+        chain_hops: raw.run.chain_hops.unwrap_or(false),
         topology,
         switch,
         tcp,
@@ -1332,6 +1336,10 @@ fn section_app(c: &mut Ctx, raw: &RawScenario, topology: &Topology) -> AppSpec {
     }
     if !matches!(app, AppSpec::PingPong(_)) {
         pingpong_keys_absent(c, &raw.app);
+    } else if raw.run.chain_hops == Some(true) {
+        // Chained hops commit a packet's later hops when it enters the first; a run that
+        // ends before those instants would keep them in its link figures.
+        c.err("run.chain_hops", "not with app.kind = \"pingpong\" (it ends the run early)", "true");
     }
     app
 }

@@ -24,7 +24,18 @@ use crate::net::topology::{self, Node};
 use crate::scenario::{LossSpec, Scenario};
 use crate::tcp::{TcpReceiver, TcpSender};
 use crate::time::SimTime;
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+
+/// What [`World::chain`] did with a packet entering a hop.
+enum Chained {
+    /// Not chained: offer it to the hop as usual.
+    No,
+    /// Handled (dropped, or kept in flight on the hop).
+    Done,
+    /// Crossed the hop: offer it to this next hop at this instant.
+    Next(SimTime, Via),
+}
 
 #[derive(Copy, Clone, Debug)]
 enum Ev {
@@ -150,6 +161,18 @@ pub struct World {
     /// `tcp.piggyback_acks`: per flow, the flow of the same application running the other
     /// way between the same two hosts (`u32::MAX`: none); empty when no flow asks for it.
     piggyback: Vec<FlowId>,
+    /// `run.chain_hops` and no packet tap: hops with a single feeder are crossed without an
+    /// event (see [`World::chain`]).
+    chain: bool,
+    /// Per hop, the hop that alone feeds it (`net::topology::single_feeders`); empty when
+    /// chaining is off.
+    feeder: Vec<HopId>,
+    /// Per hop, whether it feeds a chained hop (so most hops skip the route lookup).
+    feeds: Vec<bool>,
+    /// Arrival events of chained packets waiting for the instant their packet enters its
+    /// last hop (see [`World::defer`]): (that instant, order, arrival, hop), earliest first.
+    deferred: BinaryHeap<Reverse<(SimTime, u64, SimTime, HopId)>>,
+    deferrals: u64,
 }
 
 /// One run's simulation: `step`, `run_until`, `run`, then `finish` for the result.
@@ -336,6 +359,17 @@ impl Simulation {
             .collect();
         // Moving links' delays and routes are known in advance: their traces are written now.
         let traces = schedule::static_traces(&hops, &links, sc);
+        // run.chain_hops: which hops a single link feeds, from the flows' ends and the routes.
+        let chain = sc.chain_hops && sc.trace.packets.is_none();
+        let feeder = if chain { topology::single_feeders(&net.nodes, &links, &hops, flows.iter().map(|f| (f.src, f.dst))) } else { Vec::new() };
+        let mut feeds = vec![false; if chain { hops.len() } else { 0 }];
+        let mut hops = hops;
+        for (n, &f) in feeder.iter().enumerate().filter(|(_, &f)| f != topology::NO_FEEDER) {
+            feeds[f as usize] = true;
+            if let Hop::Link(h) = &mut hops[n] {
+                h.track_entered();
+            }
+        }
         let mut w = World {
             now: SimTime::ZERO,
             duration: sc.duration,
@@ -358,6 +392,11 @@ impl Simulation {
             max_points: sc.trace.max_points,
             sack_option_bytes: sc.tcp.ns2.sack_option_bytes,
             piggyback,
+            chain: chain && feeds.contains(&true),
+            feeder,
+            feeds,
+            deferred: BinaryHeap::new(),
+            deferrals: 0,
         };
         if let Some(filter) = &sc.trace.packets {
             w.tap = Tap::new(Box::new(w.packet_recorder(filter, sc.tcp.mss, sc.trace.max_packet_events)));
@@ -379,8 +418,11 @@ impl Simulation {
     }
 
     /// Installs a packet tap (packet traces): every packet event from now on goes to it.
+    /// Hop chaining (`run.chain_hops`) stops: a tap sees each hop's events at their instants.
+    /// (Install it before the run: packets already chained have had their later hops.)
     pub fn set_tap(&mut self, tap: Box<dyn PacketTap>) {
         self.w.tap = Tap::new(tap);
+        self.w.chain = false;
     }
 
     pub fn now(&self) -> SimTime {
@@ -419,7 +461,7 @@ impl Simulation {
     /// Runs the next event if it is due no later than the end of the run. Returns false when
     /// nothing is left to run.
     pub fn step(&mut self) -> bool {
-        match self.w.queue.peek_time() {
+        match self.w.next_time() {
             Some(t) if t <= self.w.duration => {}
             _ => return false,
         }
@@ -445,7 +487,7 @@ impl Simulation {
     pub fn run_until_bounded(&mut self, until: SimTime, max_events: u64) -> bool {
         let until = until.min(self.w.duration);
         let mut n = 0;
-        while let Some(t) = self.w.queue.peek_time() {
+        while let Some(t) = self.w.next_time() {
             if t > until {
                 break;
             }
@@ -519,7 +561,10 @@ impl Simulation {
                 // None: a moving link's stale event (net::schedule).
                 let Some((pkt, node, next)) = w.hops[hop as usize].arrive(w.now, &w.links) else { return };
                 if let Some(t) = next {
-                    w.queue.push(t, Ev::HopArrive { hop });
+                    // Hop chaining: a packet offered ahead of time has its arrival scheduled
+                    // when it enters the hop, as without chaining.
+                    let entered = if w.feeder.is_empty() { None } else { w.hops[hop as usize].head_entered() };
+                    w.schedule_arrival(entered.unwrap_or(w.now), t, hop);
                 }
                 if let Some((flow, dir)) = w.arrive(pkt, node) {
                     self.took(flow, dir);
@@ -693,16 +738,133 @@ impl World {
     /// errors marked for the far node; an ATM port decides per cell later, in `hop_wake`).
     #[inline]
     fn forward(&mut self, id: u32, via: Via) {
+        if self.chain && self.feeds[via.hop as usize] {
+            return self.forward_chained(id, via);
+        }
         let now = self.now;
-        if !self.link_losses.is_empty() && self.scripted_at_link(id, via) {
+        if !self.link_losses.is_empty() && self.scripted_at_link(now, id, via) {
             return;
         }
+        self.offer(now, id, via);
+    }
+
+    /// [`forward`](Self::forward) to a hop that feeds a chained hop: through every hop of the
+    /// chain at once ([`World::chain`]). Out of line: the unchained path stays small.
+    #[inline(never)]
+    fn forward_chained(&mut self, id: u32, via: Via) {
+        let (mut now, mut via) = (self.now, via);
+        loop {
+            if !self.link_losses.is_empty() && self.scripted_at_link(now, id, via) {
+                return;
+            }
+            if self.chain && self.feeds[via.hop as usize] {
+                match self.chain(now, id, via) {
+                    Chained::Done => return,
+                    Chained::Next(t, next) => {
+                        (now, via) = (t, next);
+                        continue;
+                    }
+                    Chained::No => {}
+                }
+            }
+            return self.offer(now, id, via);
+        }
+    }
+
+    /// Hop chaining (`run.chain_hops`, issue 15): packet `id` enters the link hop `via` at
+    /// `now`; if the hop its far node routes it onto is fed by `via` alone
+    /// (`net::topology::single_feeders`), the packet is not put in flight on `via` (no arrival
+    /// event): the caller offers it to that next hop at once, at the instant it reaches the
+    /// far node, which is known now. The next hop sees the same packets in the same order at
+    /// the same instants as without chaining, so its queue, drops, bit errors, statistics and
+    /// queue trace are the same; only the engine events differ (one fewer per chained hop).
+    /// Not chained: a packet for the far node itself, one corrupted on `via` (the far node
+    /// discards it), one arriving after the end of the run (it never arrives).
+    fn chain(&mut self, now: SimTime, id: u32, via: Via) -> Chained {
+        let Hop::Link(h) = &mut self.hops[via.hop as usize] else { return Chained::No };
+        let p = &mut self.packets.slots[id as usize];
+        let far = self.links[h.link as usize].to;
+        if far == p.dst {
+            return Chained::No;
+        }
+        let next = self.nodes[far as usize].route(p.dst);
+        if next == Via::NONE || self.feeder[next.hop as usize] != via.hop {
+            return Chained::No;
+        }
+        match h.enqueue(now, p, &mut self.links) {
+            // Counted by the link; no tap is installed while chaining.
+            Admit::Dropped(_) => self.packets.release(id),
+            Admit::Sent { arrival, corrupted } => {
+                if !corrupted && arrival <= self.duration {
+                    return Chained::Next(arrival, next);
+                }
+                if let Next::Arrive(t) = h.keep(arrival, id, now) {
+                    self.schedule_arrival(now, t, via.hop);
+                }
+            }
+        }
+        Chained::Done
+    }
+
+    /// Schedules the arrival at `at` of the head packet of link hop `hop`, which entered it at
+    /// `entered`: now, or deferred for a chained packet that enters later.
+    #[inline]
+    fn schedule_arrival(&mut self, entered: SimTime, at: SimTime, hop: HopId) {
+        if entered > self.now {
+            self.defer(entered, at, hop);
+        } else {
+            self.queue.push(at, Ev::HopArrive { hop });
+        }
+    }
+
+    /// Hop chaining: the arrival event at `at` of a chained packet that becomes the head of
+    /// link hop `hop` when it enters it, at `entered` (later than now). Without chaining that
+    /// event is scheduled at `entered`, by the event of the packet's arrival at the hop's
+    /// near node; the engine runs equal times in the order they were scheduled, so scheduling
+    /// it now would put it ahead of events at the same time `at` scheduled between now and
+    /// `entered` (a delayed-ACK timer, another packet's arrival). It is scheduled instead just
+    /// before the first event at or after `entered` runs ([`World::next_time`]): after every
+    /// event scheduled before `entered`, before every event scheduled from `entered` on, as
+    /// without chaining. (Left open: the order among events at the instant `entered` itself,
+    /// where the arrival event of the unchained run sits somewhere among them; it matters
+    /// only if one of them also schedules an event at exactly `at`.)
+    #[cold]
+    fn defer(&mut self, entered: SimTime, at: SimTime, hop: HopId) {
+        self.deferred.push(Reverse((entered, self.deferrals, at, hop)));
+        self.deferrals += 1;
+    }
+
+    /// The time of the next event, after scheduling the deferred arrivals (see
+    /// [`World::defer`]) whose packets have entered their hop by then.
+    #[inline(always)]
+    fn next_time(&mut self) -> Option<SimTime> {
+        if self.deferred.is_empty() {
+            return self.queue.peek_time();
+        }
+        self.next_time_deferred()
+    }
+
+    #[inline(never)]
+    fn next_time_deferred(&mut self) -> Option<SimTime> {
+        while let Some(&Reverse((entered, _, at, hop))) = self.deferred.peek() {
+            if self.queue.peek_time().is_some_and(|t| t < entered) {
+                break;
+            }
+            self.deferred.pop();
+            self.queue.push(at, Ev::HopArrive { hop });
+        }
+        self.queue.peek_time()
+    }
+
+    /// Offers packet `id` to hop `via` at `now` (the event's time, or a chained arrival).
+    #[inline]
+    fn offer(&mut self, now: SimTime, id: u32, via: Via) {
         let p = &mut self.packets.slots[id as usize];
         let hop = &mut self.hops[via.hop as usize];
         let o = hop.offer(now, via.input, id, p, &mut self.links);
         match o.next {
             Next::Nothing => {}
-            Next::Arrive(t) => self.queue.push(t, Ev::HopArrive { hop: via.hop }),
+            Next::Arrive(t) => self.schedule_arrival(now, t, via.hop),
             Next::Wake(t) => self.queue.push(t, Ev::HopWake { hop: via.hop }),
         }
         match o.admit {
@@ -726,9 +888,9 @@ impl World {
     }
 
     /// Drop decision: a scripted loss (`[[loss]] at = "link"`) where packet `id` would enter
-    /// the queue of the link `via` serialises it on. Returns true if it was dropped.
+    /// the queue of the link `via` serialises it on, at `now`. Returns true if it was dropped.
     #[cold]
-    fn scripted_at_link(&mut self, id: u32, via: Via) -> bool {
+    fn scripted_at_link(&mut self, now: SimTime, id: u32, via: Via) -> bool {
         let p = &self.packets.slots[id as usize];
         if p.dir != Dir::Data || p.seg.len == 0 {
             return false;
@@ -738,7 +900,7 @@ impl World {
         let Some(i) = self.link_losses.iter().position(|(k, l)| *k == link && l.flow == flow && l.offset == offset && l.transmission == tx) else { return false };
         self.link_losses.swap_remove(i);
         self.links[link as usize].stats.drops_scripted += 1;
-        self.tap.event(self.now, PacketEvent::Dropped { hop: Some(via.hop), reason: TapDrop::Scripted }, p, &self.packets.sacks);
+        self.tap.event(now, PacketEvent::Dropped { hop: Some(via.hop), reason: TapDrop::Scripted }, p, &self.packets.sacks);
         self.packets.release(id);
         true
     }

@@ -143,6 +143,8 @@ _OURS = {"meta", "studies", "study_runs", "runs", *RUN_TABLES}
 
 _ARROW = {"DOUBLE": "float64", "BIGINT": "int64", "UBIGINT": "uint64", "VARCHAR": "string",
           "BOOLEAN": "bool_", "TIMESTAMP": "timestamp"}
+#: (NumPy dtype kind, declared type) pairs that convert to Arrow as they are.
+_NUMPY_AS_IS = {("f", "DOUBLE"), ("i", "BIGINT"), ("u", "UBIGINT"), ("b", "BOOLEAN")}
 
 
 class StoreError(ValueError):
@@ -257,9 +259,15 @@ def _typed_frame(df: pd.DataFrame, declared: Mapping[str, str]) -> tuple[Any, di
             base = typ.split()[0]
             target = getattr(pa, _ARROW[base])() if base != "TIMESTAMP" else pa.timestamp("us")
             try:
-                arr = pa.array(col.astype(object).where(col.notna(), None) if base != "VARCHAR"
-                               else col.map(lambda x: None if x is None or x != x else str(x)),
-                               type=target, from_pandas=True)
+                if (col.dtype.kind, base) in _NUMPY_AS_IS:
+                    # A plain NumPy column of the declared kind: straight to Arrow (NaN becomes
+                    # NULL, as below), without a Python object per value (issue 15: the sweep's
+                    # parent writes every run's tables while the workers run).
+                    arr = pa.array(col.to_numpy(), type=target, from_pandas=True)
+                else:
+                    arr = pa.array(col.astype(object).where(col.notna(), None) if base != "VARCHAR"
+                                   else col.map(lambda x: None if x is None or x != x else str(x)),
+                                   type=target, from_pandas=True)
             except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as e:
                 raise StoreError(f"column {name!r} must be {base}: {e}") from e
         else:

@@ -24,7 +24,9 @@
 //! `payload_rate`, the cell rate), its queue or else `switch.buffer`. A moving bottleneck
 //! (`links.*.schedule`, or the hop a `[constellation]` drives) keeps its delay schedule, time 0
 //! being the emulator's start (issue 14); a schedule that changes the rate or the bit error rate
-//! is refused (the emulated link has one rate and one error stream).
+//! is refused (the emulated link has one rate and one error stream). `--set emulate.cc=bbr`
+//! chooses the kernel congestion control for a simulator scenario too (the only `emulate.*`
+//! key it takes).
 //!
 //! Bad input gives every problem at once, each with its field path, rule and value, as the
 //! simulator's scenarios do ([`sattcp_core::scenario::Problem`]).
@@ -118,11 +120,26 @@ const KEYS: [&str; 9] = ["rate", "delay", "ber", "queue", "framing", "mtu", "see
 
 /// TOML text plus `--set` overrides -> a validated emulation, or every problem found.
 pub fn load(text: &str, overrides: &[(String, toml::Value)]) -> Result<EmuConfig, ScenarioError> {
-    let tree = scenario::merged_tree(text, overrides)?;
-    if tree.contains_key("emulate") {
-        from_section(&tree)
-    } else {
-        from_simulator(text, overrides)
+    if scenario::merged_tree(text, &[])?.contains_key("emulate") {
+        return from_section(&scenario::merged_tree(text, overrides)?);
+    }
+    // A simulator scenario: `--set emulate.cc=...` chooses the namespaces' congestion control
+    // (the scenario's link is emulated, so no other `emulate.*` key applies); every other
+    // override is the simulator's.
+    let (emu, sim): (Vec<_>, Vec<_>) = overrides.iter().cloned().partition(|(k, _)| k == "emulate" || k.starts_with("emulate."));
+    from_simulator(text, &sim, &emu)
+}
+
+/// `emulate.cc`: a kernel module name (letters, digits, `_`); whether this kernel has it is
+/// checked when the namespaces are made (`sattcp emulate`).
+fn parse_cc(c: &mut Ctx, v: Option<&toml::Value>) -> Option<String> {
+    match v {
+        None => None,
+        Some(toml::Value::String(s)) if !s.is_empty() && s.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_') => Some(s.clone()),
+        Some(v) => {
+            c.err("emulate.cc", "must be the name of a kernel congestion control (reno, cubic, bbr, ...)", v.to_string());
+            None
+        }
     }
 }
 
@@ -221,14 +238,7 @@ fn from_section(tree: &toml::Table) -> Result<EmuConfig, ScenarioError> {
             1
         }
     };
-    let cc = match e.get("cc") {
-        None => None,
-        Some(toml::Value::String(s)) if !s.is_empty() && s.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_') => Some(s.clone()),
-        Some(v) => {
-            c.err("emulate.cc", "must be the name of a kernel congestion control (reno, cubic, bbr, ...)", v.to_string());
-            None
-        }
-    };
+    let cc = parse_cc(&mut c, e.get("cc"));
     let mut sysctl = BTreeMap::new();
     match e.get("sysctl") {
         None => {}
@@ -307,8 +317,23 @@ fn resolve_queue(c: &mut Ctx, path: &str, size: Size, framing: Framing, mtu: u32
 }
 
 /// The bottleneck of a simulator scenario, validated by the simulator's own loader.
-fn from_simulator(text: &str, overrides: &[(String, toml::Value)]) -> Result<EmuConfig, ScenarioError> {
-    let (sc, _) = scenario::load(text, overrides, None)?;
+fn from_simulator(text: &str, overrides: &[(String, toml::Value)], emulate: &[(String, toml::Value)]) -> Result<EmuConfig, ScenarioError> {
+    let mut c = Ctx::default();
+    let mut cc = None;
+    for (k, v) in emulate {
+        if k == "emulate.cc" {
+            cc = parse_cc(&mut c, Some(v));
+        } else {
+            c.err(k, "a simulator scenario's link is emulated as it is: only emulate.cc (the namespaces' congestion control) can be set", v.to_string());
+        }
+    }
+    let sc = match scenario::load(text, overrides, None) {
+        Ok((sc, _)) => sc,
+        Err(mut e) => {
+            e.problems.extend(c.problems);
+            return Err(e);
+        }
+    };
     let (source, link) = match &sc.topology {
         scenario::Topology::Dumbbell { bottleneck, .. } => ("links.bottleneck".to_string(), bottleneck),
         scenario::Topology::Path { hops } => {
@@ -322,7 +347,6 @@ fn from_simulator(text: &str, overrides: &[(String, toml::Value)]) -> Result<Emu
     let atm = matches!(sc.switch.kind, SwitchKind::Atm { .. });
     let framing = if atm { Framing::Atm } else { Framing::Ip };
     let rate = if atm { link.payload_rate } else { link.rate };
-    let mut c = Ctx::default();
     let (queue_packets, queue_bytes) = if atm {
         (None, Some(sc.switch.buffer_cells.saturating_mul(CELL_BYTES)))
     } else {
@@ -346,7 +370,7 @@ fn from_simulator(text: &str, overrides: &[(String, toml::Value)]) -> Result<Emu
         framing,
         mtu: DEFAULT_MTU,
         seed: sc.seed,
-        cc: None,
+        cc,
         sysctl: BTreeMap::new(),
         source,
     })
@@ -433,5 +457,20 @@ mod tests {
         let p = shown(text, &[("tcp.mss", "0")]);
         assert!(p.iter().any(|p| p.starts_with("tcp.mss")), "{p:?}");
         assert_eq!(shown("name = 3\n[emulate]\nrate = \"1Mbps\"\n[tcp]\nmss = 1\n", &[])[..2], ["tcp: unknown key (an emulate scenario has only [emulate], name and description; without [emulate] the file is read as a simulator scenario)".to_string(), "name: must be a string, got 3".to_string()]);
+    }
+
+    #[test]
+    fn a_simulator_scenario_takes_emulate_cc_and_no_other_emulate_key() {
+        let text = "[topology]\nkind = \"dumbbell\"\n[links.access]\nrate = \"1Gbps\"\ndelay = \"1ms\"\n[links.bottleneck]\nrate = \"2Mbps\"\ndelay = \"250ms\"\n";
+        let set = |k: &str, v: &str| (k.to_string(), toml::Value::String(v.to_string()));
+        assert_eq!(load(text, &[]).unwrap().cc, None);
+        let c = load(text, &[set("emulate.cc", "bbr"), set("links.bottleneck.delay", "20ms")]).unwrap();
+        assert_eq!((c.cc.as_deref(), c.delay()), (Some("bbr"), SimTime::from_millis(20)));
+        assert_eq!(shown(text, &[("emulate.cc", "b b")]), ["emulate.cc: must be the name of a kernel congestion control (reno, cubic, bbr, ...), got \"b b\""]);
+        assert_eq!(
+            shown(text, &[("emulate.delay", "1ms"), ("tcp.mss", "0")]).iter().map(|p| p.split(':').next().unwrap().to_string()).collect::<Vec<_>>(),
+            ["tcp.mss", "emulate.delay"]
+        );
+
     }
 }

@@ -28,7 +28,7 @@ pub mod switch;
 
 pub use aal5::{cell_end_time, CellClock, cell_time, cells_for_ip, cells_for_tcp_payload, max_goodput_bps, segment_times, wire_bytes_for_ip, CELL_BYTES};
 pub use buffer::{bdp_cells, buffer_cells};
-pub use cell::{frame_cells, Cell, VcId};
-pub use port::{AtmPort, DropPolicy, DropReason, PortStats, VcCounters, Verdict, SEED_R, SEED_Z};
+pub use cell::{frame_cells, Cell, CellSpan, VcId};
+pub use port::{AtmPort, BodyMode, DropPolicy, DropReason, PortStats, VcCounters, Verdict, SEED_R, SEED_Z};
 pub use reassembly::{DiscardReason, Reassembled, Reassembler, ReassemblyStats};
 pub use switch::{InputId, SwitchPort};

@@ -13,7 +13,7 @@
 
 use std::collections::VecDeque;
 
-use super::cell::{Cell, VcId};
+use super::cell::{Cell, CellSpan, VcId};
 use crate::time::SimTime;
 
 /// The threshold R of EPD and Selective Drop in the seeds (seed 000 §4.2.3: "The drop threshold
@@ -211,17 +211,36 @@ pub struct VcCounters {
     pub frames_truncated: u64,
 }
 
+/// How the cells after a frame's first one are treated, decided by the VC's frame state alone
+/// (what [`AtmPort::body_mode`] tells a switch port that feeds the cells of one frame in a run).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum BodyMode {
+    /// Each cell enters if the buffer has room (a full buffer needs the per-cell path).
+    AcceptWhileRoom,
+    /// Every cell, end-of-frame included, is dropped for this reason (a frame dropped whole).
+    DropAll(DropReason),
+    /// Every cell but the end-of-frame one is dropped by partial packet discard; the
+    /// end-of-frame cell needs the per-cell path.
+    DropBody,
+    /// The next cell starts a frame (or the VC was never seen): the per-cell path decides.
+    PerCell,
+}
+
 /// An output port with a shared FIFO of `capacity` cells.
 ///
 /// Cost: `arrive` and `depart` are O(1) and allocate nothing once the FIFO and the per-VC table
-/// have grown to their working size (the per-VC table grows to the highest VC id seen).
+/// have grown to their working size (the per-VC table grows to the highest VC id seen). The FIFO
+/// holds runs of consecutive cells of one frame ([`CellSpan`]), usually one per frame.
 #[derive(Clone, Debug)]
 pub struct AtmPort {
     capacity: u32,
     policy: DropPolicy,
     /// R x K in cells (unused by tail drop and PPD).
     threshold: f64,
-    fifo: VecDeque<Cell>,
+    /// The buffered cells in order, as runs of one frame's consecutive cells.
+    fifo: VecDeque<CellSpan>,
+    /// X: cells in `fifo`.
+    len: u32,
     vcs: Vec<VcState>,
     /// N_a: VCs with at least one cell buffered.
     active: u32,
@@ -248,7 +267,8 @@ impl AtmPort {
             capacity,
             policy,
             threshold: r * capacity as f64,
-            fifo: VecDeque::with_capacity((capacity as usize).min(1 << 16)),
+            fifo: VecDeque::new(),
+            len: 0,
             vcs: Vec::new(),
             active: 0,
             stats: PortStats::default(),
@@ -271,11 +291,11 @@ impl AtmPort {
     /// X: cells buffered.
     #[inline]
     pub fn occupancy(&self) -> u32 {
-        self.fifo.len() as u32
+        self.len
     }
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.fifo.is_empty()
+        self.len == 0
     }
     /// Y_i: cells of VC `vc` buffered.
     pub fn vc_occupancy(&self, vc: VcId) -> u32 {
@@ -293,8 +313,8 @@ impl AtmPort {
         &self.stats
     }
     /// The cell that [`depart`](Self::depart) would return.
-    pub fn front(&self) -> Option<&Cell> {
-        self.fifo.front()
+    pub fn front(&self) -> Option<Cell> {
+        self.fifo.front().map(|s| s.cell(0))
     }
     /// Time-weighted mean occupancy in cells from time 0 to `now` (not before the last cell
     /// accepted or departed).
@@ -316,7 +336,7 @@ impl AtmPort {
             self.vcs.resize(vc + 1, VcState::default());
         }
         self.stats.arrived += 1;
-        let x = self.fifo.len() as u32;
+        let x = self.len;
         let room = x < self.capacity;
         let state = self.vcs[vc].frame;
         let eof = cell.is_eof();
@@ -388,22 +408,114 @@ impl AtmPort {
 
         match verdict {
             Verdict::Accepted => {
-                self.stats.accepted_time_sum += now.0 as u128;
-                let s = &mut self.vcs[vc];
-                s.occupancy += 1;
-                if s.occupancy == 1 {
-                    self.active += 1;
-                }
-                self.fifo.push_back(cell);
                 self.stats.accepted += 1;
-                let x = self.fifo.len() as u32;
-                if x > self.stats.peak_occupancy {
-                    self.stats.peak_occupancy = x;
-                }
+                self.buffer(now, cell);
             }
             Verdict::Dropped(reason) => self.stats.dropped[reason as usize] += 1,
         }
         verdict
+    }
+
+    /// Puts an accepted cell at the end of the FIFO (extending the last run if it continues it)
+    /// and keeps X, Y_i, N_a, the peak and the occupancy integral.
+    #[inline(always)]
+    fn buffer(&mut self, now: SimTime, cell: Cell) {
+        self.stats.accepted_time_sum += now.0 as u128;
+        let s = &mut self.vcs[cell.vc as usize];
+        s.occupancy += 1;
+        if s.occupancy == 1 {
+            self.active += 1;
+        }
+        if !self.fifo.back_mut().is_some_and(|tail| tail.try_extend(cell)) {
+            self.fifo.push_back(CellSpan::of(cell));
+        }
+        self.len += 1;
+        if self.len > self.stats.peak_occupancy {
+            self.stats.peak_occupancy = self.len;
+        }
+    }
+
+    /// How the next cell of VC `vc` is treated if it is not the first cell of its frame (a VC
+    /// in the middle of a frame; the per-cell rules of [`arrive`](Self::arrive) in short).
+    #[inline]
+    pub fn body_mode(&self, vc: VcId) -> BodyMode {
+        let state = self.vcs.get(vc as usize).map_or(FrameState::Start, |s| s.frame);
+        match state {
+            FrameState::Start => BodyMode::PerCell,
+            FrameState::Accepting => BodyMode::AcceptWhileRoom,
+            FrameState::DiscardWhole(reason) => BodyMode::DropAll(reason),
+            FrameState::DiscardTail if !self.policy.is_frame_aware() || !self.partial_discard => BodyMode::AcceptWhileRoom,
+            FrameState::DiscardTail => BodyMode::DropBody,
+        }
+    }
+
+    /// A body cell `cell` of a VC whose [`body_mode`](Self::body_mode) is `AcceptWhileRoom`
+    /// arrives at `now` and the buffer has room: exactly what [`arrive`](Self::arrive) does for it
+    /// (accepted, the VC's frame state kept, back to `Start` after an end-of-frame cell).
+    #[inline(always)]
+    pub fn arrive_accepted_body(&mut self, now: SimTime, cell: Cell) {
+        debug_assert!(self.len < self.capacity && self.body_mode(cell.vc) == BodyMode::AcceptWhileRoom);
+        self.stats.arrived += 1;
+        self.stats.accepted += 1;
+        let s = &mut self.vcs[cell.vc as usize];
+        s.counters.cells_arrived += 1;
+        if cell.is_eof() {
+            s.frame = FrameState::Start;
+        }
+        self.buffer(now, cell);
+    }
+
+    /// `n` body cells of VC `vc`, cells `index..index + n` of frame `frame` (the last one
+    /// end-of-frame if `eof`), arrive at times summing to `time_sum`, while its
+    /// [`body_mode`](Self::body_mode) is `AcceptWhileRoom` and with room for all of them (no cell
+    /// leaves in between): exactly what `n` calls of [`arrive`](Self::arrive) do for them.
+    #[inline]
+    pub fn arrive_accepted_run(&mut self, vc: VcId, frame: u64, index: u32, n: u32, eof: bool, time_sum: u128) {
+        debug_assert!(n > 0 && self.len + n <= self.capacity && self.body_mode(vc) == BodyMode::AcceptWhileRoom);
+        self.stats.arrived += n as u64;
+        self.stats.accepted += n as u64;
+        self.stats.accepted_time_sum += time_sum;
+        let s = &mut self.vcs[vc as usize];
+        s.counters.cells_arrived += n as u64;
+        if eof {
+            s.frame = FrameState::Start;
+        }
+        if s.occupancy == 0 {
+            self.active += 1;
+        }
+        s.occupancy += n;
+        let mut span = CellSpan::of(Cell::new(vc, frame, index, eof && n == 1));
+        if n > 1 {
+            span.extend_by(n - 1, eof);
+        }
+        if !self.fifo.back_mut().is_some_and(|tail| tail.try_append(span)) {
+            self.fifo.push_back(span);
+        }
+        self.len += n;
+        if self.len > self.stats.peak_occupancy {
+            self.stats.peak_occupancy = self.len;
+        }
+    }
+
+    /// `n` body cells of VC `vc` arrive that its frame state drops for `reason`
+    /// ([`BodyMode::DropAll`], or [`BodyMode::DropBody`] with `reason` partial packet discard
+    /// and no end-of-frame cell among them); `eof` if the last of them ends the frame. Exactly
+    /// what `n` calls of [`arrive`](Self::arrive) do for them.
+    #[inline]
+    pub fn arrive_dropped_body(&mut self, vc: VcId, n: u32, reason: DropReason, eof: bool) {
+        debug_assert!(match self.body_mode(vc) {
+            BodyMode::DropAll(r) => r == reason,
+            BodyMode::DropBody => reason == DropReason::PartialPacketDiscard && !eof,
+            BodyMode::AcceptWhileRoom | BodyMode::PerCell => false,
+        });
+        self.stats.arrived += n as u64;
+        self.stats.dropped[reason as usize] += n as u64;
+        let s = &mut self.vcs[vc as usize];
+        s.counters.cells_arrived += n as u64;
+        s.counters.cells_dropped += n as u64;
+        if eof {
+            s.frame = FrameState::Start;
+        }
     }
 
     /// The frame-level decision on the first cell of a frame of VC `vc` when `x` cells are
@@ -435,14 +547,44 @@ impl AtmPort {
         }
     }
 
+    /// The run of buffered cells that the next departures take, in order.
+    #[inline]
+    pub fn front_span(&self) -> Option<&CellSpan> {
+        self.fifo.front()
+    }
+
+    /// Takes the first `n` cells of the [`front_span`](Self::front_span) for the output link,
+    /// which started leaving at times summing to `time_sum`: exactly what `n` calls of
+    /// [`depart`](Self::depart) do. Returns them.
+    #[inline]
+    pub fn depart_run(&mut self, n: u32, time_sum: u128) -> CellSpan {
+        let front = self.fifo.front_mut().expect("cells to depart");
+        let cells = if n == front.count {
+            self.fifo.pop_front().expect("the front run")
+        } else {
+            front.split_first(n)
+        };
+        self.len -= n;
+        self.stats.departed += n as u64;
+        self.stats.departed_time_sum += time_sum;
+        let s = &mut self.vcs[cells.vc as usize];
+        s.occupancy -= n;
+        if s.occupancy == 0 {
+            self.active -= 1;
+        }
+        cells
+    }
+
     /// Takes the next cell for the output link at time `now`, if any.
     #[inline]
     pub fn depart(&mut self, now: SimTime) -> Option<Cell> {
-        if self.fifo.is_empty() {
-            return None;
+        let front = self.fifo.front_mut()?;
+        let cell = front.take_first();
+        if front.count == 0 {
+            self.fifo.pop_front();
         }
+        self.len -= 1;
         self.stats.departed_time_sum += now.0 as u128;
-        let cell = self.fifo.pop_front()?;
         let s = &mut self.vcs[cell.vc as usize];
         s.occupancy -= 1;
         if s.occupancy == 0 {

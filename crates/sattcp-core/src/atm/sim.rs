@@ -203,9 +203,9 @@ fn switch_port_geo_throughput() {
             },
         };
         wakes += 1;
-        sp.advance(wake, |_, c| {
-            cells_out += 1;
-            delivered += matches!(rx.receive(c), Reassembled::Frame { .. }) as u64;
+        sp.advance(wake, |d| {
+            cells_out += d.cells.count as u64;
+            delivered += matches!(rx.receive_span(d.cells), Reassembled::Frame { .. }) as u64;
         });
         while let Some(&(at, vc)) = offers.get(next).filter(|o| o.0 == wake) {
             sp.offer(vc, at, vc, next as u64, n);

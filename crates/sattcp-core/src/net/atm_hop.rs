@@ -135,20 +135,28 @@ impl AtmHop {
         if !self.slot.fire(now) {
             return None;
         }
-        // Each cell is reassembled as the port emits it (no buffer of the cells in between:
-        // the port's cell path does not depend on what happens to the cells after they leave).
-        self.port.advance(now, |t, mut cell| {
-            if self.p_cell_error > 0.0 && self.errors.bernoulli(self.p_cell_error) {
-                cell.corrupt();
-                self.cells_corrupted += 1;
+        // Cells are reassembled as the port reports them, a run of one frame's cells at a time
+        // (no buffer of the cells in between: the port's cell path does not depend on what
+        // happens to the cells after they leave).
+        self.port.advance(now, |sent| {
+            let mut cells = sent.cells;
+            if self.p_cell_error > 0.0 {
+                // One draw per cell, in the order the cells left (the stream's order is the
+                // same as when each cell was handed over on its own).
+                for _ in 0..cells.count {
+                    if self.errors.bernoulli(self.p_cell_error) {
+                        cells.corrupt();
+                        self.cells_corrupted += 1;
+                    }
+                }
             }
-            let (last, delivered) = match self.reasm.receive(cell) {
+            let (last, delivered) = match self.reasm.receive_span(cells) {
                 Reassembled::Pending => return,
                 Reassembled::Frame { frame, .. } => (frame as u32, true),
                 Reassembled::Discarded { frame, .. } => (frame as u32, false),
             };
             // Frames of this VC before `last` that never completed were dropped whole.
-            let q = &mut self.outstanding[cell.vc as usize];
+            let q = &mut self.outstanding[cells.vc as usize];
             let mut n = 0;
             while let Some((id, cells)) = q.pop_front() {
                 if id == last {
@@ -159,11 +167,11 @@ impl AtmHop {
             }
             if delivered {
                 // Account the frame on the destination's access link.
-                let st = &mut links[self.egress[cell.vc as usize] as usize].stats;
+                let st = &mut links[self.egress[cells.vc as usize] as usize].stats;
                 st.packets += 1;
                 st.bytes += n * CELL_BYTES;
                 st.busy_ns += self.egress_cell.0 * n;
-                fate(FrameFate::Delivered { pkt: last, at: t + self.egress_delay });
+                fate(FrameFate::Delivered { pkt: last, at: sent.end() + self.egress_delay });
             } else {
                 fate(FrameFate::Lost { pkt: last });
             }
@@ -185,7 +193,7 @@ impl AtmHop {
     /// counted; their frames are not delivered, the run being over).
     pub fn close(&mut self, end: SimTime) {
         if self.port.now() < end {
-            self.port.advance(end, |_, _| {});
+            self.port.advance(end, |_| {});
         }
     }
 

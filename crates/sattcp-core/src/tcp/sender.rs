@@ -85,6 +85,9 @@ pub struct SenderStats {
 /// (the interval itself at `max_rto`), so it cannot overflow.
 const MAX_PERSIST_BACKOFF: u32 = 16;
 
+/// RFC 8985 §6.2: the reordering window starts at min_RTT / 4 (Linux `tcp_rack_reo_wnd()`).
+const RACK_REO_WND_DIVISOR: u64 = 4;
+
 /// The retransmission or persist timer (smoltcp style: the deadline lives in the variant).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Timer {
@@ -739,6 +742,10 @@ impl TcpSender {
                 self.snd_nxt = e.end;
                 return true;
             }
+            if let Some(t) = self.rack_deadline(&e).filter(|&t| t > now) {
+                self.pace_wait = Some(t); // wait for its ACK or its deadline
+                return false;
+            }
             // Under a controller that keeps SACK information (BBR) the window limits the bytes
             // in flight, SACKed data not counted (Linux compares cwnd with
             // `tcp_packets_in_flight()`); otherwise the span from snd_una, as ns-2.
@@ -766,6 +773,19 @@ impl TcpSender {
             return false;
         }
         self.send_fin(now, out)
+    }
+
+    /// Under BBR (`Cc::keeps_sack_info`, Linux's recovery), when the go-back-N after a timeout
+    /// may resend `e`: a segment other than the first sent less than RTT + reo_wnd ago is not
+    /// presumed lost (Linux `tcp_timeout_mark_lost()` with RACK, RFC 8985 §6.3; reo_wnd =
+    /// min_RTT / 4, §6.2): its original is likely still in flight, and resending it wasted
+    /// the link and overwrote its rate snapshot (issue 14). `None`: resend now.
+    fn rack_deadline(&self, e: &super::scoreboard::Entry) -> Option<SimTime> {
+        if !self.cc.keeps_sack_info() || e.start <= self.snd_una {
+            return None;
+        }
+        let srtt = self.rtt.srtt()?;
+        Some(e.last_sent + srtt + SimTime::from_nanos(self.rate.min_rtt().unwrap_or(srtt).as_nanos() / RACK_REO_WND_DIVISOR))
     }
 
     /// True if the pacer holds the next segment back; then `poll_at` reports its release.

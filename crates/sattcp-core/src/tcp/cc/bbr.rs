@@ -171,9 +171,14 @@ impl Bbr {
         let init = *self.init_cwnd.get_or_insert(w.cwnd);
         let rs = &ev.rs;
         // Rounds (draft §4.1.1.3): a round ends when a packet sent after the last round's
-        // end is delivered.
+        // end is delivered. Only a valid sample counts (Linux `bbr_update_bw()`: "Not a valid
+        // observation" returns before the round test): a sample shorter than the minimum RTT
+        // (tcp/rate.rs) is a packet delivered by its original transmission after a spurious
+        // resend overwrote its snapshot; counting those, the go-back-N after a timeout ended a
+        // round at nearly every ACK and emptied the 10-round bandwidth filter within
+        // milliseconds (issue 14, the lossy MEO path).
         self.round_start = false;
-        if rs.acked_sacked > 0 && rs.prior_delivered >= self.next_round_delivered {
+        if rs.is_valid() && rs.acked_sacked > 0 && rs.prior_delivered >= self.next_round_delivered {
             self.next_round_delivered = ev.delivered;
             self.round_count += 1;
             self.round_start = true;

@@ -68,7 +68,15 @@ impl SackFallFloyd {
         }
         if cx.may_fast_retransmit_ns2(false) {
             let mss = cx.mss();
-            self.pipe = if cx.ns2.sack_old_code {
+            self.pipe = if cx.cc.keeps_sack_info() {
+                // Under BBR the flight is not the window: it paces at 1 x BtlBw with a cwnd
+                // of 2 BDP (Linux `bbr_cwnd_gain`), so CWND - 3 counted twice the packets
+                // really out and the sender stopped for a whole round at every fast retransmit
+                // (issue 14, the lossy MEO path). PIPE starts from the segments outstanding and
+                // not SACKed, the lost one included (the three that left are SACKed), as
+                // Linux's `tcp_packets_in_flight()` before the head is marked lost.
+                ((cx.flight_size() - cx.sb.sacked_bytes()) / mss) as i64
+            } else if cx.ns2.sack_old_code {
                 (cx.win.cwnd / mss) as i64 - PIPE_DUPACKS
             } else {
                 // ns-2.35 Sack1 without `oldCode_`: `pipe_ = maxseq_ - highest_ack_ -

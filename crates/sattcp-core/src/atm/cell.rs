@@ -21,6 +21,26 @@ pub struct Cell {
 const EOF: u8 = 1;
 const CORRUPTED: u8 = 2;
 
+/// The flag tests shared by [`Cell`] and [`CellSpan`]: end of frame (PTI "end of SDU"; a span's
+/// last cell) and damaged by a bit error on some link (the AAL5 CRC-32 of its frame will fail;
+/// `corrupt` marks every cell of a span).
+macro_rules! cell_flag_accessors {
+    () => {
+        #[inline]
+        pub fn is_eof(&self) -> bool {
+            self.flags & EOF != 0
+        }
+        #[inline]
+        pub fn is_corrupted(&self) -> bool {
+            self.flags & CORRUPTED != 0
+        }
+        #[inline]
+        pub fn corrupt(&mut self) {
+            self.flags |= CORRUPTED;
+        }
+    };
+}
+
 impl Cell {
     /// Cell `index` of an `n_cells`-cell frame; the last one is marked end-of-frame.
     #[inline]
@@ -33,20 +53,7 @@ impl Cell {
     pub fn new(vc: VcId, frame: u64, index: u32, eof: bool) -> Cell {
         Cell { vc, index, frame, flags: if eof { EOF } else { 0 } }
     }
-    /// Last cell of its AAL5 frame (PTI "end of SDU").
-    #[inline]
-    pub fn is_eof(&self) -> bool {
-        self.flags & EOF != 0
-    }
-    /// Damaged by a bit error on some link; the AAL5 CRC-32 of its frame will fail.
-    #[inline]
-    pub fn is_corrupted(&self) -> bool {
-        self.flags & CORRUPTED != 0
-    }
-    #[inline]
-    pub fn corrupt(&mut self) {
-        self.flags |= CORRUPTED;
-    }
+    cell_flag_accessors!();
 }
 
 /// Consecutive cells of one frame (`count` of them, indices `index..index + count`), as a switch
@@ -70,20 +77,7 @@ impl CellSpan {
     pub fn of(c: Cell) -> CellSpan {
         CellSpan { vc: c.vc, index: c.index, count: 1, flags: c.flags, frame: c.frame }
     }
-    /// The end-of-frame bit of its last cell.
-    #[inline]
-    pub fn is_eof(&self) -> bool {
-        self.flags & EOF != 0
-    }
-    #[inline]
-    pub fn is_corrupted(&self) -> bool {
-        self.flags & CORRUPTED != 0
-    }
-    /// Marks every cell of the span as damaged.
-    #[inline]
-    pub fn corrupt(&mut self) {
-        self.flags |= CORRUPTED;
-    }
+    cell_flag_accessors!();
     /// Cell `i` of the span (from 0).
     #[inline]
     pub fn cell(&self, i: u32) -> Cell {

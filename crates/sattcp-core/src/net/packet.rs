@@ -65,26 +65,33 @@ pub struct Segment {
     pub sack: [SackBlock; MAX_SACK_BLOCKS],
 }
 
+/// The flag tests and sequence length shared by [`Segment`] and [`Header`] (same field names).
+macro_rules! tcp_flag_accessors {
+    () => {
+        #[inline]
+        pub fn is_syn(&self) -> bool {
+            self.flags & flags::SYN != 0
+        }
+        #[inline]
+        pub fn is_fin(&self) -> bool {
+            self.flags & flags::FIN != 0
+        }
+        #[inline]
+        pub fn has_ack(&self) -> bool {
+            self.flags & flags::ACK != 0
+        }
+        /// Sequence space consumed: payload plus one for SYN and for FIN.
+        pub fn seq_len(&self) -> u64 {
+            self.len as u64 + self.is_syn() as u64 + self.is_fin() as u64
+        }
+    };
+}
+
 impl Segment {
-    #[inline]
-    pub fn is_syn(&self) -> bool {
-        self.flags & flags::SYN != 0
-    }
-    #[inline]
-    pub fn is_fin(&self) -> bool {
-        self.flags & flags::FIN != 0
-    }
-    #[inline]
-    pub fn has_ack(&self) -> bool {
-        self.flags & flags::ACK != 0
-    }
+    tcp_flag_accessors!();
     /// The SACK blocks carried.
     pub fn sack_blocks(&self) -> &[SackBlock] {
         &self.sack[..self.n_sack as usize]
-    }
-    /// Sequence space consumed: payload plus one for SYN and for FIN.
-    pub fn seq_len(&self) -> u64 {
-        self.len as u64 + self.is_syn() as u64 + self.is_fin() as u64
     }
     /// IP datagram size in bytes.
     pub fn ip_bytes(&self) -> u32 {
@@ -126,22 +133,7 @@ pub struct Header {
 }
 
 impl Header {
-    #[inline]
-    pub fn is_syn(&self) -> bool {
-        self.flags & flags::SYN != 0
-    }
-    #[inline]
-    pub fn is_fin(&self) -> bool {
-        self.flags & flags::FIN != 0
-    }
-    #[inline]
-    pub fn has_ack(&self) -> bool {
-        self.flags & flags::ACK != 0
-    }
-    /// Sequence space consumed: payload plus one for SYN and for FIN.
-    pub fn seq_len(&self) -> u64 {
-        self.len as u64 + self.is_syn() as u64 + self.is_fin() as u64
-    }
+    tcp_flag_accessors!();
     /// The whole segment, with its SACK blocks (`sack`: at least `n_sack` of them).
     pub fn segment(&self, sack: &[SackBlock]) -> Segment {
         let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];

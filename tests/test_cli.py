@@ -161,7 +161,7 @@ def test_print_config_prints_the_resolved_scenario_which_repeats_the_run(tmp_pat
     p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=3s", "--seed", "5", "--print-config")
     assert p.returncode == 0, p.stderr
     cfg = tomllib.loads(p.stdout)
-    assert cfg["run"] == {"duration": "3s", "seed": 5} and cfg["tcp"]["max_rto"] == "64s"
+    assert cfg["run"] == {"duration": "3s", "seed": 5, "chain_hops": False} and cfg["tcp"]["max_rto"] == "64s"
     f = tmp_path / "resolved.toml"
     f.write_text(p.stdout)
     again = json.loads(run_cli("run", str(f), "--json").stdout)

@@ -544,7 +544,7 @@ def test_editing_the_scenario_or_changing_build_runs_again_and_old_runs_are_not_
         first = st.runs("tiny").set_index("tcp.flavor")
     # The run's record alone says what ran (every key, defaults included) and repeats it.
     cfg = json.loads(first.loc["sack", "config"])
-    assert cfg["tcp"]["flavor"] == "sack" and cfg["run"] == {"duration": "1s", "seed": 1}
+    assert cfg["tcp"]["flavor"] == "sack" and cfg["run"] == {"duration": "1s", "seed": 1, "chain_hops": False}
     assert cfg["links"]["bottleneck"]["rate"] == "45Mbps" and cfg["tcp"]["min_rto"] == "200ms"
     assert sattcp.run(cfg).summary["digest"] == first.loc["sack", "digest"]
     assert first.loc["sack", "build"] == build_id() and first.loc["sack", "seed"] == 1

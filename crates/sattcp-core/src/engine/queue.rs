@@ -194,9 +194,18 @@ impl<E> EventQueue<E> {
 /// event for it: a new deadline earlier than the scheduled one schedules a new event (the old
 /// one becomes stale), a later one waits for the scheduled event, which then re-arms. An
 /// event whose time is not the slot's deadline is stale and is dropped in O(1).
-#[derive(Copy, Clone, Debug, Default)]
+/// Eight bytes (`SimTime::MAX` for none, not an `Option` of 16): a flow's two slots share its
+/// first cache line with its ends and routes (world/mod.rs `Flow`; issue 15). No deadline is
+/// ever `SimTime::MAX` within a run (a run ends before it).
+#[derive(Copy, Clone, Debug)]
 pub struct TimerSlot {
-    scheduled: Option<SimTime>,
+    scheduled: SimTime,
+}
+
+impl Default for TimerSlot {
+    fn default() -> Self {
+        TimerSlot { scheduled: SimTime::MAX }
+    }
 }
 
 impl TimerSlot {
@@ -204,13 +213,13 @@ impl TimerSlot {
     #[inline]
     #[must_use]
     pub fn arm(&mut self, want: Option<SimTime>) -> Option<SimTime> {
-        match (want, self.scheduled) {
-            (Some(w), Some(s)) if w >= s => None,
-            (Some(w), _) => {
-                self.scheduled = Some(w);
+        match want {
+            Some(w) if w >= self.scheduled => None,
+            Some(w) => {
+                self.scheduled = w;
                 Some(w)
             }
-            (None, _) => None,
+            None => None,
         }
     }
 
@@ -218,8 +227,8 @@ impl TimerSlot {
     /// slot is then empty and the owner must run and re-arm), false if stale.
     #[inline]
     pub fn fire(&mut self, now: SimTime) -> bool {
-        if self.scheduled == Some(now) {
-            self.scheduled = None;
+        if self.scheduled == now && now != SimTime::MAX {
+            self.scheduled = SimTime::MAX;
             true
         } else {
             false
@@ -253,6 +262,16 @@ mod tests {
         assert!(s.fire(SimTime(5)));
         assert!(!s.fire(SimTime(10)), "stale event must be ignored");
         assert_eq!(s.arm(None), None);
+    }
+
+    #[test]
+    fn timer_slot_is_one_word_and_starts_empty() {
+        assert_eq!(std::mem::size_of::<TimerSlot>(), 8);
+        let mut s = TimerSlot::default();
+        assert!(!s.fire(SimTime(0)), "an empty slot fires nothing");
+        assert!(!s.fire(SimTime::MAX), "not even at the sentinel");
+        assert_eq!(s.arm(Some(SimTime(0))), Some(SimTime(0)));
+        assert!(s.fire(SimTime(0)));
     }
 }
 

@@ -57,8 +57,9 @@ pub struct LinkHop {
     in_flight: VecDeque<(SimTime, u32)>,
     /// Hop chaining (`world`), on a link that packets may enter ahead of time (offered at the
     /// instant they will reach it): the instant each packet in flight entered, in the same
-    /// order (`None` elsewhere: no cost for other links).
-    entered: Option<VecDeque<SimTime>>,
+    /// order (`None` elsewhere: no cost for other links). Boxed so that a link hop, and with
+    /// it every [`Hop`], fits one cache line (issue 15, bench/README.md).
+    entered: Option<Box<VecDeque<SimTime>>>,
 }
 
 impl LinkHop {
@@ -91,7 +92,7 @@ impl LinkHop {
     /// packets may enter ahead of time). Before the first packet.
     pub fn track_entered(&mut self) {
         debug_assert!(self.in_flight.is_empty());
-        self.entered = Some(VecDeque::new());
+        self.entered = Some(Box::default());
     }
 
     /// The instant the head packet in flight entered the link, where tracked (hop chaining:
@@ -102,6 +103,10 @@ impl LinkHop {
     }
 }
 
+/// One cache line each (`repr(align(64))`: a `Vec<Hop>` puts no hop across two lines; with
+/// 10,000 flows there are 40,000 access-link hops and each packet's hop is a likely cache
+/// miss; issue 15, bench/README.md).
+#[repr(align(64))]
 pub enum Hop {
     Link(LinkHop),
     Atm(Box<AtmHop>),
@@ -321,5 +326,16 @@ impl Hop {
             Hop::Custom(c) => c.report(lr, end),
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hop_is_one_cache_line() {
+        // issue 15: a `Vec<Hop>` puts each hop in exactly one line.
+        assert_eq!((std::mem::size_of::<Hop>(), std::mem::align_of::<Hop>()), (64, 64));
     }
 }

@@ -72,8 +72,8 @@ impl Ev {
 }
 
 /// Laid out by hand (`repr(C)`; issue 15, bench/README.md): what the loop reads for every
-/// segment (the ends, the owner, the timer slots, the trace flag) shares the first cache line;
-/// the sender and the receiver, themselves laid out by line, follow.
+/// segment (the ends, the owner, the timer slots, the trace flag, the first hops) shares the
+/// first cache line; the sender and the receiver, themselves laid out by line, follow.
 #[repr(C)]
 struct Flow {
     src: NodeId,
@@ -84,6 +84,10 @@ struct Flow {
     role: Role,
     snd_slot: TimerSlot,
     rcv_slot: TimerSlot,
+    /// The first hop of each direction (by `Dir`): the route from `src` to `dst` and from
+    /// `dst` to `src`, looked up once (routes do not change during a run), so that sending
+    /// does not read the host's node (a likely cache miss with many hosts; issue 15).
+    first_hop: [Via; 2],
     /// Bytes the application handed to TCP.
     scheduled: u64,
     sender: TcpSender,
@@ -314,6 +318,7 @@ impl Simulation {
                 receiver: TcpReceiver::new(d.tcp.clone()),
                 snd_slot: TimerSlot::default(),
                 rcv_slot: TimerSlot::default(),
+                first_hop: [net.nodes[d.src as usize].route(d.dst), net.nodes[d.dst as usize].route(d.src)],
                 scheduled: 0,
                 completed_at: None,
                 traced: sc.trace.flows.contains(&(f as u32)),
@@ -643,9 +648,10 @@ impl World {
             Dir::Data => (fl.src, fl.dst),
             Dir::Ack => (fl.dst, fl.src),
         };
+        let via = fl.first_hop[dir as usize];
         let mut out = std::mem::take(&mut self.out);
         for seg in out.drain(..) {
-            self.send(flow, dir, src, dst, seg);
+            self.send(flow, dir, src, dst, via, seg);
         }
         self.out = out;
     }
@@ -710,8 +716,7 @@ impl World {
 
     /// Puts a segment on the wire at its source host. Drop decision: a scripted loss at the
     /// sender (`[[loss]]`).
-    fn send(&mut self, flow: FlowId, dir: Dir, src: NodeId, dst: NodeId, seg: Segment) {
-        let via = self.nodes[src as usize].route(dst);
+    fn send(&mut self, flow: FlowId, dir: Dir, src: NodeId, dst: NodeId, via: Via, seg: Segment) {
         let pkt = Packet { uid: self.next_uid, flow, dir, src, dst, bytes: seg.wire_bytes(self.sack_option_bytes), seg: seg.header(), corrupted: false, sack_at: 0 };
         if dir == Dir::Data && !self.losses.is_empty() && seg.len > 0 {
             let offset = seg.seq - 1;
@@ -976,5 +981,18 @@ impl World {
             let cap = self.trace_cap;
             self.traces.entry(format!("link/{name}/queue_cells")).or_insert_with(|| Trace::with_cap(cap)).record(now.as_secs_f64(), cells);
         }
+    }
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+    use std::mem::offset_of;
+
+    #[test]
+    fn a_flow_keeps_what_every_segment_reads_in_its_first_line() {
+        // issue 15: ends, owner, trace flag, timer slots and first hops in one cache line.
+        assert!(offset_of!(Flow, first_hop) + std::mem::size_of::<[Via; 2]>() <= 64);
+        assert!(offset_of!(Flow, rcv_slot) < 64 && offset_of!(Flow, traced) < 64);
     }
 }

@@ -52,6 +52,8 @@ impl Via {
 /// A drop-tail IP link as a hop.
 pub struct LinkHop {
     pub link: LinkId,
+    /// The link's far node (a copy of `Link::to`: an arrival reads only the hop's line).
+    to: NodeId,
     /// The packets in flight (arrival time at the far node, packet), in arrival order: a link
     /// delivers in the order it sends (one rate, one delay).
     in_flight: VecDeque<(SimTime, u32)>,
@@ -73,6 +75,12 @@ impl LinkHop {
             p.corrupted = corrupted;
         }
         admit
+    }
+
+    /// The link's far node.
+    #[inline]
+    pub fn to(&self) -> NodeId {
+        self.to
     }
 
     /// Puts packet `pkt`, which entered the link at `entered` and arrives at `arrival`, in
@@ -195,8 +203,9 @@ pub struct Offered {
 }
 
 impl Hop {
-    pub fn link(link: LinkId) -> Hop {
-        Hop::Link(LinkHop { link, in_flight: VecDeque::new(), entered: None })
+    /// A link hop on link `link`, whose far node is `to`.
+    pub fn link(link: LinkId, to: NodeId) -> Hop {
+        Hop::Link(LinkHop { link, to, in_flight: VecDeque::new(), entered: None })
     }
 
     /// Offers packet `pkt` (`p`) at `now` on `input`. Drop decisions: the link's drop-tail
@@ -238,7 +247,7 @@ impl Hop {
                 if let Some(e) = &mut h.entered {
                     e.pop_front();
                 }
-                Some((pkt, links[h.link as usize].to, h.in_flight.front().map(|&(t, _)| t)))
+                Some((pkt, h.to, h.in_flight.front().map(|&(t, _)| t)))
             }
             Hop::Moving(m) => m.flight.arrive(now).map(|(pkt, next)| (pkt, links[m.link as usize].to, next)),
             Hop::Atm(_) => unreachable!("ATM hops deliver through wake"),

@@ -40,20 +40,20 @@ pub enum DropReason {
     NoRoute,
 }
 
-/// Per-link counters.
+/// Per-link counters. `repr(C)`: the three every packet updates come first (they end the
+/// link's first cache line, see [`Link`]).
 #[derive(Clone, Debug, Default, serde::Serialize)]
+#[repr(C)]
 pub struct LinkStats {
     pub packets: u64,
     pub bytes: u64,
     /// Sum of transmission times, for utilisation.
     pub busy_ns: u64,
+    pub peak_queue_packets: u64,
+    pub peak_queue_bytes: u64,
     pub drops_queue_full: u64,
     pub drops_corrupted: u64,
     pub drops_scripted: u64,
-    pub peak_queue_packets: u64,
-    pub peak_queue_bytes: u64,
-    /// Integral of queued bytes over time (byte x ns), for the time-weighted mean.
-    pub queue_byte_ns: u128,
 }
 
 /// What enqueuing a packet decided.
@@ -64,27 +64,38 @@ pub enum Admit {
     Dropped(DropReason),
 }
 
-/// Laid out by hand (`repr(C)`; issue 15, bench/README.md): what a packet's enqueue and the
-/// queue's drain touch fills the first three cache lines (queue state and delay; counters;
-/// rate, loss model and the trace's presence), the rest follows. With 10,000 flows there are
-/// 40,000 access links, and every line a packet touches is a likely cache miss.
+/// Laid out by hand (`repr(C)`; issue 15, bench/README.md). With 10,000 flows there are 40,000
+/// access links, and every line a packet touches is a likely cache miss, so a packet that finds
+/// the transmitter idle touches only the first line (its start, rate, delay, bit errors and the
+/// three counters it updates); one that has to wait also touches the second and third (the
+/// queue, its limit, its peaks and time integral). The queue's integral is brought up to date
+/// only where the queue changes (a packet starts waiting or leaves it), which sums the same
+/// integer products as bringing it up to date at every packet.
 #[repr(C, align(64))]
 pub struct Link {
     /// When the transmitter is free again.
     busy_until: SimTime,
-    /// Last instant the queue integral was brought up to date.
-    integ_at: SimTime,
-    waiting_bytes: u64,
-    /// (start of transmission, bytes) of packets accepted but not yet started.
-    waiting: VecDeque<(SimTime, u32)>,
+    /// Start of transmission of the first packet waiting (`SimTime::MAX`: none waits), so
+    /// that a packet finding no queue does not read the queue.
+    next_start: SimTime,
     pub delay: SimTime,
-    pub stats: LinkStats,
     pub rate: Rate,
     /// Bit error rate; a packet of b bits is corrupted with probability 1-(1-BER)^b.
     pub ber: f64,
-    pub limit: QueueLimit,
+    pub stats: LinkStats,
+    waiting_bytes: u64,
+    /// Last instant the queue integral was brought up to date (meaningful while packets wait).
+    integ_at: SimTime,
     pub from: NodeId,
     pub to: NodeId,
+    /// Integral of queued bytes over time (byte x ns), for the time-weighted mean.
+    queue_byte_ns: u128,
+    /// (start of transmission, bytes) of packets accepted but not yet started.
+    waiting: VecDeque<(SimTime, u32)>,
+    /// The drop-tail limit as a number of packets waiting and of bytes waiting (`u64::MAX`:
+    /// none), from the [`QueueLimit`].
+    max_waiting: u64,
+    max_waiting_bytes: u64,
     /// Packets waiting, recorded at every change (arrivals and departures) when traced.
     pub trace: Option<Trace>,
     errors: Rng,
@@ -94,6 +105,13 @@ pub struct Link {
 impl Link {
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: String, from: NodeId, to: NodeId, rate: Rate, delay: SimTime, ber: f64, limit: QueueLimit, errors: Rng) -> Self {
+        let (max_waiting, max_waiting_bytes) = match limit {
+            QueueLimit::Packets(n) => (n, u64::MAX),
+            // drop-tail.cc `DropTail::enque()`: `(q_->length() + 1) >= qlim_` drops, that is
+            // at n - 1 waiting (n = 0: every packet that would wait).
+            QueueLimit::PacketsNs2(n) => (n.saturating_sub(1), u64::MAX),
+            QueueLimit::Bytes(b) => (u64::MAX, b),
+        };
         Link {
             name,
             from,
@@ -101,12 +119,15 @@ impl Link {
             rate,
             delay,
             ber,
-            limit,
+            max_waiting,
+            max_waiting_bytes,
             errors,
             busy_until: SimTime::ZERO,
+            next_start: SimTime::MAX,
             waiting: VecDeque::new(),
             waiting_bytes: 0,
             integ_at: SimTime::ZERO,
+            queue_byte_ns: 0,
             stats: LinkStats::default(),
             trace: None,
         }
@@ -115,6 +136,14 @@ impl Link {
     /// Advances the queue to `now`: packets whose transmission has started leave the queue.
     #[inline]
     fn drain(&mut self, now: SimTime) {
+        if self.next_start > now {
+            return;
+        }
+        self.drain_started(now);
+    }
+
+    #[inline(never)]
+    fn drain_started(&mut self, now: SimTime) {
         while let Some(&(start, bytes)) = self.waiting.front() {
             if start > now {
                 break;
@@ -126,13 +155,13 @@ impl Link {
                 tr.record(start.as_secs_f64(), self.waiting.len() as f64);
             }
         }
-        self.integrate(now);
+        self.next_start = self.waiting.front().map_or(SimTime::MAX, |&(start, _)| start);
     }
 
     #[inline]
     fn integrate(&mut self, t: SimTime) {
         if t > self.integ_at {
-            self.stats.queue_byte_ns += self.waiting_bytes as u128 * (t.0 - self.integ_at.0) as u128;
+            self.queue_byte_ns += self.waiting_bytes as u128 * (t.0 - self.integ_at.0) as u128;
             self.integ_at = t;
         }
     }
@@ -153,25 +182,9 @@ impl Link {
     pub fn enqueue(&mut self, now: SimTime, bytes: u32) -> Admit {
         self.drain(now);
         let start = self.busy_until.max(now);
-        if start > now {
-            // It has to wait: check the drop-tail limit.
-            let full = match self.limit {
-                QueueLimit::Packets(n) => self.waiting.len() as u64 >= n,
-                // drop-tail.cc `DropTail::enque()`: `(q_->length() + 1) >= qlim_` drops.
-                QueueLimit::PacketsNs2(n) => self.waiting.len() as u64 + 1 >= n,
-                QueueLimit::Bytes(b) => self.waiting_bytes + bytes as u64 > b,
-            };
-            if full {
-                self.stats.drops_queue_full += 1;
-                return Admit::Dropped(DropReason::QueueFull);
-            }
-            self.waiting.push_back((start, bytes));
-            self.waiting_bytes += bytes as u64;
-            if let Some(tr) = &mut self.trace {
-                tr.record(now.as_secs_f64(), self.waiting.len() as f64);
-            }
-            self.stats.peak_queue_packets = self.stats.peak_queue_packets.max(self.waiting.len() as u64);
-            self.stats.peak_queue_bytes = self.stats.peak_queue_bytes.max(self.waiting_bytes);
+        if start > now && !self.wait(now, start, bytes) {
+            self.stats.drops_queue_full += 1;
+            return Admit::Dropped(DropReason::QueueFull);
         }
         let tx = self.rate.tx_time(bytes as u64);
         self.busy_until = start + tx;
@@ -190,9 +203,34 @@ impl Link {
         Admit::Sent { arrival: self.busy_until + self.delay, corrupted }
     }
 
+    /// A packet of `bytes` offered at `now` has to wait until `start`: false if the drop-tail
+    /// queue is full, else it joins the queue.
+    #[inline]
+    fn wait(&mut self, now: SimTime, start: SimTime, bytes: u32) -> bool {
+        if self.waiting.len() as u64 >= self.max_waiting || self.waiting_bytes + bytes as u64 > self.max_waiting_bytes {
+            return false;
+        }
+        if self.waiting.is_empty() {
+            // Nothing waited since `integ_at`: the integral had nothing to add.
+            self.integ_at = now;
+            self.next_start = start;
+        } else {
+            self.integrate(now);
+        }
+        self.waiting.push_back((start, bytes));
+        self.waiting_bytes += bytes as u64;
+        if let Some(tr) = &mut self.trace {
+            tr.record(now.as_secs_f64(), self.waiting.len() as f64);
+        }
+        self.stats.peak_queue_packets = self.stats.peak_queue_packets.max(self.waiting.len() as u64);
+        self.stats.peak_queue_bytes = self.stats.peak_queue_bytes.max(self.waiting_bytes);
+        true
+    }
+
     /// Closes the statistics at the end of the run.
     pub fn finish(&mut self, end: SimTime) {
         self.drain(end);
+        self.integrate(end);
     }
 
     /// Fraction of `duration` the transmitter was busy (transmissions that ran past the end
@@ -209,7 +247,7 @@ impl Link {
         if duration.0 == 0 {
             return 0.0;
         }
-        self.stats.queue_byte_ns as f64 / duration.0 as f64
+        self.queue_byte_ns as f64 / duration.0 as f64
     }
 }
 
@@ -220,6 +258,18 @@ mod tests {
 
     fn link(limit: QueueLimit) -> Link {
         Link::new("l".into(), 0, 1, Rate::mbps(8), SimTime::from_millis(10), 0.0, limit, RngFactory::new(1).stream("x"))
+    }
+
+    #[test]
+    fn an_unqueued_packet_touches_one_line() {
+        use std::mem::offset_of;
+        // issue 15: what `enqueue` reads and writes for a packet that does not wait.
+        let line0 = [offset_of!(Link, busy_until), offset_of!(Link, next_start), offset_of!(Link, delay), offset_of!(Link, rate), offset_of!(Link, ber)];
+        assert!(line0.iter().all(|&o| o < 64));
+        assert_eq!(offset_of!(Link, stats) + offset_of!(LinkStats, busy_ns) + 8, 64);
+        // A packet that waits: the second and third lines.
+        assert!(offset_of!(Link, max_waiting_bytes) + 8 <= 192);
+        eprintln!("Link {} bytes", std::mem::size_of::<Link>());
     }
 
     #[test]

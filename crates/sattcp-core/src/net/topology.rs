@@ -103,7 +103,7 @@ impl Builder<'_> {
     fn link_hops(&mut self, first: u32) -> impl Iterator<Item = Hop> + '_ {
         (first..self.links.len() as u32).map(|l| match self.schedules[l as usize].take() {
             Some(s) => Hop::Moving(Box::new(MovingHop { link: l, flight: MovingFlight::new(s) })),
-            None => Hop::link(l),
+            None => Hop::link(l, self.links[l as usize].to),
         })
     }
 }
@@ -239,7 +239,7 @@ pub fn build(sc: &Scenario, rngs: &RngFactory) -> Network {
                 to_cli.push(b.link(format!("vsat->cli{i}"), vsat, n + 2 + i, &lan, UNLIMITED));
                 from_cli.push(b.link(format!("cli{i}->vsat"), n + 2 + i, vsat, &lan, UNLIMITED));
             }
-            hops.extend((0..b.links.len() as u32).map(Hop::link));
+            hops.extend(b.links.iter().enumerate().map(|(l, k)| Hop::link(l as u32, k.to)));
             nodes.extend((0..total).map(|_| Node { routes: Routes::None }));
             let mut t_sgw = vec![Via::NONE; total as usize];
             let mut t_vsat = vec![Via::NONE; total as usize];

@@ -788,7 +788,7 @@ impl World {
     fn chain(&mut self, now: SimTime, id: u32, via: Via) -> Chained {
         let Hop::Link(h) = &mut self.hops[via.hop as usize] else { return Chained::No };
         let p = &mut self.packets.slots[id as usize];
-        let far = self.links[h.link as usize].to;
+        let far = h.to();
         if far == p.dst {
             return Chained::No;
         }

@@ -147,6 +147,21 @@ impl<E> EventQueue<E> {
         Some((SimTime(e.time), e.event))
     }
 
+    /// An event that will run soon, for prefetching (issue 15): the next one where it is
+    /// known without work (the entries of the current time are in order), else one entry of
+    /// the earliest non-empty bucket (all of which run before any other bucket's). Does not
+    /// look at events scheduled before the last time popped (rare).
+    #[inline]
+    pub fn peek_soon(&self) -> Option<&E> {
+        if let Some(e) = self.now.front() {
+            return Some(&e.event);
+        }
+        if self.filled == 0 {
+            return None;
+        }
+        self.buckets[self.filled.trailing_zeros() as usize].last().map(|e| &e.event)
+    }
+
     /// Moves the entries of the next time into `now` (which is empty); false if there are none.
     #[cold]
     #[inline(never)]
@@ -262,6 +277,23 @@ mod tests {
         assert!(s.fire(SimTime(5)));
         assert!(!s.fire(SimTime(10)), "stale event must be ignored");
         assert_eq!(s.arm(None), None);
+    }
+
+    #[test]
+    fn peek_soon_names_an_event_that_runs_before_any_later_bucket() {
+        let mut q = EventQueue::new();
+        assert_eq!(q.peek_soon(), None);
+        for (t, e) in [(10, 'a'), (20, 'b'), (1000, 'c'), (10, 'd')] {
+            q.push(SimTime(t), e);
+        }
+        assert_eq!(q.pop(), Some((SimTime(10), 'a')));
+        // 'd' waits at the current time: it is the next event.
+        assert_eq!(q.peek_soon(), Some(&'d'));
+        assert_eq!(q.pop(), Some((SimTime(10), 'd')));
+        // Nothing at the current time: the earliest bucket holds only 'b'.
+        assert_eq!(q.peek_soon(), Some(&'b'));
+        assert_eq!(q.pop(), Some((SimTime(20), 'b')));
+        assert_eq!(q.peek_soon(), Some(&'c'));
     }
 
     #[test]

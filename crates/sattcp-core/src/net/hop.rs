@@ -35,6 +35,9 @@ pub use super::atm_hop::LinkId;
 /// Index of a hop in the world.
 pub type HopId = u32;
 
+/// No packet (a packet index that is never used).
+pub const NO_PACKET: u32 = u32::MAX;
+
 /// Where a node sends a packet: a hop and the hop's input (0 for single-input hops).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Via {
@@ -294,6 +297,16 @@ impl Hop {
             Hop::Atm(a) => a.ingress(input),
             Hop::Moving(m) => m.link,
             Hop::Custom(c) => c.first_link(input),
+        }
+    }
+
+    /// The packet at the head of a link hop's FIFO (`NO_PACKET` for other kinds or when none is
+    /// in flight): a prefetch hint for its arrival event (world).
+    #[inline]
+    pub fn head_packet(&self) -> u32 {
+        match self {
+            Hop::Link(h) => h.in_flight.front().map_or(NO_PACKET, |&(_, p)| p),
+            _ => NO_PACKET,
         }
     }
 

@@ -15,7 +15,7 @@ use crate::engine::queue::{EventQueue, TimerSlot};
 use crate::engine::rng::RngFactory;
 use crate::metrics::result::Trace;
 use crate::net::atm_hop::FrameFate;
-use crate::net::hop::{Hop, HopId, LinkId, Next, Via};
+use crate::net::hop::{Hop, HopId, LinkId, Next, Via, NO_PACKET};
 use crate::net::link::{Admit, DropReason, Link};
 use crate::net::packet::{Dir, FlowId, NodeId, Packet, SackBlock, SackPool, Segment, MAX_SACK_BLOCKS};
 use crate::net::schedule::{self, MovingStats, RttProbe};
@@ -43,8 +43,10 @@ enum Ev {
     Arrive { pkt: u32, node: NodeId },
     /// The first packet in flight on link hop `hop` reaches the link's far end. A link
     /// delivers in the order it sends (one rate, one delay), so its packets in flight wait in
-    /// a FIFO and only the head of each link is in the event queue.
-    HopArrive { hop: HopId },
+    /// a FIFO and only the head of each link is in the event queue. `pkt`: the packet
+    /// expected at the head, a hint for prefetching only (`NO_PACKET`: unknown; see
+    /// [`Simulation::prefetch_next`]).
+    HopArrive { hop: HopId, pkt: u32 },
     SenderTimer { flow: FlowId },
     ReceiverTimer { flow: FlowId },
     /// An application opens `flow` (its sender sends the SYN).
@@ -61,7 +63,7 @@ impl Ev {
     fn words(&self) -> (u64, u64) {
         match *self {
             Ev::Arrive { pkt, node } => (1, (pkt as u64) << 32 | node as u64),
-            Ev::HopArrive { hop } => (7, hop as u64),
+            Ev::HopArrive { hop, .. } => (7, hop as u64),
             Ev::SenderTimer { flow } => (2, flow as u64),
             Ev::ReceiverTimer { flow } => (3, flow as u64),
             Ev::Open { flow } => (4, flow as u64),
@@ -82,6 +84,8 @@ struct Flow {
     app: AppId,
     traced: bool,
     role: Role,
+    /// The owner's [`Interest`] (a copy of `AppEntry::interest`: a segment reads this line only).
+    interest: Interest,
     snd_slot: TimerSlot,
     rcv_slot: TimerSlot,
     /// The first hop of each direction (by `Dir`): the route from `src` to `dst` and from
@@ -174,8 +178,9 @@ pub struct World {
     /// Per hop, whether it feeds a chained hop (so most hops skip the route lookup).
     feeds: Vec<bool>,
     /// Arrival events of chained packets waiting for the instant their packet enters its
-    /// last hop (see [`World::defer`]): (that instant, order, arrival, hop), earliest first.
-    deferred: BinaryHeap<Reverse<(SimTime, u64, SimTime, HopId)>>,
+    /// last hop (see [`World::defer`]): (that instant, order, arrival, hop, packet), earliest
+    /// first.
+    deferred: BinaryHeap<Reverse<(SimTime, u64, SimTime, HopId, u32)>>,
     deferrals: u64,
 }
 
@@ -318,6 +323,7 @@ impl Simulation {
                 receiver: TcpReceiver::new(d.tcp.clone()),
                 snd_slot: TimerSlot::default(),
                 rcv_slot: TimerSlot::default(),
+                interest: Interest::default(),
                 first_hop: [net.nodes[d.src as usize].route(d.dst), net.nodes[d.dst as usize].route(d.src)],
                 scheduled: 0,
                 completed_at: None,
@@ -407,6 +413,11 @@ impl Simulation {
             w.tap = Tap::new(Box::new(w.packet_recorder(filter, sc.tcp.mss, sc.trace.max_packet_events)));
         }
         let mut apps: Vec<AppEntry> = installed.into_iter().map(|app| AppEntry { interest: app.interest(), app, slot: TimerSlot::default() }).collect();
+        for fl in &mut w.flows {
+            if let Some(e) = apps.get(fl.app as usize) {
+                fl.interest = e.interest;
+            }
+        }
         for (i, e) in apps.iter_mut().enumerate() {
             e.app.start(&mut AppCx { w: &mut w, app: i as AppId, slot: &mut e.slot });
         }
@@ -471,6 +482,7 @@ impl Simulation {
             _ => return false,
         }
         let (t, ev) = self.w.queue.pop().expect("peeked");
+        self.prefetch_next();
         self.w.now = t;
         self.events += 1;
         let (a, b) = ev.words();
@@ -479,6 +491,27 @@ impl Simulation {
         }
         self.dispatch(ev);
         true
+    }
+
+    /// Prefetches the first line of what an event due soon reads first (its hop and packet,
+    /// or its flow), so that this memory arrives while the current event runs: with 10,000+
+    /// flows these are mostly cache misses (issue 15, bench/README.md). A hint only: results
+    /// do not depend on it.
+    #[inline(always)]
+    fn prefetch_next(&self) {
+        use crate::engine::prefetch;
+        let w = &self.w;
+        match w.queue.peek_soon() {
+            Some(&Ev::HopArrive { hop, pkt }) => {
+                prefetch(w.hops.as_ptr().wrapping_add(hop as usize));
+                if pkt != NO_PACKET {
+                    prefetch(w.packets.slots.as_ptr().wrapping_add(pkt as usize));
+                }
+            }
+            Some(&Ev::Arrive { pkt, .. }) => prefetch(w.packets.slots.as_ptr().wrapping_add(pkt as usize)),
+            Some(&Ev::SenderTimer { flow } | &Ev::ReceiverTimer { flow }) => prefetch(w.flows.as_ptr().wrapping_add(flow as usize)),
+            _ => {}
+        }
     }
 
     /// Runs every event due at or before `until` (and never past the end of the run).
@@ -526,9 +559,11 @@ impl Simulation {
     /// A TCP endpoint of `flow` took a segment travelling `dir`: tell its application.
     #[inline]
     fn took(&mut self, flow: FlowId, dir: Dir) {
-        let app = self.w.flows[flow as usize].app;
-        let Some(e) = self.apps.get(app as usize) else { return };
-        let interest = e.interest;
+        let fl = &self.w.flows[flow as usize];
+        if fl.app as usize >= self.apps.len() {
+            return;
+        }
+        let interest = fl.interest;
         match dir {
             Dir::Data => {
                 // Finite receive buffers only (always 0 otherwise).
@@ -562,14 +597,16 @@ impl Simulation {
                     self.took(flow, dir);
                 }
             }
-            Ev::HopArrive { hop } => {
+            Ev::HopArrive { hop, .. } => {
                 // None: a moving link's stale event (net::schedule).
                 let Some((pkt, node, next)) = w.hops[hop as usize].arrive(w.now, &w.links) else { return };
                 if let Some(t) = next {
                     // Hop chaining: a packet offered ahead of time has its arrival scheduled
                     // when it enters the hop, as without chaining.
-                    let entered = if w.feeder.is_empty() { None } else { w.hops[hop as usize].head_entered() };
-                    w.schedule_arrival(entered.unwrap_or(w.now), t, hop);
+                    let h = &w.hops[hop as usize];
+                    let entered = if w.feeder.is_empty() { None } else { h.head_entered() };
+                    let head = h.head_packet();
+                    w.schedule_arrival(entered.unwrap_or(w.now), t, hop, head);
                 }
                 if let Some((flow, dir)) = w.arrive(pkt, node) {
                     self.took(flow, dir);
@@ -804,21 +841,22 @@ impl World {
                     return Chained::Next(arrival, next);
                 }
                 if let Next::Arrive(t) = h.keep(arrival, id, now) {
-                    self.schedule_arrival(now, t, via.hop);
+                    self.schedule_arrival(now, t, via.hop, id);
                 }
             }
         }
         Chained::Done
     }
 
-    /// Schedules the arrival at `at` of the head packet of link hop `hop`, which entered it at
-    /// `entered`: now, or deferred for a chained packet that enters later.
+    /// Schedules the arrival at `at` of the head packet (`pkt`, a prefetch hint) of link hop
+    /// `hop`, which entered it at `entered`: now, or deferred for a chained packet that enters
+    /// later.
     #[inline]
-    fn schedule_arrival(&mut self, entered: SimTime, at: SimTime, hop: HopId) {
+    fn schedule_arrival(&mut self, entered: SimTime, at: SimTime, hop: HopId, pkt: u32) {
         if entered > self.now {
-            self.defer(entered, at, hop);
+            self.defer(entered, at, hop, pkt);
         } else {
-            self.queue.push(at, Ev::HopArrive { hop });
+            self.queue.push(at, Ev::HopArrive { hop, pkt });
         }
     }
 
@@ -834,8 +872,8 @@ impl World {
     /// where the arrival event of the unchained run sits somewhere among them; it matters
     /// only if one of them also schedules an event at exactly `at`.)
     #[cold]
-    fn defer(&mut self, entered: SimTime, at: SimTime, hop: HopId) {
-        self.deferred.push(Reverse((entered, self.deferrals, at, hop)));
+    fn defer(&mut self, entered: SimTime, at: SimTime, hop: HopId, pkt: u32) {
+        self.deferred.push(Reverse((entered, self.deferrals, at, hop, pkt)));
         self.deferrals += 1;
     }
 
@@ -851,12 +889,12 @@ impl World {
 
     #[inline(never)]
     fn next_time_deferred(&mut self) -> Option<SimTime> {
-        while let Some(&Reverse((entered, _, at, hop))) = self.deferred.peek() {
+        while let Some(&Reverse((entered, _, at, hop, pkt))) = self.deferred.peek() {
             if self.queue.peek_time().is_some_and(|t| t < entered) {
                 break;
             }
             self.deferred.pop();
-            self.queue.push(at, Ev::HopArrive { hop });
+            self.queue.push(at, Ev::HopArrive { hop, pkt });
         }
         self.queue.peek_time()
     }
@@ -869,7 +907,9 @@ impl World {
         let o = hop.offer(now, via.input, id, p, &mut self.links);
         match o.next {
             Next::Nothing => {}
-            Next::Arrive(t) => self.schedule_arrival(now, t, via.hop),
+            // For a link, the packet offered is the new head (a moving link may reorder: the
+            // hint may then name another packet, which costs nothing but a wasted prefetch).
+            Next::Arrive(t) => self.schedule_arrival(now, t, via.hop, id),
             Next::Wake(t) => self.queue.push(t, Ev::HopWake { hop: via.hop }),
         }
         match o.admit {
@@ -993,6 +1033,6 @@ mod layout_tests {
     fn a_flow_keeps_what_every_segment_reads_in_its_first_line() {
         // issue 15: ends, owner, trace flag, timer slots and first hops in one cache line.
         assert!(offset_of!(Flow, first_hop) + std::mem::size_of::<[Via; 2]>() <= 64);
-        assert!(offset_of!(Flow, rcv_slot) < 64 && offset_of!(Flow, traced) < 64);
+        assert!(offset_of!(Flow, rcv_slot) < 64 && offset_of!(Flow, traced) < 64 && offset_of!(Flow, interest) < 64);
     }
 }

@@ -192,8 +192,16 @@ pub struct Simulation {
     events: u64,
     digest: u64,
     apps: Vec<AppEntry>,
+    /// Whether the loop prefetches for the next event ([`Simulation::prefetch_next`]): only
+    /// where the per-flow state outgrows a core's cache (`PREFETCH_ABOVE_BYTES`); below, every
+    /// line is cached and the prefetch would cost instructions for nothing.
+    prefetch: bool,
     w: World,
 }
+
+/// Flows' and hops' state above which the event loop prefetches (a common size of a core's
+/// L2 cache; issue 15, bench/README.md). Results do not depend on it.
+const PREFETCH_ABOVE_BYTES: usize = 1 << 20;
 
 /// What an application can do, handed to each of its hooks.
 pub struct AppCx<'a> {
@@ -421,7 +429,9 @@ impl Simulation {
         for (i, e) in apps.iter_mut().enumerate() {
             e.app.start(&mut AppCx { w: &mut w, app: i as AppId, slot: &mut e.slot });
         }
+        let state_bytes = w.flows.len() * std::mem::size_of::<Flow>() + w.hops.len() * std::mem::size_of::<Hop>();
         Simulation {
+            prefetch: state_bytes > PREFETCH_ABOVE_BYTES,
             name: sc.name.clone(),
             seed: sc.seed,
             mss: sc.tcp.mss,
@@ -482,7 +492,9 @@ impl Simulation {
             _ => return false,
         }
         let (t, ev) = self.w.queue.pop().expect("peeked");
-        self.prefetch_next();
+        if self.prefetch {
+            self.prefetch_next();
+        }
         self.w.now = t;
         self.events += 1;
         let (a, b) = ev.words();

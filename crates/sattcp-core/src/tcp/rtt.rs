@@ -97,7 +97,8 @@ impl RttEstimator {
         }
     }
 
-    /// Clears the backoff (`tcp.clear_backoff_when_acked`: everything outstanding was acked).
+    /// Clears the backoff without a sample (`tcp.rto_backoff_reset` = `all_acked` or `new_ack`,
+    /// config.rs `BackoffReset`).
     pub fn clear_backoff(&mut self) {
         self.backoff = 1;
     }
@@ -239,8 +240,8 @@ mod tests {
 
     #[test]
     fn clear_backoff_returns_to_the_base_rto_without_a_sample() {
-        // tcp.clear_backoff_when_acked (Linux 2.2: everything outstanding acked): the backoff
-        // goes, the estimate stays.
+        // tcp.rto_backoff_reset = "all_acked" (Linux 2.2: everything outstanding acked): the
+        // backoff goes, the estimate stays.
         let mut e = est();
         sample(&mut e, 0, 600);
         let (base, srtt) = (e.rto(), e.srtt());

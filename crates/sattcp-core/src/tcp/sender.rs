@@ -46,7 +46,7 @@
 //! sending. The other hooks are listed in tcp/cc/mod.rs.
 
 use super::cc::{AckSample, Cc, RateEvent, Window};
-use super::config::TcpConfig;
+use super::config::{BackoffReset, TcpConfig};
 use super::pacing::Pacer;
 use super::rate::{RateEstimator, RateSample, TxRate};
 use super::recovery::{CongState, Cx, Gate, Out, Pick, Recovery, TimerAction};
@@ -169,10 +169,10 @@ pub struct TcpSender {
     timer: Timer,
     /// A pacing release time the send loop stopped at.
     pace_wait: Option<SimTime>,
-    /// `cfg.dupack_threshold`, `cfg.rcv_window_field`, `cfg.clear_backoff_when_acked`.
+    /// `cfg.dupack_threshold`, `cfg.rcv_window_field`, `cfg.backoff_reset`.
     dupack_threshold: u32,
     rcv_window_field: u16,
-    clear_backoff_when_acked: bool,
+    backoff_reset: BackoffReset,
     // Line 3.
     sb: Scoreboard,
     /// Start of an outstanding window probe.
@@ -243,7 +243,7 @@ impl TcpSender {
             fin: cfg.fin,
             dupack_threshold: cfg.dupack_threshold,
             rcv_window_field: cfg.rcv_window_field,
-            clear_backoff_when_acked: cfg.clear_backoff_when_acked,
+            backoff_reset: cfg.backoff_reset,
             snd_buf: cfg.snd_buf,
             ns2: cfg.ns2.clone(),
             cfg,
@@ -406,16 +406,20 @@ impl TcpSender {
             if !o.keep_dupacks {
                 self.dupacks = 0;
             }
-            if o.clear_backoff {
-                self.rtt.clear_backoff();
-            }
             if o.rtt_sample {
                 self.rtt.on_ack(now, ack);
             } else {
                 self.rtt.on_partial_ack(ack);
             }
-            if self.clear_backoff_when_acked && ack >= self.snd_max {
+            // tcp.rto_backoff_reset (config.rs `BackoffReset`): what else forgets the backoff.
+            let reset = match self.backoff_reset {
+                BackoffReset::Sample => false,
                 // Linux 2.2 `tcp_ack_saw_tstamp`: `if (tp->packets_out == 0) { ... tp->backoff = 0;`
+                BackoffReset::AllAcked => ack >= self.snd_max,
+                // ns-3 `NewAck(ack, resetRTO)`: every new ACK that restarts the timer.
+                BackoffReset::NewAck => o.timer != TimerAction::Keep,
+            };
+            if reset {
                 self.rtt.clear_backoff();
             }
             if o.grow {
@@ -1071,6 +1075,32 @@ mod tests {
         assert!(out[1].is_syn());
         assert_eq!(s.poll_at(), Some(SimTime::from_secs(9)), "backed off to 6 s");
         assert_eq!(s.stats().timeouts, 1);
+    }
+
+    /// `tcp.rto_backoff_reset` (config.rs `BackoffReset`): after a timeout the go-back-N's
+    /// ACKs cover retransmitted segments, so Karn's rule takes no sample from them. ns-2 keeps
+    /// the doubled RTO; Linux 2.2 forgets it once nothing is outstanding; ns-3 at the first
+    /// new ACK that restarts the timer.
+    #[test]
+    fn the_backoff_outlives_the_go_back_n_acks_unless_the_rule_forgets_it() {
+        let after_timeout = |reset: BackoffReset| {
+            let (mut s, _) = established(TcpConfig { initial_cwnd: 4, backoff_reset: reset, ..cfg() }, 4 * MSS);
+            let (base, rto) = (s.rto(), s.poll_at().unwrap());
+            let mut out = Vec::new();
+            s.on_timer(rto, &mut out);
+            assert_eq!(s.rto(), base.times(2), "backed off");
+            s.on_segment(rto + SimTime::from_millis(100), &ack(1001), &mut out);
+            let partway = s.rto();
+            s.on_segment(rto + SimTime::from_millis(200), &ack(4001), &mut out);
+            assert!(s.all_acked());
+            (base, partway, s.rto())
+        };
+        let (base, partway, end) = after_timeout(BackoffReset::Sample);
+        assert_eq!((partway, end), (base.times(2), base.times(2)), "Karn: no sample, the backoff stays (ns-2)");
+        let (base, partway, end) = after_timeout(BackoffReset::AllAcked);
+        assert_eq!((partway, end), (base.times(2), base), "cleared once everything is acknowledged (Linux 2.2)");
+        let (base, partway, end) = after_timeout(BackoffReset::NewAck);
+        assert_eq!((partway, end), (base, base), "cleared by the first new ACK (ns-3 NewAck)");
     }
 
     #[test]

@@ -7,8 +7,12 @@
 //             --ssthresh=3093504 --rcvbuf=4194240
 //
 // Prints one line of key=value figures: delivered_bytes (sum over flows of the bytes the
-// receiving application got, in order), events (ns-3's executed-event count) and timeouts
-// (entries into CA_LOSS, one per retransmission timeout that starts a loss episode).
+// receiving application got, in order), events (ns-3's executed-event count), timeouts
+// (entries into CA_LOSS, one per retransmission timeout that starts a loss episode),
+// rto_expiries (every retransmission timeout: ReTxTimeout doubles the traced RTO, `m_rto =
+// Min(m_rto + m_rto, 60 s)`, and nothing else doubles it exactly; not counted: SYN timeouts,
+// whose RTO SendEmptyPacket recomputes first, and expiries at the 60 s cap) and recoveries
+// (entries into CA_RECOVERY, the fast retransmits).
 // `--verbose=1` also prints to stderr every flow's congestion-state changes and flow 0's
 // cwnd, ssthresh, bytes in flight, RTO and highest cumulative ACK as they change (the
 // evidence for bench/README.md's account of the GEO difference). Any ns-3 attribute can be
@@ -42,6 +46,8 @@ using namespace ns3;
 namespace
 {
 uint64_t g_timeouts = 0;
+uint64_t g_rto_expiries = 0;
+uint64_t g_recoveries = 0;
 bool g_verbose = false;
 
 // A change of the congestion state to CA_LOSS is one retransmission timeout.
@@ -53,6 +59,10 @@ CongStateChanged(uint32_t flow,
     if (now == TcpSocketState::CA_LOSS)
     {
         ++g_timeouts;
+    }
+    if (now == TcpSocketState::CA_RECOVERY)
+    {
+        ++g_recoveries;
     }
     if (g_verbose)
     {
@@ -68,6 +78,16 @@ void
 RtoChanged(uint32_t flow, Time, Time now)
 {
     std::fprintf(stderr, "%.6f flow %u rto %.3f\n", Simulator::Now().GetSeconds(), flow, now.GetSeconds());
+}
+
+// ReTxTimeout: `m_rto = Min(m_rto + m_rto, Time::FromDouble(60, Time::S))`.
+void
+RtoDoubled(Time before, Time now)
+{
+    if (before.IsStrictlyPositive() && now == Min(before + before, Seconds(60)) && now != before)
+    {
+        ++g_rto_expiries;
+    }
 }
 
 void
@@ -88,6 +108,7 @@ HookSocket(Ptr<BulkSendApplication> app, uint32_t flow)
     Ptr<TcpSocketBase> sock = DynamicCast<TcpSocketBase>(app->GetSocket());
     NS_ABORT_MSG_UNLESS(sock, "BulkSendApplication has no TCP socket yet");
     sock->TraceConnectWithoutContext("CongState", MakeBoundCallback(&CongStateChanged, flow));
+    sock->TraceConnectWithoutContext("RTO", MakeCallback(&RtoDoubled));
     if (g_verbose && flow == 0)
     {
         sock->TraceConnectWithoutContext("RTO", MakeBoundCallback(&RtoChanged, flow));
@@ -223,10 +244,12 @@ main(int argc, char* argv[])
     {
         delivered += s->GetTotalRx();
     }
-    std::printf("delivered_bytes=%llu events=%llu timeouts=%llu\n",
+    std::printf("delivered_bytes=%llu events=%llu timeouts=%llu rto_expiries=%llu recoveries=%llu\n",
                 static_cast<unsigned long long>(delivered),
                 static_cast<unsigned long long>(Simulator::GetEventCount()),
-                static_cast<unsigned long long>(g_timeouts));
+                static_cast<unsigned long long>(g_timeouts),
+                static_cast<unsigned long long>(g_rto_expiries),
+                static_cast<unsigned long long>(g_recoveries));
     Simulator::Destroy();
     return 0;
 }

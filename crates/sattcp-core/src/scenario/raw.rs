@@ -194,6 +194,8 @@ raw_tcp! {
     /// "sample", "all_acked" or "new_ack" (tcp/config.rs `BackoffReset`); default from the
     /// recovery.
     pub rto_backoff_reset: Option<String>,
+    /// "ns2" or "ns3" (tcp/config.rs `RttEstimatorKind`); default from the recovery.
+    pub rtt_estimator: Option<String>,
     pub timer_granularity: Option<Val>,
     pub initial_rto: Option<Val>,
     pub min_rto: Option<Val>,

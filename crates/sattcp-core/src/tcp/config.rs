@@ -101,6 +101,28 @@ impl RecoveryKind {
             _ => BackoffReset::Sample,
         }
     }
+
+    /// The RTT estimator that goes with this recovery when `tcp.rtt_estimator` is not given:
+    /// ns-3's for `newreno_ns3`, ns-2's otherwise.
+    pub fn default_rtt_estimator(self) -> RttEstimatorKind {
+        match self {
+            RecoveryKind::NewrenoNs3 => RttEstimatorKind::Ns3,
+            _ => RttEstimatorKind::Ns2,
+        }
+    }
+}
+
+/// How the sender measures the RTT and computes the RTO (`tcp.rtt_estimator`; tcp/rtt.rs).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RttEstimatorKind {
+    /// ns-2's `TcpAgent`: one timed segment per round trip, counted in `timer_granularity`
+    /// ticks, RTO = (SRTT + 4 RTTVAR) ticks, at least two ticks and `min_rto` (the seeds').
+    Ns2,
+    /// ns-3.44's `TcpSocketBase` with `RttMeanDeviation`, without timestamps: a sample from
+    /// every ACK of new data (Karn's rule), in nanoseconds, RTO = max(SRTT + max(G, 4 RTTVAR),
+    /// `min_rto`) with G = `timer_granularity` (ns-3's ClockGranularity).
+    Ns3,
 }
 
 /// When the retransmission timer's exponential backoff is forgotten (`tcp.rto_backoff_reset`).
@@ -158,7 +180,11 @@ pub struct TcpConfig {
     /// What clears the RTO backoff besides an RTT sample ([`BackoffReset`]; the scenario's
     /// default follows the recovery, [`RecoveryKind::default_backoff_reset`]).
     pub backoff_reset: BackoffReset,
-    /// Retransmission-timer tick (100 ms in the seeds).
+    /// The RTT estimator ([`RttEstimatorKind`]; the scenario's default follows the recovery,
+    /// [`RecoveryKind::default_rtt_estimator`]).
+    pub rtt_estimator: RttEstimatorKind,
+    /// Retransmission-timer tick (100 ms in the seeds); with the ns-3 estimator, ns-3's clock
+    /// granularity in the RTO.
     pub timer_granularity: SimTime,
     pub initial_rto: SimTime,
     pub min_rto: SimTime,
@@ -184,7 +210,7 @@ pub struct TcpConfig {
 
 impl TcpConfig {
     /// This configuration with the named flavour's recovery and congestion control; SACK
-    /// flavours also turn `sack` on, and the RTO backoff rule follows the recovery (as the
+    /// flavours also turn `sack` on, and the RTO backoff rule and the RTT estimator follow the recovery (as the
     /// scenario's defaults do). `None` for an unknown name.
     pub fn with_flavor(mut self, name: &str) -> Option<Self> {
         let (r, c) = flavor(name)?;
@@ -192,6 +218,7 @@ impl TcpConfig {
         self.cc = c;
         self.sack = r.uses_sack();
         self.backoff_reset = r.default_backoff_reset();
+        self.rtt_estimator = r.default_rtt_estimator();
         Some(self)
     }
 
@@ -216,6 +243,7 @@ impl Default for TcpConfig {
             sws_avoidance: false,
             piggyback_acks: false,
             backoff_reset: BackoffReset::Sample,
+            rtt_estimator: RttEstimatorKind::Ns2,
             timer_granularity: SimTime::from_millis(100),
             initial_rto: SimTime::from_secs(3),
             min_rto: SimTime::from_millis(200),

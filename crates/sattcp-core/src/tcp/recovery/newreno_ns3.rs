@@ -30,8 +30,8 @@
 //!   sender's `tcp.rto_backoff_reset = "new_ack"`, this recovery's default (config.rs
 //!   `BackoffReset`).
 //!
-//! Not modelled: ns-3's RTT estimator (every ACK a sample, RTO = srtt + max(G, 4 rttvar)), a
-//! sender property, not the recovery's; sattcp's is ns-2's.
+//! ns-3's RTT estimator (every ACK a sample, RTO = srtt + max(G, 4 rttvar)) is a sender
+//! property, `tcp.rtt_estimator = "ns3"` (tcp/rtt.rs), this recovery's default.
 
 use super::{CongState, Cx, Gate, Out, TimerAction};
 

@@ -17,6 +17,10 @@
 // cwnd, ssthresh, bytes in flight, RTO and highest cumulative ACK as they change (the
 // evidence for bench/README.md's account of the GEO difference). Any ns-3 attribute can be
 // changed for an experiment, e.g. `--ns3::TcpL4Protocol::SocketType=ns3::TcpLinuxReno`.
+// `--rttSamples=550000000,562500001,...` instead feeds those RTT samples (ns) to ns-3's own
+// RttMeanDeviation and prints the estimate, the variation and the RTO as TcpSocketBase computes
+// it with the settings below, one line per sample (sattcp's tcp/rtt.rs unit test checks the
+// same sequence), and exits.
 //
 // Topology: N senders -- r1 == bottleneck == r2 -- N receivers; access links 155.52 Mbps /
 // 5 us with queues that never fill (100,000 packets), the bottleneck 45 Mbps / `delay` each
@@ -118,6 +122,34 @@ HookSocket(Ptr<BulkSendApplication> app, uint32_t flow)
         sock->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&U32Changed, "ssthresh"));
     }
 }
+// The RTT estimator alone: each sample, then `m_rto = Max(est + Max(ClockGranularity, 4 var),
+// MinRto)` as TcpSocketBase::EstimateRtt computes it.
+int
+RttSamples(const std::string& list)
+{
+    Ptr<RttEstimator> rtt = CreateObject<RttMeanDeviation>();
+    TimeValue granularity;
+    TimeValue minRto;
+    Ptr<TcpSocketBase> socket = CreateObject<TcpSocketBase>();
+    socket->GetAttribute("ClockGranularity", granularity);
+    socket->GetAttribute("MinRto", minRto);
+    std::size_t at = 0;
+    while (at < list.size())
+    {
+        std::size_t end = list.find(',', at);
+        end = end == std::string::npos ? list.size() : end;
+        int64_t ns = std::stoll(list.substr(at, end - at));
+        rtt->Measurement(NanoSeconds(ns));
+        Time rto = Max(rtt->GetEstimate() + Max(granularity.Get(), rtt->GetVariation() * 4), minRto.Get());
+        std::printf("sample=%lld est=%lld var=%lld rto=%lld\n",
+                    static_cast<long long>(ns),
+                    static_cast<long long>(rtt->GetEstimate().GetNanoSeconds()),
+                    static_cast<long long>(rtt->GetVariation().GetNanoSeconds()),
+                    static_cast<long long>(rto.GetNanoSeconds()));
+        at = end + 1;
+    }
+    return 0;
+}
 } // namespace
 
 int
@@ -134,6 +166,7 @@ main(int argc, char* argv[])
     uint32_t ssthresh = 3021 * 1024;
     uint32_t rcvbuf = 65535u << 6;
     double stagger = 0.01;
+    std::string rttSamples;
 
     // Fixed before the command line is parsed: `--ns3::TcpSocketBase::MinRto=1s` and the like
     // override them for an experiment.
@@ -166,7 +199,12 @@ main(int argc, char* argv[])
     cmd.AddValue("rcvbuf", "receive buffer (advertised window), bytes", rcvbuf);
     cmd.AddValue("stagger", "seconds between flow starts", stagger);
     cmd.AddValue("verbose", "print each congestion-state change to stderr", g_verbose);
+    cmd.AddValue("rttSamples", "comma-separated RTT samples (ns): print ns-3's estimator after each, and exit", rttSamples);
     cmd.Parse(argc, argv);
+    if (!rttSamples.empty())
+    {
+        return RttSamples(rttSamples);
+    }
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
     Config::SetDefault("ns3::TcpSocket::InitialSlowStartThreshold", UintegerValue(ssthresh));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(rcvbuf));

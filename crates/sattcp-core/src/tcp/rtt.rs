@@ -385,8 +385,8 @@ mod tests {
 
     /// `RttMeanDeviation::Measurement` by hand, nanoseconds (alpha 1/8, beta 1/4:
     /// `IntegerUpdate(m, 3, 2)`), and RTO = max(est + max(100 ms, 4 var), 200 ms). The same
-    /// sequence through ns-3.44's own `RttMeanDeviation` (the PyPI wheel, a ten-line program;
-    /// bench/README.md) prints these numbers.
+    /// sequence through ns-3.44's own `RttMeanDeviation` (`target/peers-ns3 --rttSamples=
+    /// 550000000,562500001,...` as `bench/peers` builds it) prints these numbers.
     #[test]
     fn ns3_estimator_is_rtt_mean_deviation_in_integer_nanoseconds() {
         let mut e = ns3();

@@ -13,9 +13,9 @@
 // Min(m_rto + m_rto, 60 s)`, and nothing else doubles it exactly; not counted: SYN timeouts,
 // whose RTO SendEmptyPacket recomputes first, and expiries at the 60 s cap) and recoveries
 // (entries into CA_RECOVERY, the fast retransmits).
-// `--verbose=1` also prints to stderr every flow's congestion-state changes and flow 0's
-// cwnd, ssthresh, bytes in flight, RTO and highest cumulative ACK as they change (the
-// evidence for bench/README.md's account of the GEO difference). Any ns-3 attribute can be
+// `--verbose=1` also prints to stderr every flow's congestion-state changes and one flow's
+// (`--traceFlow`, 0 by default) cwnd, ssthresh, bytes in flight, RTO and highest cumulative ACK
+// as they change (the evidence for bench/README.md's account of the GEO difference). Any ns-3 attribute can be
 // changed for an experiment, e.g. `--ns3::TcpL4Protocol::SocketType=ns3::TcpLinuxReno`.
 // `--rttSamples=550000000,562500001,...` instead feeds those RTT samples (ns) to ns-3's own
 // RttMeanDeviation and prints the estimate, the variation and the RTO as TcpSocketBase computes
@@ -53,6 +53,7 @@ uint64_t g_timeouts = 0;
 uint64_t g_rto_expiries = 0;
 uint64_t g_recoveries = 0;
 bool g_verbose = false;
+uint32_t g_traceFlow = 0;
 
 // A change of the congestion state to CA_LOSS is one retransmission timeout.
 void
@@ -103,7 +104,7 @@ AckChanged(uint32_t flow, SequenceNumber32, SequenceNumber32 now)
 void
 U32Changed(const char* what, uint32_t, uint32_t now)
 {
-    std::fprintf(stderr, "%.6f flow 0 %s %u\n", Simulator::Now().GetSeconds(), what, now);
+    std::fprintf(stderr, "%.6f flow %u %s %u\n", Simulator::Now().GetSeconds(), g_traceFlow, what, now);
 }
 
 void
@@ -113,7 +114,7 @@ HookSocket(Ptr<BulkSendApplication> app, uint32_t flow)
     NS_ABORT_MSG_UNLESS(sock, "BulkSendApplication has no TCP socket yet");
     sock->TraceConnectWithoutContext("CongState", MakeBoundCallback(&CongStateChanged, flow));
     sock->TraceConnectWithoutContext("RTO", MakeCallback(&RtoDoubled));
-    if (g_verbose && flow == 0)
+    if (g_verbose && flow == g_traceFlow)
     {
         sock->TraceConnectWithoutContext("RTO", MakeBoundCallback(&RtoChanged, flow));
         sock->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&AckChanged, flow));
@@ -199,6 +200,7 @@ main(int argc, char* argv[])
     cmd.AddValue("rcvbuf", "receive buffer (advertised window), bytes", rcvbuf);
     cmd.AddValue("stagger", "seconds between flow starts", stagger);
     cmd.AddValue("verbose", "print each congestion-state change to stderr", g_verbose);
+    cmd.AddValue("traceFlow", "the flow whose cwnd, RTO, ... --verbose=1 prints (default 0)", g_traceFlow);
     cmd.AddValue("rttSamples", "comma-separated RTT samples (ns): print ns-3's estimator after each, and exit", rttSamples);
     cmd.Parse(argc, argv);
     if (!rttSamples.empty())

@@ -7,12 +7,20 @@
 //             --ssthresh=3093504 --rcvbuf=4194240
 //
 // Prints one line of key=value figures: delivered_bytes (sum over flows of the bytes the
-// receiving application got, in order), events (ns-3's executed-event count) and timeouts
-// (entries into CA_LOSS, one per retransmission timeout that starts a loss episode).
-// `--verbose=1` also prints to stderr every flow's congestion-state changes and flow 0's
-// cwnd, ssthresh, bytes in flight, RTO and highest cumulative ACK as they change (the
-// evidence for bench/README.md's account of the GEO difference). Any ns-3 attribute can be
+// receiving application got, in order), events (ns-3's executed-event count), timeouts
+// (entries into CA_LOSS, one per retransmission timeout that starts a loss episode),
+// rto_expiries (every retransmission timeout: ReTxTimeout doubles the traced RTO, `m_rto =
+// Min(m_rto + m_rto, 60 s)`, and nothing else doubles it exactly; not counted: SYN timeouts,
+// whose RTO SendEmptyPacket recomputes first, and expiries at the 60 s cap) and recoveries
+// (entries into CA_RECOVERY, the fast retransmits).
+// `--verbose=1` also prints to stderr every flow's congestion-state changes and one flow's
+// (`--traceFlow`, 0 by default) cwnd, ssthresh, bytes in flight, RTO and highest cumulative ACK
+// as they change (the evidence for bench/README.md's account of the GEO difference). Any ns-3 attribute can be
 // changed for an experiment, e.g. `--ns3::TcpL4Protocol::SocketType=ns3::TcpLinuxReno`.
+// `--rttSamples=550000000,562500001,...` instead feeds those RTT samples (ns) to ns-3's own
+// RttMeanDeviation and prints the estimate, the variation and the RTO as TcpSocketBase computes
+// it with the settings below, one line per sample (sattcp's tcp/rtt.rs unit test checks the
+// same sequence), and exits.
 //
 // Topology: N senders -- r1 == bottleneck == r2 -- N receivers; access links 155.52 Mbps /
 // 5 us with queues that never fill (100,000 packets), the bottleneck 45 Mbps / `delay` each
@@ -42,7 +50,10 @@ using namespace ns3;
 namespace
 {
 uint64_t g_timeouts = 0;
+uint64_t g_rto_expiries = 0;
+uint64_t g_recoveries = 0;
 bool g_verbose = false;
+uint32_t g_traceFlow = 0;
 
 // A change of the congestion state to CA_LOSS is one retransmission timeout.
 void
@@ -53,6 +64,10 @@ CongStateChanged(uint32_t flow,
     if (now == TcpSocketState::CA_LOSS)
     {
         ++g_timeouts;
+    }
+    if (now == TcpSocketState::CA_RECOVERY)
+    {
+        ++g_recoveries;
     }
     if (g_verbose)
     {
@@ -70,6 +85,16 @@ RtoChanged(uint32_t flow, Time, Time now)
     std::fprintf(stderr, "%.6f flow %u rto %.3f\n", Simulator::Now().GetSeconds(), flow, now.GetSeconds());
 }
 
+// ReTxTimeout: `m_rto = Min(m_rto + m_rto, Time::FromDouble(60, Time::S))`.
+void
+RtoDoubled(Time before, Time now)
+{
+    if (before.IsStrictlyPositive() && now == Min(before + before, Seconds(60)) && now != before)
+    {
+        ++g_rto_expiries;
+    }
+}
+
 void
 AckChanged(uint32_t flow, SequenceNumber32, SequenceNumber32 now)
 {
@@ -79,7 +104,7 @@ AckChanged(uint32_t flow, SequenceNumber32, SequenceNumber32 now)
 void
 U32Changed(const char* what, uint32_t, uint32_t now)
 {
-    std::fprintf(stderr, "%.6f flow 0 %s %u\n", Simulator::Now().GetSeconds(), what, now);
+    std::fprintf(stderr, "%.6f flow %u %s %u\n", Simulator::Now().GetSeconds(), g_traceFlow, what, now);
 }
 
 void
@@ -88,7 +113,8 @@ HookSocket(Ptr<BulkSendApplication> app, uint32_t flow)
     Ptr<TcpSocketBase> sock = DynamicCast<TcpSocketBase>(app->GetSocket());
     NS_ABORT_MSG_UNLESS(sock, "BulkSendApplication has no TCP socket yet");
     sock->TraceConnectWithoutContext("CongState", MakeBoundCallback(&CongStateChanged, flow));
-    if (g_verbose && flow == 0)
+    sock->TraceConnectWithoutContext("RTO", MakeCallback(&RtoDoubled));
+    if (g_verbose && flow == g_traceFlow)
     {
         sock->TraceConnectWithoutContext("RTO", MakeBoundCallback(&RtoChanged, flow));
         sock->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&AckChanged, flow));
@@ -96,6 +122,34 @@ HookSocket(Ptr<BulkSendApplication> app, uint32_t flow)
         sock->TraceConnectWithoutContext("BytesInFlight", MakeBoundCallback(&U32Changed, "inflight"));
         sock->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&U32Changed, "ssthresh"));
     }
+}
+// The RTT estimator alone: each sample, then `m_rto = Max(est + Max(ClockGranularity, 4 var),
+// MinRto)` as TcpSocketBase::EstimateRtt computes it.
+int
+RttSamples(const std::string& list)
+{
+    Ptr<RttEstimator> rtt = CreateObject<RttMeanDeviation>();
+    TimeValue granularity;
+    TimeValue minRto;
+    Ptr<TcpSocketBase> socket = CreateObject<TcpSocketBase>();
+    socket->GetAttribute("ClockGranularity", granularity);
+    socket->GetAttribute("MinRto", minRto);
+    std::size_t at = 0;
+    while (at < list.size())
+    {
+        std::size_t end = list.find(',', at);
+        end = end == std::string::npos ? list.size() : end;
+        int64_t ns = std::stoll(list.substr(at, end - at));
+        rtt->Measurement(NanoSeconds(ns));
+        Time rto = Max(rtt->GetEstimate() + Max(granularity.Get(), rtt->GetVariation() * 4), minRto.Get());
+        std::printf("sample=%lld est=%lld var=%lld rto=%lld\n",
+                    static_cast<long long>(ns),
+                    static_cast<long long>(rtt->GetEstimate().GetNanoSeconds()),
+                    static_cast<long long>(rtt->GetVariation().GetNanoSeconds()),
+                    static_cast<long long>(rto.GetNanoSeconds()));
+        at = end + 1;
+    }
+    return 0;
 }
 } // namespace
 
@@ -113,6 +167,7 @@ main(int argc, char* argv[])
     uint32_t ssthresh = 3021 * 1024;
     uint32_t rcvbuf = 65535u << 6;
     double stagger = 0.01;
+    std::string rttSamples;
 
     // Fixed before the command line is parsed: `--ns3::TcpSocketBase::MinRto=1s` and the like
     // override them for an experiment.
@@ -145,7 +200,13 @@ main(int argc, char* argv[])
     cmd.AddValue("rcvbuf", "receive buffer (advertised window), bytes", rcvbuf);
     cmd.AddValue("stagger", "seconds between flow starts", stagger);
     cmd.AddValue("verbose", "print each congestion-state change to stderr", g_verbose);
+    cmd.AddValue("traceFlow", "the flow whose cwnd, RTO, ... --verbose=1 prints (default 0)", g_traceFlow);
+    cmd.AddValue("rttSamples", "comma-separated RTT samples (ns): print ns-3's estimator after each, and exit", rttSamples);
     cmd.Parse(argc, argv);
+    if (!rttSamples.empty())
+    {
+        return RttSamples(rttSamples);
+    }
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
     Config::SetDefault("ns3::TcpSocket::InitialSlowStartThreshold", UintegerValue(ssthresh));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(rcvbuf));
@@ -223,10 +284,12 @@ main(int argc, char* argv[])
     {
         delivered += s->GetTotalRx();
     }
-    std::printf("delivered_bytes=%llu events=%llu timeouts=%llu\n",
+    std::printf("delivered_bytes=%llu events=%llu timeouts=%llu rto_expiries=%llu recoveries=%llu\n",
                 static_cast<unsigned long long>(delivered),
                 static_cast<unsigned long long>(Simulator::GetEventCount()),
-                static_cast<unsigned long long>(g_timeouts));
+                static_cast<unsigned long long>(g_timeouts),
+                static_cast<unsigned long long>(g_rto_expiries),
+                static_cast<unsigned long long>(g_recoveries));
     Simulator::Destroy();
     return 0;
 }

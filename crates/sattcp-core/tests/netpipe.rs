@@ -352,14 +352,14 @@ fn netpipe_chooses_nrepeat_from_the_previous_size() {
 
 /// docs/netpipe-sat.md, F5.3: at BER 1e-4 with Karn's rule alone (ns-2) the backoff survives
 /// from block to block and most losses cost the 120 s cap; Linux 2.2 (timestamps) clears it
-/// once everything outstanding is acked (`tcp.clear_backoff_when_acked`, the scenario's
+/// once everything outstanding is acked (`tcp.rto_backoff_reset = "all_acked"`, the scenario's
 /// setting), so a block's losses cost RTO, 2 RTO, ... afresh. Same seed, same errors drawn per
 /// bit: the blocks come back sooner, every byte still delivered once.
 #[test]
 fn clearing_the_backoff_when_all_is_acked_shortens_blocks_under_errors() {
-    let sets = |v: &'static str| vec![("links.bottleneck.ber", "1e-4"), ("app.blocks", "[8192]"), ("app.repeats", "3"), ("run.duration", "100000s"), ("tcp.clear_backoff_when_acked", v)];
-    let karn = run(E1, &sets("false"));
-    let linux = run(E1, &sets("true"));
+    let sets = |v: &'static str| vec![("links.bottleneck.ber", "1e-4"), ("app.blocks", "[8192]"), ("app.repeats", "3"), ("run.duration", "100000s"), ("tcp.rto_backoff_reset", v)];
+    let karn = run(E1, &sets("\"sample\""));
+    let linux = run(E1, &sets("\"all_acked\""));
     for r in [&karn, &linux] {
         assert!(r.warnings.is_empty(), "{:?}", r.warnings);
         for f in &r.flows {

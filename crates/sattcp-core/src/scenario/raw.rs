@@ -191,7 +191,11 @@ raw_tcp! {
     pub delack_timeout: Option<Val>,
     pub sws_avoidance: Option<bool>,
     pub piggyback_acks: Option<bool>,
-    pub clear_backoff_when_acked: Option<bool>,
+    /// "sample", "all_acked" or "new_ack" (tcp/config.rs `BackoffReset`); default from the
+    /// recovery.
+    pub rto_backoff_reset: Option<String>,
+    /// "ns2" or "ns3" (tcp/config.rs `RttEstimatorKind`); default from the recovery.
+    pub rtt_estimator: Option<String>,
     pub timer_granularity: Option<Val>,
     pub initial_rto: Option<Val>,
     pub min_rto: Option<Val>,

@@ -98,7 +98,8 @@ fn fill_tcp(tcp: &mut RawTcp, t: &TcpConfig) {
     fill(&mut tcp.delack_timeout, dur(t.delack_timeout));
     fill(&mut tcp.sws_avoidance, t.sws_avoidance);
     fill(&mut tcp.piggyback_acks, t.piggyback_acks);
-    fill(&mut tcp.clear_backoff_when_acked, t.clear_backoff_when_acked);
+    fill(&mut tcp.rto_backoff_reset, serde_name(&t.backoff_reset));
+    fill(&mut tcp.rtt_estimator, serde_name(&t.rtt_estimator));
     fill(&mut tcp.timer_granularity, dur(t.timer_granularity));
     fill(&mut tcp.initial_rto, dur(t.initial_rto));
     fill(&mut tcp.min_rto, dur(t.min_rto));

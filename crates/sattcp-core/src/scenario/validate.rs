@@ -5,7 +5,7 @@ use super::{Problem, ScenarioError};
 use crate::app::www::{FirstBatch, Truncation, WwwParams};
 use crate::atm::{buffer_cells, cells_for_tcp_payload, DropPolicy, SEED_R, SEED_Z};
 use crate::net::packet::{IP_HEADER, TCP_HEADER};
-use crate::tcp::{config::flavor, CcKind, RecoveryKind, TcpConfig};
+use crate::tcp::{config::flavor, BackoffReset, CcKind, RecoveryKind, RttEstimatorKind, TcpConfig};
 use crate::time::{parse_duration, parse_rate, parse_size, Rate, SimTime, Size};
 
 /// A scenario keyword: an enum each of whose values has one name in scenario files. Parsing
@@ -74,6 +74,8 @@ use crate::orbit::route::Mode;
 keywords!(Mode { Isl = "isl", BentPipe = "bentpipe" });
 keywords!(FirstBatch { Staggered = "staggered", AtZero = "zero" });
 keywords!(Truncation { Clamp = "clamp", Resample = "resample" });
+keywords!(BackoffReset { Sample = "sample", AllAcked = "all_acked", NewAck = "new_ack" });
+keywords!(RttEstimatorKind { Ns2 = "ns2", Ns3 = "ns3" });
 
 mod moving;
 pub use moving::{fill_constellation, ConstellationRun};
@@ -688,7 +690,12 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
     tcp.delack_timeout = c.duration(&format!("{p}.delack_timeout"), t.delack_timeout.as_ref(), tcp.delack_timeout);
     tcp.sws_avoidance = t.sws_avoidance.unwrap_or(false);
     tcp.piggyback_acks = t.piggyback_acks.unwrap_or(false);
-    tcp.clear_backoff_when_acked = t.clear_backoff_when_acked.unwrap_or(false);
+    // tcp/config.rs `BackoffReset`: the recovery's rule unless given.
+    let reset = tcp.recovery.default_backoff_reset();
+    tcp.backoff_reset = c.keyword(&format!("{p}.rto_backoff_reset"), t.rto_backoff_reset.as_deref(), reset).unwrap_or(reset);
+    // tcp/config.rs `RttEstimatorKind`: likewise.
+    let est = tcp.recovery.default_rtt_estimator();
+    tcp.rtt_estimator = c.keyword(&format!("{p}.rtt_estimator"), t.rtt_estimator.as_deref(), est).unwrap_or(est);
     tcp.timer_granularity = c.duration(&format!("{p}.timer_granularity"), t.timer_granularity.as_ref(), tcp.timer_granularity);
     if t.profile.as_deref() == Some("ns2") {
         // ns-2's boot_time_ is a fraction of its own tick (tcp/ns2.rs); tcp.ns2.tick_phase overrides.
@@ -1795,6 +1802,34 @@ mod tests {
         assert_eq!(s.switch.buffer_cells, crate::atm::bdp_cells(rtt, Rate(149_760_000)));
         // A path's bottleneck is its slowest hop: 2 Mbps x 60 ms = 15,000 bytes.
         assert_eq!(scenario(PATH2, &[]).bdp_bytes(), 15_000);
+    }
+
+    #[test]
+    fn rto_backoff_reset_follows_the_recovery_unless_given() {
+        // tcp/config.rs `BackoffReset`: ns-3's rule for newreno_ns3, ns-2's for the others.
+        assert_eq!(scenario(GEO2, &[]).tcp.backoff_reset, BackoffReset::Sample);
+        assert_eq!(scenario(GEO2, &[("tcp.flavor", "newreno_ns3")]).tcp.backoff_reset, BackoffReset::NewAck);
+        assert_eq!(scenario(GEO2, &[("tcp.recovery", "newreno_ns3"), ("tcp.cc", "cubic")]).tcp.backoff_reset, BackoffReset::NewAck);
+        assert_eq!(scenario(GEO2, &[("tcp.flavor", "newreno_ns3"), ("tcp.rto_backoff_reset", "\"sample\"")]).tcp.backoff_reset, BackoffReset::Sample);
+        assert_eq!(scenario(GEO2, &[("tcp.rto_backoff_reset", "\"all_acked\"")]).tcp.backoff_reset, BackoffReset::AllAcked);
+        // A group that names newreno_ns3 gets its rule; [tcp]'s explicit value is inherited.
+        let g = format!("{GEO2}\n        [[tcp.groups]]\n        flows = [1]\n        flavor = \"newreno_ns3\"\n");
+        let s = scenario(&g, &[]);
+        assert_eq!((s.tcp_for(0).backoff_reset, s.tcp_for(1).backoff_reset), (BackoffReset::Sample, BackoffReset::NewAck));
+        assert_eq!(scenario(&g, &[("tcp.rto_backoff_reset", "\"all_acked\"")]).tcp_for(1).backoff_reset, BackoffReset::AllAcked);
+        assert_only(GEO2, &[("tcp.rto_backoff_reset", "\"karn\"")], "tcp.rto_backoff_reset: must be \"sample\", \"all_acked\" or \"new_ack\", got \"karn\"");
+        // The boolean it replaced is an unknown key (unknown keys are reported by path alone).
+        assert_only(GEO2, &[("tcp.clear_backoff_when_acked", "true")], "tcp.clear_backoff_when_acked: unknown key");
+    }
+
+    #[test]
+    fn rtt_estimator_follows_the_recovery_unless_given() {
+        // tcp/config.rs `RttEstimatorKind`: ns-3's for newreno_ns3, ns-2's for the others.
+        assert_eq!(scenario(GEO2, &[]).tcp.rtt_estimator, RttEstimatorKind::Ns2);
+        assert_eq!(scenario(GEO2, &[("tcp.flavor", "newreno_ns3/cubic")]).tcp.rtt_estimator, RttEstimatorKind::Ns3);
+        assert_eq!(scenario(GEO2, &[("tcp.flavor", "newreno_ns3"), ("tcp.rtt_estimator", "\"ns2\"")]).tcp.rtt_estimator, RttEstimatorKind::Ns2);
+        assert_eq!(scenario(GEO2, &[("tcp.flavor", "sack"), ("tcp.rtt_estimator", "\"ns3\"")]).tcp.rtt_estimator, RttEstimatorKind::Ns3);
+        assert_only(GEO2, &[("tcp.rtt_estimator", "\"linux\"")], "tcp.rtt_estimator: must be \"ns2\" or \"ns3\", got \"linux\"");
     }
 
     #[test]

@@ -92,6 +92,59 @@ impl RecoveryKind {
     pub fn uses_sack(self) -> bool {
         matches!(self, RecoveryKind::SackFallFloyd | RecoveryKind::SackRfc6675)
     }
+
+    /// The RTO backoff rule that goes with this recovery when `tcp.rto_backoff_reset` is not
+    /// given: ns-3's for `newreno_ns3` (it exists to compare with ns-3), ns-2's otherwise.
+    pub fn default_backoff_reset(self) -> BackoffReset {
+        match self {
+            RecoveryKind::NewrenoNs3 => BackoffReset::NewAck,
+            _ => BackoffReset::Sample,
+        }
+    }
+
+    /// The RTT estimator that goes with this recovery when `tcp.rtt_estimator` is not given:
+    /// ns-3's for `newreno_ns3`, ns-2's otherwise.
+    pub fn default_rtt_estimator(self) -> RttEstimatorKind {
+        match self {
+            RecoveryKind::NewrenoNs3 => RttEstimatorKind::Ns3,
+            _ => RttEstimatorKind::Ns2,
+        }
+    }
+}
+
+/// How the sender measures the RTT and computes the RTO (`tcp.rtt_estimator`; tcp/rtt.rs).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RttEstimatorKind {
+    /// ns-2's `TcpAgent`: one timed segment per round trip, counted in `timer_granularity`
+    /// ticks, RTO = (SRTT + 4 RTTVAR) ticks, at least two ticks and `min_rto` (the seeds').
+    Ns2,
+    /// ns-3.44's `TcpSocketBase` with `RttMeanDeviation`, without timestamps: a sample from
+    /// every ACK of new data (Karn's rule), in nanoseconds, RTO = max(SRTT + max(G, 4 RTTVAR),
+    /// `min_rto`) with G = `timer_granularity` (ns-3's ClockGranularity).
+    Ns3,
+}
+
+/// When the retransmission timer's exponential backoff is forgotten (`tcp.rto_backoff_reset`).
+/// A new RTT sample always clears it (an estimate measured after the timeout replaces the
+/// backed-off one); the rules differ in what else does.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackoffReset {
+    /// Only an RTT sample (Karn and Partridge 1987: the backoff is kept until a segment sent
+    /// after the timeout is acknowledged without ambiguity; ns-2 `newack()`: `t_backoff_ = 1`
+    /// when the timed segment is acknowledged, and NewReno's `partialnewack()`; RFC 6298 §5
+    /// after (5.7): a new measurement may "collapse" the backed-off RTO).
+    Sample,
+    /// Also an ACK that leaves nothing outstanding (Linux 2.2 with timestamps,
+    /// `tcp_ack_saw_tstamp`: `if (tp->retransmits) { if (tp->packets_out == 0) { ...
+    /// tp->backoff = 0; tcp_set_rto(tp); }`).
+    AllAcked,
+    /// Also every new ACK that restarts the timer (ns-3.44 `TcpSocketBase::NewAck(ack,
+    /// resetRTO)`: `m_rto = Max(m_rtt->GetEstimate() + Max(m_clockGranularity,
+    /// m_rtt->GetVariation() * 4), m_minRto)` before re-arming; every new ACK but the later
+    /// partial ACKs of a NewReno recovery, `NewAck(ackNumber, m_isFirstPartialAck)`).
+    NewAck,
 }
 
 #[derive(Clone, Debug)]
@@ -124,12 +177,14 @@ pub struct TcpConfig {
     /// half-connection of its pair, ahead of that data: the ACK a one-connection TCP would carry
     /// on its next data segment (world: `piggyback`). Off: the two halves are independent.
     pub piggyback_acks: bool,
-    /// An ACK that leaves nothing outstanding clears the RTO backoff (Linux 2.2 with
-    /// timestamps, `tcp_ack_saw_tstamp`: `if (tp->retransmits) { if (tp->packets_out == 0) {
-    /// ... tp->backoff = 0; tcp_set_rto(tp); }`). Off: only the timed segment's ACK clears it
-    /// (Karn, ns-2 `newack()`).
-    pub clear_backoff_when_acked: bool,
-    /// Retransmission-timer tick (100 ms in the seeds).
+    /// What clears the RTO backoff besides an RTT sample ([`BackoffReset`]; the scenario's
+    /// default follows the recovery, [`RecoveryKind::default_backoff_reset`]).
+    pub backoff_reset: BackoffReset,
+    /// The RTT estimator ([`RttEstimatorKind`]; the scenario's default follows the recovery,
+    /// [`RecoveryKind::default_rtt_estimator`]).
+    pub rtt_estimator: RttEstimatorKind,
+    /// Retransmission-timer tick (100 ms in the seeds); with the ns-3 estimator, ns-3's clock
+    /// granularity in the RTO.
     pub timer_granularity: SimTime,
     pub initial_rto: SimTime,
     pub min_rto: SimTime,
@@ -155,12 +210,15 @@ pub struct TcpConfig {
 
 impl TcpConfig {
     /// This configuration with the named flavour's recovery and congestion control; SACK
-    /// flavours also turn `sack` on. `None` for an unknown name.
+    /// flavours also turn `sack` on, and the RTO backoff rule and the RTT estimator follow the recovery (as the
+    /// scenario's defaults do). `None` for an unknown name.
     pub fn with_flavor(mut self, name: &str) -> Option<Self> {
         let (r, c) = flavor(name)?;
         self.recovery = r;
         self.cc = c;
         self.sack = r.uses_sack();
+        self.backoff_reset = r.default_backoff_reset();
+        self.rtt_estimator = r.default_rtt_estimator();
         Some(self)
     }
 
@@ -184,7 +242,8 @@ impl Default for TcpConfig {
             delack_timeout: SimTime::from_millis(100),
             sws_avoidance: false,
             piggyback_acks: false,
-            clear_backoff_when_acked: false,
+            backoff_reset: BackoffReset::Sample,
+            rtt_estimator: RttEstimatorKind::Ns2,
             timer_granularity: SimTime::from_millis(100),
             initial_rto: SimTime::from_secs(3),
             min_rto: SimTime::from_millis(200),

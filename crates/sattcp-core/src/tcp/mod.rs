@@ -31,7 +31,7 @@ mod testkit;
 #[cfg(test)]
 mod signature_tests;
 
-pub use config::{flavor, CcKind, RecoveryKind, TcpConfig};
+pub use config::{flavor, BackoffReset, CcKind, RecoveryKind, RttEstimatorKind, TcpConfig};
 pub use receiver::{ReceiverStats, TcpReceiver};
 pub use recovery::CongState;
 pub use sender::{SenderStats, TcpSender};

@@ -1,15 +1,50 @@
-//! Round-trip time estimation and the retransmission timeout, as ns-2's `TcpAgent` computed
-//! them (the seeds used ns-2.1b3): Jacobson/Karels smoothing in integer clock ticks, one timed
-//! segment at a time, Karn's rule, exponential backoff.
+//! Round-trip time estimation and the retransmission timeout, two ways (`tcp.rtt_estimator`,
+//! config.rs `RttEstimatorKind`).
 //!
-//! The RTT is measured in ticks of the coarse TCP clock (`timer_granularity`, 100 ms in the
-//! seeds, seed 000 §4.2.2): a sample is the number of tick boundaries crossed between sending
-//! the timed segment and receiving the ACK that covers it, at least one. ns-2 put the tick
-//! grid at a random boot-time phase per agent (`boot_time_ = Random::uniform(tcpTick_)`,
+//! **ns-2's** (`Ns2`, the default; the seeds used ns-2.1b3's `TcpAgent`): Jacobson/Karels
+//! smoothing in integer clock ticks, one timed segment at a time, Karn's rule, exponential
+//! backoff. The RTT is measured in ticks of the coarse TCP clock (`timer_granularity`, 100 ms in
+//! the seeds, seed 000 §4.2.2): a sample is the number of tick boundaries crossed between
+//! sending the timed segment and receiving the ACK that covers it, at least one. ns-2 put the
+//! tick grid at a random boot-time phase per agent (`boot_time_ = Random::uniform(tcpTick_)`,
 //! `rtt_update()`: `t_rtt_ = int((tao + fmod(sendtime + boot_time_, tcpTick_)) / tcpTick_)`,
 //! which is the number of boundaries of the grid shifted by `boot_time_`); ours is given
 //! (`Ns2Compat::tick_phase`, 0 by default: the grid at t = 0), so runs are deterministic.
+//!
+//! **ns-3.44's** (`Ns3`, the default of `newreno_ns3`), as `TcpSocketBase` and
+//! `RttMeanDeviation` compute it without the timestamp option (`bench/peers-ns3.cc` turns it
+//! off), in integer nanoseconds (ns-3's default `Time` resolution):
+//!
+//! - *Which ACKs.* `SendDataPacket` -> `UpdateRttHistory` keeps one entry per first
+//!   transmission `(seq, size, now)`; a retransmission marks its entry `retx`. `DoForwardUp`
+//!   calls `EstimateRtt` on every ACK: if the ACK covers the oldest entry (`m_history.front()`)
+//!   and that entry is not `retx`, the sample is `Simulator::Now() - h.time`
+//!   (`CalculateRttSample`, RFC 6298 §3: Karn's rule; with timestamps ns-3 would sample
+//!   retransmissions too); then every entry the ACK covers is removed. So every ACK of new data
+//!   whose first newly acknowledged segment was sent once gives a sample, from that segment.
+//!   `ReTxTimeout` empties the history (`m_history.clear()`), so after a timeout only segments
+//!   first sent after it are sampled. The sender finds the entry in its scoreboard
+//!   ([`history_floor`](RttEstimator::history_floor), [`measure`](RttEstimator::measure)).
+//! - *The SYN.* `SendEmptyPacket` enters the first SYN with size 0 (`UpdateRttHistory(s, 0,
+//!   false)`); a retransmitted SYN finds no entry to mark (`seq < i->seq + 0` never holds), and
+//!   `ReTxTimeout` returns before clearing the history in `SYN_SENT`: the SYN-ACK is sampled
+//!   from the first SYN, retransmitted or not.
+//! - *The update* (`RttMeanDeviation::Measurement`): the first sample sets `m_estimatedRtt =
+//!   m`, `m_estimatedVariation = m / 2`; then, alpha = 1/8 and beta = 1/4 being reciprocal
+//!   powers of two (the defaults), `IntegerUpdate(m, 3, 2)`: `delta = m - est; est = ((est << 3)
+//!   + delta) >> 3; var = ((var << 2) + (|delta| - var)) >> 2`, arithmetic shifts of int64
+//!   nanoseconds (the estimate is kept unscaled, so each step floors).
+//! - *The RTO* (`EstimateRtt`, `NewAck`, RFC 6298 (2.4)): `m_rto = Max(est + Max(
+//!   m_clockGranularity, var * 4), m_minRto)`; ClockGranularity is `timer_granularity` (ns-3's
+//!   default 1 ms; `bench/peers-ns3.cc` sets 100 ms), MinRto `min_rto` (1 s default there, 200 ms
+//!   in peers-ns3.cc). Before any sample the RTO is `initial_rto` (the SYN's `m_cnTimeout`,
+//!   ConnTimeout, 3 s in peers-ns3.cc). `ReTxTimeout`: `m_rto = Min(m_rto + m_rto,
+//!   Time::FromDouble(60, Time::S))`, so after k timeouts min(2^k RTO, 60 s) (`max_rto`; give
+//!   60 s to match), with no cap on k; nothing is folded into the variation (ns-2's
+//!   clobbering). Every sample recomputes `m_rto`, forgetting the backoff; what else does is
+//!   `tcp.rto_backoff_reset` (config.rs `BackoffReset`; ns-3's is `new_ack`).
 
+use super::config::RttEstimatorKind;
 use crate::time::SimTime;
 
 /// Fixed-point fraction bits of the smoothed RTT (ns-2 `T_SRTT_BITS`; Jacobson 1988: gain 1/8).
@@ -26,9 +61,22 @@ const MIN_RTO_TICKS: u64 = 2;
 /// "if backed off this far, clobber the srtt value, storing it in the mean deviation").
 const CLOBBER_BACKOFF: u64 = 8;
 
+/// ns-3 `RttMeanDeviation` `Alpha` 0.125 and `Beta` 0.25 (its defaults) as shifts
+/// (`CheckForReciprocalPowerOfTwo`: 1/8 -> 3, 1/4 -> 2), so `IntegerUpdate` runs.
+const NS3_RTT_SHIFT: u32 = 3;
+const NS3_VAR_SHIFT: u32 = 2;
+/// Past this backoff ns-3's RTO is at `max_rto` whatever the estimate (it doubles `m_rto`
+/// itself, at most 60 s, with no cap on the count): 2^20 times the smallest RTO is far above
+/// any cap, and the product stays within u64 nanoseconds.
+const MAX_BACKOFF_NS3: u64 = 1 << 20;
+/// The SYN occupies sequence number 0: its ACK is 1 (net/packet.rs).
+const SYN_END: u64 = 1;
+
 /// The RTT estimator and RTO calculator of one sender.
 #[derive(Clone, Debug)]
 pub struct RttEstimator {
+    kind: RttEstimatorKind,
+    /// ns-2: the tick; ns-3: the clock granularity (ns).
     tick: u64,
     /// Smoothed RTT in ticks, scaled by 2^SRTT_BITS; 0 = no estimate yet.
     srtt: i64,
@@ -46,11 +94,54 @@ pub struct RttEstimator {
     phase: u64,
     /// ns-2 `rfc2988_`: below `min_rto` the RTO is `min_rto * backoff`.
     rfc2988: bool,
+    /// ns-3: `m_estimatedRtt` and `m_estimatedVariation` in ns (valid once `samples > 0`).
+    est: i64,
+    var: i64,
+    /// ns-3: no history below this sequence number (`snd_max` at the last timeout).
+    floor: u64,
 }
 
 impl RttEstimator {
     pub fn new(tick: SimTime, initial_rto: SimTime, min_rto: SimTime, max_rto: SimTime) -> Self {
-        RttEstimator { tick: tick.as_nanos().max(1), srtt: 0, rttvar: 0, rtxcur: initial_rto, backoff: 1, min_rto, max_rto, timing: None, samples: 0, phase: 0, rfc2988: false }
+        RttEstimator { kind: RttEstimatorKind::Ns2, tick: tick.as_nanos().max(1), srtt: 0, rttvar: 0, rtxcur: initial_rto, backoff: 1, min_rto, max_rto, timing: None, samples: 0, phase: 0, rfc2988: false, est: 0, var: 0, floor: 0 }
+    }
+
+    /// The estimator of `kind` (`tick` is ns-3's clock granularity for `Ns3`).
+    pub fn with_kind(mut self, kind: RttEstimatorKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// ns-3's: every ACK whose oldest newly covered segment was sent once is a sample, which
+    /// the sender takes from its scoreboard and gives to [`measure`](Self::measure).
+    #[inline]
+    pub fn samples_every_ack(&self) -> bool {
+        self.kind == RttEstimatorKind::Ns3
+    }
+
+    /// ns-3: the lowest sequence number with RTT history (`snd_max` at the last timeout, which
+    /// emptied `m_history`): the oldest history entry is the segment at max(snd_una, this).
+    pub fn history_floor(&self) -> u64 {
+        self.floor
+    }
+
+    /// ns-3: one RTT measurement `m` (`RttMeanDeviation::Measurement`); the RTO is recomputed
+    /// from the estimate, forgetting the backoff (`EstimateRtt`: `m_rto = Max(...)`).
+    pub fn measure(&mut self, m: SimTime) {
+        let m = m.as_nanos() as i64;
+        if self.samples == 0 {
+            // "First sample": `m_estimatedRtt = m; m_estimatedVariation = m / 2`.
+            self.est = m;
+            self.var = m / 2;
+        } else {
+            // `IntegerUpdate(m, rttShift = 3, variationShift = 2)` (alpha 1/8, beta 1/4).
+            let mut delta = m - self.est;
+            self.est = ((self.est << NS3_RTT_SHIFT) + delta) >> NS3_RTT_SHIFT;
+            delta = delta.abs() - self.var;
+            self.var = ((self.var << NS3_VAR_SHIFT) + delta) >> NS3_VAR_SHIFT;
+        }
+        self.samples += 1;
+        self.backoff = 1;
     }
 
     /// ns-2's tick phase (`boot_time_`, reduced modulo the tick) and `rfc2988_` clamp
@@ -63,8 +154,10 @@ impl RttEstimator {
 
     /// A segment ending at `end` (exclusive) was sent for the first time. Starts timing it if
     /// no segment is being timed (ns-2 `output()`: `if (!rtt_active_) ...`).
+    /// ns-3: only the SYN is timed here (data samples come through [`measure`](Self::measure)).
     pub fn on_send(&mut self, now: SimTime, end: u64) {
-        if self.timing.is_none() {
+        // ns-2 times a segment per round trip: the kind is looked at only when nothing is timed.
+        if self.timing.is_none() && (self.kind == RttEstimatorKind::Ns2 || end == SYN_END) {
             self.timing = Some((end, now));
         }
     }
@@ -72,23 +165,30 @@ impl RttEstimator {
     /// Karn's rule (Karn and Partridge 1987; RFC 6298 (3)): a retransmission makes the timed
     /// sample ambiguous, so stop timing (ns-2 `reset_rtx_timer()`: `rtt_active_ = 0`).
     pub fn on_retransmit(&mut self) {
-        self.timing = None;
+        if self.kind == RttEstimatorKind::Ns2 {
+            self.timing = None;
+        }
     }
 
     /// The segment ending at `end` was sent again: if it is the timed one, its sample would
     /// be ambiguous (Karn), so stop timing.
     pub fn on_resend(&mut self, end: u64) {
-        if self.timing.is_some_and(|(e, _)| e == end) {
+        if self.timing.is_some_and(|(e, _)| e == end) && self.kind == RttEstimatorKind::Ns2 {
             self.timing = None;
         }
     }
 
     /// A cumulative ACK up to `ack` (exclusive) arrived. Takes a sample if it covers the timed
     /// segment, which also clears the backoff (ns-2 `newack()`).
+    /// ns-3: only the SYN's ACK (the module docs), measured exactly.
     pub fn on_ack(&mut self, now: SimTime, ack: u64) {
         if let Some((end, sent)) = self.timing {
             if ack >= end {
                 self.timing = None;
+                if self.kind == RttEstimatorKind::Ns3 {
+                    self.measure(now - sent);
+                    return;
+                }
                 self.backoff = 1;
                 let (n, s) = (now.as_nanos() + self.phase, sent.as_nanos() + self.phase);
                 let ticks = (n / self.tick).saturating_sub(s / self.tick).max(1);
@@ -97,7 +197,8 @@ impl RttEstimator {
         }
     }
 
-    /// Clears the backoff (`tcp.clear_backoff_when_acked`: everything outstanding was acked).
+    /// Clears the backoff without a sample (`tcp.rto_backoff_reset` = `all_acked` or `new_ack`,
+    /// config.rs `BackoffReset`).
     pub fn clear_backoff(&mut self) {
         self.backoff = 1;
     }
@@ -105,7 +206,7 @@ impl RttEstimator {
     /// A partial ACK during ns-2's fast recovery clears the backoff and the timing without
     /// sampling (ns-2 `NewRenoTcpAgent::partialnewack()`).
     pub fn on_partial_ack(&mut self, ack: u64) {
-        if self.timing.is_some_and(|(end, _)| ack >= end) {
+        if self.timing.is_some_and(|(end, _)| ack >= end) && self.kind == RttEstimatorKind::Ns2 {
             self.timing = None;
             self.backoff = 1;
         }
@@ -134,8 +235,19 @@ impl RttEstimator {
         self.rtxcur = SimTime(ticks as u64 * self.tick);
     }
 
-    /// The timeout expired: double the backoff (ns-2 `rtt_backoff()`) and stop timing.
-    pub fn on_timeout(&mut self) {
+    /// The timeout expired with `snd_max` sent: double the backoff (ns-2 `rtt_backoff()`) and
+    /// stop timing; ns-3 doubles the RTO and empties the history (`ReTxTimeout`), but keeps the
+    /// SYN's (it returns before, in `SYN_SENT`).
+    pub fn on_timeout(&mut self, snd_max: u64) {
+        if self.kind == RttEstimatorKind::Ns3 {
+            if self.backoff < MAX_BACKOFF_NS3 {
+                self.backoff <<= 1;
+            }
+            if snd_max > SYN_END {
+                self.floor = snd_max;
+            }
+            return;
+        }
         self.timing = None;
         if self.backoff < MAX_BACKOFF {
             self.backoff <<= 1;
@@ -149,6 +261,12 @@ impl RttEstimator {
     /// The retransmission timeout to arm now: the current RTO times the backoff, at most
     /// `max_rto`, at least `min_rto` and two ticks (ns-2 `rtt_timeout()`).
     pub fn rto(&self) -> SimTime {
+        if self.kind == RttEstimatorKind::Ns3 {
+            // `m_rto = Max(est + Max(m_clockGranularity, var * 4), m_minRto)`; the SYN's
+            // `m_cnTimeout` before any sample; doubled per timeout, `Min(..., 60 s)`.
+            let base = if self.samples == 0 { self.rtxcur } else { SimTime::from_nanos((self.est + (self.var << RTTVAR_EXP).max(self.tick as i64)) as u64).max(self.min_rto) };
+            return if self.backoff == 1 { base } else { base.times(self.backoff).min(self.max_rto) };
+        }
         if self.rfc2988 {
             // ns-2 `rtt_timeout()` with `rfc2988_` (Tom Kelly's correction): "clamping
             // minrto_ before applying t_backoff_".
@@ -161,7 +279,15 @@ impl RttEstimator {
 
     /// The smoothed RTT, once there is a sample.
     pub fn srtt(&self) -> Option<SimTime> {
+        if self.kind == RttEstimatorKind::Ns3 {
+            return (self.samples > 0).then(|| SimTime::from_nanos(self.est as u64));
+        }
         (self.srtt != 0).then(|| SimTime((self.srtt as u64 * self.tick) >> SRTT_BITS))
+    }
+
+    /// ns-3: the mean deviation (`m_estimatedVariation`), once there is a sample.
+    pub fn rttvar(&self) -> Option<SimTime> {
+        (self.kind == RttEstimatorKind::Ns3 && self.samples > 0).then(|| SimTime::from_nanos(self.var as u64))
     }
 
     pub fn backoff(&self) -> u64 {
@@ -220,11 +346,11 @@ mod tests {
         let mut e = RttEstimator::new(SimTime::from_millis(100), SimTime::from_secs(3), SimTime::from_secs(2), SimTime::from_secs(64)).with_ns2(SimTime::ZERO, true);
         sample(&mut e, 10, 590);
         assert_eq!(e.rto(), SimTime::from_secs(2));
-        e.on_timeout();
+        e.on_timeout(0);
         assert_eq!(e.rto(), SimTime::from_secs(4), "min_rto * backoff (ours without rfc2988: max(1.5 s * 2, 2 s) = 3 s)");
         let mut ours = RttEstimator::new(SimTime::from_millis(100), SimTime::from_secs(3), SimTime::from_secs(2), SimTime::from_secs(64));
         sample(&mut ours, 10, 590);
-        ours.on_timeout();
+        ours.on_timeout(0);
         assert_eq!(ours.rto(), SimTime::from_secs(3));
     }
 
@@ -239,16 +365,105 @@ mod tests {
 
     #[test]
     fn clear_backoff_returns_to_the_base_rto_without_a_sample() {
-        // tcp.clear_backoff_when_acked (Linux 2.2: everything outstanding acked): the backoff
-        // goes, the estimate stays.
+        // tcp.rto_backoff_reset = "all_acked" (Linux 2.2: everything outstanding acked): the
+        // backoff goes, the estimate stays.
         let mut e = est();
         sample(&mut e, 0, 600);
         let (base, srtt) = (e.rto(), e.srtt());
-        e.on_timeout();
-        e.on_timeout();
+        e.on_timeout(0);
+        e.on_timeout(0);
         assert_eq!(e.rto(), base.times(4));
         e.clear_backoff();
         assert_eq!((e.backoff(), e.rto(), e.srtt()), (1, base, srtt));
+    }
+
+    /// ns-3's estimator with bench/peers-ns3.cc's settings: ClockGranularity 100 ms, MinRto
+    /// 200 ms, ConnTimeout 3 s, and ns-3's 60 s cap.
+    fn ns3() -> RttEstimator {
+        RttEstimator::new(SimTime::from_millis(100), SimTime::from_secs(3), SimTime::from_millis(200), SimTime::from_secs(60)).with_kind(RttEstimatorKind::Ns3)
+    }
+
+    /// `RttMeanDeviation::Measurement` by hand, nanoseconds (alpha 1/8, beta 1/4:
+    /// `IntegerUpdate(m, 3, 2)`), and RTO = max(est + max(100 ms, 4 var), 200 ms). The same
+    /// sequence through ns-3.44's own `RttMeanDeviation` (`target/peers-ns3 --rttSamples=
+    /// 550000000,562500001,...` as `bench/peers` builds it) prints these numbers.
+    #[test]
+    fn ns3_estimator_is_rtt_mean_deviation_in_integer_nanoseconds() {
+        let mut e = ns3();
+        assert_eq!((e.srtt(), e.rto()), (None, SimTime::from_secs(3)), "before a sample: the SYN's ConnTimeout");
+        let steps: [(u64, u64, u64, u64); 8] = [
+            // First sample: est = m, var = m / 2; RTO = 550 + 4 x 275 ms.
+            (550_000_000, 550_000_000, 275_000_000, 1_650_000_000),
+            // delta = 12,500,001: est = (550,000,000 x 8 + 12,500,001) >> 3 = 551,562,500 (.125
+            // floored); var = (275,000,000 x 4 + 12,500,001 - 275,000,000) >> 2 = 209,375,000.
+            (562_500_001, 551_562_500, 209_375_000, 1_389_062_500),
+            // delta = -1,562,501: est = 4,410,937,499 >> 3 = 551,367,187 (arithmetic shift);
+            // var = (837,500,000 + 1,562,501 - 209,375,000) >> 2 = 157,421,875.
+            (549_999_999, 551_367_187, 157_421_875, 1_181_054_687),
+            (700_000_000, 569_946_288, 155_224_609, 1_190_844_724),
+            (551_234_567, 567_607_322, 121_096_387, 1_051_992_870),
+            (551_234_567, 565_560_727, 94_915_479, 945_222_643),
+            (551_234_567, 563_769_957, 74_768_149, 862_842_553),
+            (420_000_000, 545_798_712, 92_018_601, 913_873_116),
+        ];
+        for (m, est, var, rto) in steps {
+            e.measure(SimTime::from_nanos(m));
+            assert_eq!((e.srtt(), e.rttvar(), e.rto()), (Some(SimTime::from_nanos(est)), Some(SimTime::from_nanos(var)), SimTime::from_nanos(rto)), "after {m} ns");
+        }
+        // Steady 550 ms samples: the variation decays (floored, to 3,686 ns after 40) and the
+        // clock granularity takes over: RTO = SRTT + 100 ms (bench/README.md: ns-3's 0.651 s).
+        let mut e = ns3();
+        for _ in 0..40 {
+            e.measure(SimTime::from_millis(550));
+        }
+        assert_eq!((e.rttvar(), e.rto()), (Some(SimTime::from_nanos(3_686)), SimTime::from_millis(650)));
+        // A short RTT: 10 ms + max(100 ms, 20 ms) is below MinRto.
+        let mut e = ns3();
+        e.measure(SimTime::from_millis(10));
+        assert_eq!(e.rto(), SimTime::from_millis(200));
+    }
+
+    #[test]
+    fn ns3_backoff_doubles_the_rto_up_to_60_s_without_a_count_cap_and_a_sample_forgets_it() {
+        let mut e = ns3();
+        e.measure(SimTime::from_millis(550));
+        assert_eq!(e.rto(), SimTime::from_millis(1650));
+        let mut got = Vec::new();
+        for _ in 0..8 {
+            e.on_timeout(1_000_001);
+            got.push(e.rto().as_nanos() / 1_000_000);
+        }
+        // `m_rto = Min(m_rto + m_rto, 60 s)`; ns-2 would also fold SRTT into RTTVAR past 8.
+        assert_eq!(got, [3300, 6600, 13200, 26400, 52800, 60000, 60000, 60000]);
+        assert_eq!((e.backoff(), e.srtt()), (256, Some(SimTime::from_millis(550))), "the estimate is kept");
+        assert_eq!(e.history_floor(), 1_000_001, "`m_history.clear()`: nothing sent before is sampled");
+        // A sample recomputes `m_rto` (`EstimateRtt`): delta 0, est 550 ms, var (4 x 275 - 275)
+        // / 4 = 206.25 ms, RTO 550 + 825 ms.
+        e.measure(SimTime::from_millis(550));
+        assert_eq!((e.backoff(), e.rto()), (1, SimTime::from_millis(550 + 825)));
+    }
+
+    #[test]
+    fn ns3_times_the_syn_from_its_first_transmission_and_ignores_data_timing() {
+        // ns-3 enters the SYN with size 0, which a retransmitted SYN never matches (no Karn),
+        // and its SYN_SENT timeout keeps the history: the SYN-ACK at 3.4 s gives 3.4 s.
+        let mut e = ns3();
+        e.on_send(SimTime::ZERO, 1);
+        e.on_timeout(1);
+        assert_eq!(e.rto(), SimTime::from_secs(6), "ConnTimeout doubled");
+        e.on_send(SimTime::from_secs(3), 1);
+        e.on_ack(SimTime::from_millis(3400), 1);
+        assert_eq!((e.srtt(), e.backoff(), e.history_floor()), (Some(SimTime::from_millis(3400)), 1, 0));
+        // ns-2's timed segment is not used: data samples come from the sender's scoreboard.
+        e.on_send(SimTime::from_secs(4), 1001);
+        e.on_ack(SimTime::from_secs(5), 1001);
+        assert_eq!(e.samples(), 1);
+        // ns-2 by contrast: Karn on the retransmitted SYN, no sample.
+        let mut n = est();
+        n.on_send(SimTime::ZERO, 1);
+        n.on_timeout(1);
+        n.on_ack(SimTime::from_millis(3400), 1);
+        assert_eq!(n.srtt(), None);
     }
 
     #[test]
@@ -256,10 +471,10 @@ mod tests {
         let mut e = est();
         sample(&mut e, 0, 600);
         let base = e.rto();
-        e.on_timeout();
+        e.on_timeout(0);
         assert_eq!(e.rto(), base.times(2));
         for _ in 0..10 {
-            e.on_timeout();
+            e.on_timeout(0);
         }
         assert_eq!(e.backoff(), 64);
         assert_eq!(e.rto(), SimTime::from_secs(64), "capped by max_rto");

@@ -46,7 +46,7 @@
 //! sending. The other hooks are listed in tcp/cc/mod.rs.
 
 use super::cc::{AckSample, Cc, RateEvent, Window};
-use super::config::TcpConfig;
+use super::config::{BackoffReset, TcpConfig};
 use super::pacing::Pacer;
 use super::rate::{RateEstimator, RateSample, TxRate};
 use super::recovery::{CongState, Cx, Gate, Out, Pick, Recovery, TimerAction};
@@ -130,6 +130,18 @@ macro_rules! cx {
     };
 }
 
+/// ns-3's `EstimateRtt` on a new ACK up to `ack`, before the scoreboard lets go of what it
+/// covers (tcp/rtt.rs, ns-3): the oldest history entry is the segment at max(`snd_una`, the
+/// history floor); if the ACK covers it and it was sent once, the sample is the time since.
+#[inline]
+fn ns3_rtt_sample(rtt: &mut RttEstimator, sb: &Scoreboard, snd_una: u64, now: SimTime, ack: u64) {
+    let front = snd_una.max(rtt.history_floor());
+    let e = if front == snd_una { sb.first() } else { sb.get(front) };
+    if let Some(e) = e.filter(|e| ack >= e.end && e.tx_count == 0) {
+        rtt.measure(now - e.last_sent);
+    }
+}
+
 /// Laid out by hand (`repr(C)`, fields grouped by 64-byte line; issue 15): what every ACK and
 /// every segment sent touches comes first (sequence state and flags; the window, timers and
 /// the configuration read per segment; the scoreboard's header; the pacer and ns-2 switches;
@@ -169,10 +181,10 @@ pub struct TcpSender {
     timer: Timer,
     /// A pacing release time the send loop stopped at.
     pace_wait: Option<SimTime>,
-    /// `cfg.dupack_threshold`, `cfg.rcv_window_field`, `cfg.clear_backoff_when_acked`.
+    /// `cfg.dupack_threshold`, `cfg.rcv_window_field`, `cfg.backoff_reset`.
     dupack_threshold: u32,
     rcv_window_field: u16,
-    clear_backoff_when_acked: bool,
+    backoff_reset: BackoffReset,
     // Line 3.
     sb: Scoreboard,
     /// Start of an outstanding window probe.
@@ -205,7 +217,7 @@ impl TcpSender {
     pub fn new(cfg: TcpConfig) -> Self {
         let mss = cfg.mss as u64;
         let win = Window { cwnd: cfg.initial_cwnd as u64 * mss, ssthresh: cfg.initial_ssthresh, mss };
-        let rtt = RttEstimator::new(cfg.timer_granularity, cfg.initial_rto, cfg.min_rto, cfg.max_rto).with_ns2(cfg.ns2.tick_phase, cfg.ns2.rfc2988_rto);
+        let rtt = RttEstimator::new(cfg.timer_granularity, cfg.initial_rto, cfg.min_rto, cfg.max_rto).with_ns2(cfg.ns2.tick_phase, cfg.ns2.rfc2988_rto).with_kind(cfg.rtt_estimator);
         let cc = Cc::new(cfg.cc).with_ns2_window(cfg.ns2.window_arith);
         TcpSender {
             rate_on: cfg.rate_samples || cc.uses_rate_samples(),
@@ -243,7 +255,7 @@ impl TcpSender {
             fin: cfg.fin,
             dupack_threshold: cfg.dupack_threshold,
             rcv_window_field: cfg.rcv_window_field,
-            clear_backoff_when_acked: cfg.clear_backoff_when_acked,
+            backoff_reset: cfg.backoff_reset,
             snd_buf: cfg.snd_buf,
             ns2: cfg.ns2.clone(),
             cfg,
@@ -377,6 +389,9 @@ impl TcpSender {
         let mut o = Out { rtt_sample: true, ..Default::default() };
         let new_ack = ack > self.snd_una;
         if new_ack {
+            if self.rtt.samples_every_ack() {
+                ns3_rtt_sample(&mut self.rtt, &self.sb, self.snd_una, now, ack);
+            }
             let acked = ack - self.snd_una;
             self.snd_una = ack;
             if rate_on {
@@ -406,16 +421,20 @@ impl TcpSender {
             if !o.keep_dupacks {
                 self.dupacks = 0;
             }
-            if o.clear_backoff {
-                self.rtt.clear_backoff();
-            }
             if o.rtt_sample {
                 self.rtt.on_ack(now, ack);
             } else {
                 self.rtt.on_partial_ack(ack);
             }
-            if self.clear_backoff_when_acked && ack >= self.snd_max {
+            // tcp.rto_backoff_reset (config.rs `BackoffReset`): what else forgets the backoff.
+            let reset = match self.backoff_reset {
+                BackoffReset::Sample => false,
                 // Linux 2.2 `tcp_ack_saw_tstamp`: `if (tp->packets_out == 0) { ... tp->backoff = 0;`
+                BackoffReset::AllAcked => ack >= self.snd_max,
+                // ns-3 `NewAck(ack, resetRTO)`: every new ACK that restarts the timer.
+                BackoffReset::NewAck => o.timer != TimerAction::Keep,
+            };
+            if reset {
                 self.rtt.clear_backoff();
             }
             if o.grow {
@@ -642,7 +661,7 @@ impl TcpSender {
             return;
         }
         self.stats.timeouts += 1;
-        self.rtt.on_timeout();
+        self.rtt.on_timeout(self.snd_max);
         if self.phase == Phase::SynSent {
             self.send_syn(out);
             self.arm(now);
@@ -1000,6 +1019,7 @@ impl TcpSender {
 mod tests {
     use super::*;
     use crate::net::packet::SackBlock;
+    use super::super::config::RttEstimatorKind;
 
     const MSS: u64 = 1000;
     const T0: SimTime = SimTime::ZERO;
@@ -1071,6 +1091,98 @@ mod tests {
         assert!(out[1].is_syn());
         assert_eq!(s.poll_at(), Some(SimTime::from_secs(9)), "backed off to 6 s");
         assert_eq!(s.stats().timeouts, 1);
+    }
+
+    /// `tcp.rto_backoff_reset` (config.rs `BackoffReset`): after a timeout the go-back-N's
+    /// ACKs cover retransmitted segments, so Karn's rule takes no sample from them. ns-2 keeps
+    /// the doubled RTO; Linux 2.2 forgets it once nothing is outstanding; ns-3 at the first
+    /// new ACK that restarts the timer.
+    #[test]
+    fn the_backoff_outlives_the_go_back_n_acks_unless_the_rule_forgets_it() {
+        let after_timeout = |reset: BackoffReset| {
+            let (mut s, _) = established(TcpConfig { initial_cwnd: 4, backoff_reset: reset, ..cfg() }, 4 * MSS);
+            let (base, rto) = (s.rto(), s.poll_at().unwrap());
+            let mut out = Vec::new();
+            s.on_timer(rto, &mut out);
+            assert_eq!(s.rto(), base.times(2), "backed off");
+            s.on_segment(rto + SimTime::from_millis(100), &ack(1001), &mut out);
+            let partway = s.rto();
+            s.on_segment(rto + SimTime::from_millis(200), &ack(4001), &mut out);
+            assert!(s.all_acked());
+            (base, partway, s.rto())
+        };
+        let (base, partway, end) = after_timeout(BackoffReset::Sample);
+        assert_eq!((partway, end), (base.times(2), base.times(2)), "Karn: no sample, the backoff stays (ns-2)");
+        let (base, partway, end) = after_timeout(BackoffReset::AllAcked);
+        assert_eq!((partway, end), (base.times(2), base), "cleared once everything is acknowledged (Linux 2.2)");
+        let (base, partway, end) = after_timeout(BackoffReset::NewAck);
+        assert_eq!((partway, end), (base, base), "cleared by the first new ACK (ns-3 NewAck)");
+    }
+
+    /// ns-3's estimator in the sender (tcp/rtt.rs): a sample from every ACK, from the oldest
+    /// segment it newly covers; none from a retransmitted segment (Karn) nor, after a timeout,
+    /// from anything sent before it (`m_history.clear()`). Expected values by hand with
+    /// `IntegerUpdate` (rtt.rs tests).
+    #[test]
+    fn ns3_estimator_samples_every_ack_but_no_retransmission_and_nothing_sent_before_a_timeout() {
+        let ms = SimTime::from_millis;
+        let (mut s, _) = established(TcpConfig { initial_cwnd: 2, rtt_estimator: RttEstimatorKind::Ns3, ..cfg() }, 100 * MSS);
+        // SYN at 0, SYN-ACK at 100 ms: est 100 ms, var 50 ms, RTO 100 + max(100, 200) ms.
+        assert_eq!((s.srtt(), s.rto()), (Some(ms(100)), ms(300)));
+        let mut out = Vec::new();
+        // Segment 1 (sent at 100 ms) acked at 250 ms: 150 ms; est (800 + 50) / 8 = 106.25 ms.
+        s.on_segment(ms(250), &ack(1001), &mut out);
+        assert_eq!((s.srtt(), s.rto()), (Some(SimTime::from_nanos(106_250_000)), SimTime::from_nanos(306_250_000)));
+        // Segments 2 (100 ms) and 3 (250 ms) acked at 260 ms: the oldest, 160 ms.
+        s.on_segment(ms(260), &ack(3001), &mut out);
+        assert_eq!((s.srtt(), s.rto()), (Some(SimTime::from_nanos(112_968_750)), SimTime::from_nanos(316_718_750)));
+        // Nothing more arrives: the timeout, then go-back-N from 3001.
+        let rto_at = s.poll_at().unwrap();
+        let sent_before = s.snd_max();
+        out.clear();
+        s.on_timer(rto_at, &mut out);
+        assert_eq!(seqs(&out), vec![(3001, 1000, 1)]);
+        assert_eq!(s.rto(), SimTime::from_nanos(2 * 316_718_750));
+        // The retransmission's ACK: Karn, no sample; the backoff stays (tcp.rto_backoff_reset
+        // "sample", cfg()'s).
+        s.on_segment(rto_at + ms(120), &ack(4001), &mut out);
+        assert_eq!((s.srtt(), s.rto()), (Some(SimTime::from_nanos(112_968_750)), SimTime::from_nanos(2 * 316_718_750)));
+        // Everything sent before the timeout acked at once (its oldest, 4001, resent by the
+        // go-back-N): no sample.
+        let t = rto_at + ms(200);
+        out.clear();
+        s.on_segment(t, &ack(sent_before), &mut out);
+        assert_eq!(s.srtt(), Some(SimTime::from_nanos(112_968_750)));
+        assert!(out.iter().any(|o| o.seq == sent_before && o.tx_count == 0), "new data sent at {t:?}");
+        // The first segment sent after the timeout, acked 120 ms later: a sample again, which
+        // forgets the backoff. est = (112,968,750 x 8 + 7,031,250) >> 3 = 113,847,656.
+        s.on_segment(t + ms(120), &ack(sent_before + MSS), &mut out);
+        assert_eq!((s.srtt(), s.rto()), (Some(SimTime::from_nanos(113_847_656)), SimTime::from_nanos(273_691_404)));
+    }
+
+    /// The history floor alone: two segments sent once before a timeout whose ACK covers
+    /// both gives no sample (ns-3 emptied its history); a segment sent after it does.
+    #[test]
+    fn ns3_sample_skips_what_was_sent_before_the_last_timeout() {
+        let ms = SimTime::from_millis;
+        let mut rtt = RttEstimator::new(ms(100), SimTime::from_secs(3), ms(200), SimTime::from_secs(60)).with_kind(RttEstimatorKind::Ns3);
+        let mut sb = Scoreboard::default();
+        sb.push(1, 1001, false, ms(0));
+        sb.push(1001, 2001, false, ms(0));
+        rtt.on_timeout(2001);
+        ns3_rtt_sample(&mut rtt, &sb, 1, ms(600), 2001);
+        assert_eq!(rtt.samples(), 0, "no history before the timeout");
+        sb.ack(2001);
+        sb.push(2001, 3001, false, ms(5000));
+        ns3_rtt_sample(&mut rtt, &sb, 2001, ms(5500), 3001);
+        assert_eq!(rtt.srtt(), Some(ms(500)));
+        // Without the timeout the oldest covered segment is sampled.
+        let mut fresh = RttEstimator::new(ms(100), SimTime::from_secs(3), ms(200), SimTime::from_secs(60)).with_kind(RttEstimatorKind::Ns3);
+        let mut sb = Scoreboard::default();
+        sb.push(1, 1001, false, ms(0));
+        sb.push(1001, 2001, false, ms(10));
+        ns3_rtt_sample(&mut fresh, &sb, 1, ms(600), 2001);
+        assert_eq!(fresh.srtt(), Some(ms(600)));
     }
 
     #[test]

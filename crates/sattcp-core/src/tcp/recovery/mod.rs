@@ -200,9 +200,6 @@ pub struct Out {
     pub rtt_sample: bool,
     /// Do not reset the duplicate-ACK counter on this new ACK (ns-2 NewReno's partial ACKs).
     pub keep_dupacks: bool,
-    /// Forget the RTO backoff on this new ACK (ns-3's `NewAck()`, recovery/newreno_ns3.rs);
-    /// otherwise only an RTT sample clears it (ns-2).
-    pub clear_backoff: bool,
     /// Tahoe's fast retransmit (ns-2 `Agent/TCP` `dupack_action()`, the window already cut
     /// by the recovery): RECOVER = highest sent, go back to `snd_una` in slow start as after a
     /// timeout (`reset_rtx_timer(0, 0)`: timer restarted, not backed off, timing stopped).

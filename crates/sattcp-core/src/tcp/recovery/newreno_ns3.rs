@@ -26,10 +26,12 @@
 //!   flags before `IsHeadRetransmitted()` is asked); duplicate ACKs in `CA_LOSS` are ignored
 //!   (`DupAck` returns); the ACK that ends it grows cwnd only by the segments beyond RECOVER.
 //!   Every new ACK that restarts the timer forgets the backoff (`NewAck()` recomputes `m_rto`
-//!   from the estimate), so the go-back-N after a timeout runs on the un-backed-off RTO.
+//!   from the estimate), so the go-back-N after a timeout runs on the un-backed-off RTO: the
+//!   sender's `tcp.rto_backoff_reset = "new_ack"`, this recovery's default (config.rs
+//!   `BackoffReset`).
 //!
-//! Not modelled: ns-3's RTT estimator (every ACK a sample, RTO = srtt + max(G, 4 rttvar)), a
-//! sender property, not the recovery's; sattcp's is ns-2's.
+//! ns-3's RTT estimator (every ACK a sample, RTO = srtt + max(G, 4 rttvar)) is a sender
+//! property, `tcp.rtt_estimator = "ns3"` (tcp/rtt.rs), this recovery's default.
 
 use super::{CongState, Cx, Gate, Out, TimerAction};
 
@@ -106,9 +108,6 @@ impl NewrenoNs3 {
             }
             _ => {}
         }
-        // `NewAck(ack, resetRTO)`: `m_rto` recomputed from the estimate whenever the timer is
-        // restarted, the backoff of a timeout forgotten (every new ACK but later partial ones).
-        out.clear_backoff = out.timer != TimerAction::Keep;
         if head_marked && out.retransmit.is_none() && cx.state != CongState::Loss {
             // `NextSeg` rule (1): a segment marked lost and not retransmitted goes first.
             out.retransmit = Some(cx.snd_una);

@@ -52,6 +52,53 @@ impl Via {
     }
 }
 
+/// The packets in flight on a link hop: a FIFO whose head is kept inline, so that a link with
+/// at most one packet in flight (most access links) never reads a second cache line: with
+/// 10,000+ flows each such line is a likely cache miss (issue 15, bench/README.md).
+struct Flight {
+    head_at: SimTime,
+    /// `NO_PACKET`: nothing in flight.
+    head: u32,
+    /// The packets after the head, in order.
+    rest: VecDeque<(SimTime, u32)>,
+}
+
+impl Flight {
+    fn new() -> Self {
+        Flight { head_at: SimTime::ZERO, head: NO_PACKET, rest: VecDeque::new() }
+    }
+
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.head == NO_PACKET
+    }
+
+    #[inline]
+    fn front(&self) -> Option<(SimTime, u32)> {
+        (!self.is_empty()).then_some((self.head_at, self.head))
+    }
+
+    fn last_arrival(&self) -> Option<SimTime> {
+        self.rest.back().map(|&(t, _)| t).or(self.front().map(|(t, _)| t))
+    }
+
+    #[inline]
+    fn push_back(&mut self, at: SimTime, pkt: u32) {
+        if self.is_empty() {
+            (self.head_at, self.head) = (at, pkt);
+        } else {
+            self.rest.push_back((at, pkt));
+        }
+    }
+
+    #[inline]
+    fn pop_front(&mut self) -> Option<(SimTime, u32)> {
+        let front = self.front()?;
+        (self.head_at, self.head) = if self.rest.is_empty() { (SimTime::ZERO, NO_PACKET) } else { self.rest.pop_front().expect("not empty") };
+        Some(front)
+    }
+}
+
 /// A drop-tail IP link as a hop.
 pub struct LinkHop {
     pub link: LinkId,
@@ -59,12 +106,7 @@ pub struct LinkHop {
     to: NodeId,
     /// The packets in flight (arrival time at the far node, packet), in arrival order: a link
     /// delivers in the order it sends (one rate, one delay).
-    in_flight: VecDeque<(SimTime, u32)>,
-    /// Hop chaining (`world`), on a link that packets may enter ahead of time (offered at the
-    /// instant they will reach it): the instant each packet in flight entered, in the same
-    /// order (`None` elsewhere: no cost for other links). Boxed so that a link hop, and with
-    /// it every [`Hop`], fits one cache line (issue 15, bench/README.md).
-    entered: Option<Box<VecDeque<SimTime>>>,
+    in_flight: Flight,
 }
 
 impl LinkHop {
@@ -86,31 +128,15 @@ impl LinkHop {
         self.to
     }
 
-    /// Puts packet `pkt`, which entered the link at `entered` and arrives at `arrival`, in
-    /// flight: an arrival event to schedule if it is the head.
+    /// Puts packet `pkt`, which arrives at `arrival`, in flight: an arrival event to schedule
+    /// if it is the head. (Hop chaining keeps the instant each packet entered beside the hop,
+    /// `world`.)
     #[inline]
-    pub fn keep(&mut self, arrival: SimTime, pkt: u32, entered: SimTime) -> Next {
-        debug_assert!(self.in_flight.back().is_none_or(|&(t, _)| t < arrival), "a link delivers in order");
+    pub fn keep(&mut self, arrival: SimTime, pkt: u32) -> Next {
+        debug_assert!(self.in_flight.last_arrival().is_none_or(|t| t < arrival), "a link delivers in order");
         let next = if self.in_flight.is_empty() { Next::Arrive(arrival) } else { Next::Nothing };
-        self.in_flight.push_back((arrival, pkt));
-        if let Some(e) = &mut self.entered {
-            e.push_back(entered);
-        }
+        self.in_flight.push_back(arrival, pkt);
         next
-    }
-
-    /// Records from now on the instant each packet enters (hop chaining: a link whose
-    /// packets may enter ahead of time). Before the first packet.
-    pub fn track_entered(&mut self) {
-        debug_assert!(self.in_flight.is_empty());
-        self.entered = Some(Box::default());
-    }
-
-    /// The instant the head packet in flight entered the link, where tracked (hop chaining:
-    /// later than the present for a packet offered ahead of time).
-    #[inline]
-    pub fn head_entered(&self) -> Option<SimTime> {
-        self.entered.as_ref()?.front().copied()
     }
 }
 
@@ -208,7 +234,7 @@ pub struct Offered {
 impl Hop {
     /// A link hop on link `link`, whose far node is `to`.
     pub fn link(link: LinkId, to: NodeId) -> Hop {
-        Hop::Link(LinkHop { link, to, in_flight: VecDeque::new(), entered: None })
+        Hop::Link(LinkHop { link, to, in_flight: Flight::new() })
     }
 
     /// Offers packet `pkt` (`p`) at `now` on `input`. Drop decisions: the link's drop-tail
@@ -220,7 +246,7 @@ impl Hop {
                 let admit = h.enqueue(now, p, links);
                 let mut next = Next::Nothing;
                 if let Admit::Sent { arrival, .. } = admit {
-                    next = h.keep(arrival, pkt, now);
+                    next = h.keep(arrival, pkt);
                 }
                 Offered { admit, next }
             }
@@ -247,10 +273,7 @@ impl Hop {
             Hop::Link(h) => {
                 let (t, pkt) = h.in_flight.pop_front().expect("a packet in flight");
                 debug_assert_eq!(t, now);
-                if let Some(e) = &mut h.entered {
-                    e.pop_front();
-                }
-                Some((pkt, h.to, h.in_flight.front().map(|&(t, _)| t)))
+                Some((pkt, h.to, h.in_flight.front().map(|(t, _)| t)))
             }
             Hop::Moving(m) => m.flight.arrive(now).map(|(pkt, next)| (pkt, links[m.link as usize].to, next)),
             Hop::Atm(_) => unreachable!("ATM hops deliver through wake"),
@@ -305,18 +328,8 @@ impl Hop {
     #[inline]
     pub fn head_packet(&self) -> u32 {
         match self {
-            Hop::Link(h) => h.in_flight.front().map_or(NO_PACKET, |&(_, p)| p),
+            Hop::Link(h) => h.in_flight.front().map_or(NO_PACKET, |(_, p)| p),
             _ => NO_PACKET,
-        }
-    }
-
-    /// The instant the head packet in flight on a link hop entered it (`LinkHop::head_entered`);
-    /// `None` for other kinds.
-    #[inline]
-    pub fn head_entered(&self) -> Option<SimTime> {
-        match self {
-            Hop::Link(h) => h.head_entered(),
-            _ => None,
         }
     }
 

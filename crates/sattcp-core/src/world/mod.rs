@@ -25,7 +25,7 @@ use crate::scenario::{LossSpec, Scenario};
 use crate::tcp::{TcpReceiver, TcpSender};
 use crate::time::SimTime;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 /// What [`World::chain`] did with a packet entering a hop.
 enum Chained {
@@ -177,6 +177,11 @@ pub struct World {
     feeder: Vec<HopId>,
     /// Per hop, whether it feeds a chained hop (so most hops skip the route lookup).
     feeds: Vec<bool>,
+    /// Per hop, for the link hops that packets may enter ahead of time (those with a single
+    /// feeder): the instant each packet in flight on it entered, in its order (`None`
+    /// elsewhere; empty when chaining is off). Kept here, not in the hop, so that a hop stays
+    /// one cache line (net/hop.rs).
+    entered: Vec<Option<VecDeque<SimTime>>>,
     /// Arrival events of chained packets waiting for the instant their packet enters its
     /// last hop (see [`World::defer`]): (that instant, order, arrival, hop, packet), earliest
     /// first.
@@ -382,11 +387,11 @@ impl Simulation {
         let chain = sc.chain_hops && sc.trace.packets.is_none();
         let feeder = if chain { topology::single_feeders(&net.nodes, &links, &hops, flows.iter().map(|f| (f.src, f.dst))) } else { Vec::new() };
         let mut feeds = vec![false; if chain { hops.len() } else { 0 }];
-        let mut hops = hops;
+        let mut entered: Vec<Option<VecDeque<SimTime>>> = if chain { (0..hops.len()).map(|_| None).collect() } else { Vec::new() };
         for (n, &f) in feeder.iter().enumerate().filter(|(_, &f)| f != topology::NO_FEEDER) {
             feeds[f as usize] = true;
-            if let Hop::Link(h) = &mut hops[n] {
-                h.track_entered();
+            if let Hop::Link(_) = &hops[n] {
+                entered[n] = Some(VecDeque::new());
             }
         }
         let mut w = World {
@@ -414,6 +419,7 @@ impl Simulation {
             chain: chain && feeds.contains(&true),
             feeder,
             feeds,
+            entered,
             deferred: BinaryHeap::new(),
             deferrals: 0,
         };
@@ -612,12 +618,11 @@ impl Simulation {
             Ev::HopArrive { hop, .. } => {
                 // None: a moving link's stale event (net::schedule).
                 let Some((pkt, node, next)) = w.hops[hop as usize].arrive(w.now, &w.links) else { return };
+                let entered = if w.entered.is_empty() { None } else { w.pop_entered(hop) };
                 if let Some(t) = next {
                     // Hop chaining: a packet offered ahead of time has its arrival scheduled
                     // when it enters the hop, as without chaining.
-                    let h = &w.hops[hop as usize];
-                    let entered = if w.feeder.is_empty() { None } else { h.head_entered() };
-                    let head = h.head_packet();
+                    let head = w.hops[hop as usize].head_packet();
                     w.schedule_arrival(entered.unwrap_or(w.now), t, hop, head);
                 }
                 if let Some((flow, dir)) = w.arrive(pkt, node) {
@@ -852,12 +857,33 @@ impl World {
                 if !corrupted && arrival <= self.duration {
                     return Chained::Next(arrival, next);
                 }
-                if let Next::Arrive(t) = h.keep(arrival, id, now) {
+                let next = h.keep(arrival, id);
+                self.track_entered(via.hop, now);
+                if let Next::Arrive(t) = next {
                     self.schedule_arrival(now, t, via.hop, id);
                 }
             }
         }
         Chained::Done
+    }
+
+    /// Hop chaining: a packet entered link hop `hop` at `at`; recorded where the hop's packets
+    /// may enter ahead of time ([`World::entered`]).
+    #[inline]
+    fn track_entered(&mut self, hop: HopId, at: SimTime) {
+        if let Some(Some(e)) = self.entered.get_mut(hop as usize) {
+            e.push_back(at);
+        }
+    }
+
+    /// Hop chaining: the head packet of link hop `hop` arrived; returns the instant the next
+    /// head entered, where tracked ([`World::entered`]: later than the present for a packet
+    /// offered ahead of time).
+    #[inline(never)]
+    fn pop_entered(&mut self, hop: HopId) -> Option<SimTime> {
+        let e = self.entered[hop as usize].as_mut()?;
+        e.pop_front();
+        e.front().copied()
     }
 
     /// Schedules the arrival at `at` of the head packet (`pkt`, a prefetch hint) of link hop
@@ -917,6 +943,9 @@ impl World {
         let p = &mut self.packets.slots[id as usize];
         let hop = &mut self.hops[via.hop as usize];
         let o = hop.offer(now, via.input, id, p, &mut self.links);
+        if !self.entered.is_empty() && matches!(o.admit, Admit::Sent { .. }) {
+            self.track_entered(via.hop, now);
+        }
         match o.next {
             Next::Nothing => {}
             // For a link, the packet offered is the new head (a moving link may reorder: the

@@ -78,6 +78,12 @@ impl Flight {
         (!self.is_empty()).then_some((self.head_at, self.head))
     }
 
+    /// The packet `k` places behind the head (`k` >= 1), if that many are in flight.
+    #[inline]
+    fn behind_head(&self, k: usize) -> Option<u32> {
+        self.rest.get(k - 1).map(|&(_, p)| p)
+    }
+
     fn last_arrival(&self) -> Option<SimTime> {
         self.rest.back().map(|&(t, _)| t).or(self.front().map(|(t, _)| t))
     }
@@ -320,6 +326,16 @@ impl Hop {
             Hop::Atm(a) => a.ingress(input),
             Hop::Moving(m) => m.link,
             Hop::Custom(c) => c.first_link(input),
+        }
+    }
+
+    /// The packet `k` places behind the head of a link hop's FIFO (`k` >= 1), if that many are
+    /// in flight (other kinds: none): for prefetching along a long link's arrivals (world).
+    #[inline]
+    pub fn behind_head(&self, k: usize) -> Option<(u32, NodeId)> {
+        match self {
+            Hop::Link(h) => h.in_flight.behind_head(k).map(|p| (p, h.to)),
+            _ => None,
         }
     }
 

@@ -618,6 +618,9 @@ impl Simulation {
             Ev::HopArrive { hop, .. } => {
                 // None: a moving link's stale event (net::schedule).
                 let Some((pkt, node, next)) = w.hops[hop as usize].arrive(w.now, &w.links) else { return };
+                if self.prefetch {
+                    w.prefetch_behind(hop);
+                }
                 let entered = if w.entered.is_empty() { None } else { w.pop_entered(hop) };
                 if let Some(t) = next {
                     // Hop chaining: a packet offered ahead of time has its arrival scheduled
@@ -865,6 +868,35 @@ impl World {
             }
         }
         Chained::Done
+    }
+
+    /// Prefetching along a link's packets in flight (issue 15): a long link (the bottleneck)
+    /// delivers its packets one after another, so the packets a few places behind its head are
+    /// those of the next arrivals. Two stages: the packet `FAR` places behind is fetched; the
+    /// one `NEAR` places behind, fetched `FAR - NEAR` arrivals ago, is read to fetch what its
+    /// arrival will read (its flow and endpoint where the far node is its destination, else
+    /// the hop it goes on to). Hints only: results do not depend on them.
+    #[inline(never)]
+    fn prefetch_behind(&self, hop: HopId) {
+        use crate::engine::prefetch;
+        // Places behind the head, in arrivals (about 0.2 us of run time each at 100,000 flows).
+        const FAR: usize = 6;
+        const NEAR: usize = 3;
+        let h = &self.hops[hop as usize];
+        if let Some((far, _)) = h.behind_head(FAR) {
+            prefetch(self.packets.slots.as_ptr().wrapping_add(far as usize));
+        }
+        let Some((near, to)) = h.behind_head(NEAR) else { return };
+        let p = &self.packets.slots[near as usize];
+        if p.dst == to {
+            let fl = self.flows.as_ptr().wrapping_add(p.flow as usize);
+            prefetch(fl);
+            let end = if p.dir == Dir::Data { std::mem::offset_of!(Flow, receiver) } else { std::mem::offset_of!(Flow, sender) };
+            prefetch((fl as *const u8).wrapping_add(end));
+        } else {
+            let via = self.nodes[to as usize].route(p.dst);
+            prefetch(self.hops.as_ptr().wrapping_add(via.hop as usize));
+        }
     }
 
     /// Hop chaining: a packet entered link hop `hop` at `at`; recorded where the hop's packets

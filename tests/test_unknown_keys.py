@@ -7,9 +7,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
 
 import sattcp
+from conftest import ROOT, run_cli
 from sattcp import ScenarioError
 from sattcp.sweep import StudyError, load_study
 

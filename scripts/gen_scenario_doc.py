@@ -63,7 +63,9 @@ def render(schema: dict) -> str:
         "edit the schema, then run the script. tests/test_api.py fails when this file differs. -->",
         "",
         "A scenario is a TOML file (or a Python dict with the same tables, or TOML text). Unknown keys are "
-        "errors. Every key, its type, unit, default and allowed values are listed below, section by section. "
+        "errors; the message names the key probably meant when one valid at that place is close "
+        "(`tcp.flavour: unknown key (did you mean tcp.flavor?)`), and for a key renamed since, what replaces it "
+        "and the commit (`tcp.clear_backoff_when_acked`: `tcp.rto_backoff_reset`; `schema::RENAMED`). Every key, its type, unit, default and allowed values are listed below, section by section. "
         "`sattcp run SCENARIO --print-config` prints the resolved scenario (every key with its effective value, "
         "defaults included); every result carries it as `config`. Keys that do not apply to the scenario's kinds "
         "(`switch.policy` of a drop-tail switch, say) are left out of it, as are keys whose absence is their meaning "

@@ -457,7 +457,7 @@ def test_a_typo_in_a_factor_or_a_level_stops_the_sweep_before_any_run(tmp_path, 
     with pytest.raises(StudyError) as ei:
         run_sweep(study, store, jobs=1, progress=False)
     paths = {(p["path"], p["rule"]) for p in ei.value.problems}
-    assert ("factors.tcp.flavour", "unknown key") in paths
+    assert ("factors.tcp.flavour", "unknown key (did you mean tcp.flavor?)") in paths
     assert any(p == "factors.switch.buffer" and "lots" in str(g["got"])
                for p, g in ((q["path"], q) for q in ei.value.problems))
     assert len(ei.value.problems) == 2  # each problem once, not once per run

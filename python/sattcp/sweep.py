@@ -41,6 +41,7 @@ editing the base scenario or rebuilding sattcp runs the study again.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import hashlib
 import importlib
 import json
@@ -52,7 +53,7 @@ import threading
 import time
 import tomllib
 import traceback
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
@@ -92,6 +93,11 @@ API_SUMMARY = ("seed", "events", "wall_time_s", "events_per_s")
 
 SEED_MAX = 2**64 - 1
 
+#: How similar (difflib's ratio, 2 x matching characters / total) an unknown study key must be to
+#: a known one for the message to suggest it: "factor" -> "factors" is 0.92, "senario" ->
+#: "scenario" 0.93; "colour" -> "quick" is far below.
+_CLOSE = 0.8
+
 
 class StudyError(ValueError):
     """A study file is invalid; ``problems`` lists ``{path, rule, got}`` as ScenarioError does."""
@@ -103,6 +109,16 @@ class StudyError(ValueError):
         n = len(problems)
         super().__init__(f"invalid study {source} ({n} problem{'s' if n != 1 else ''}, "
                          "nothing was run):\n  " + "\n  ".join(lines))
+
+
+def _unknown_key(key: str, known: Iterable[str]) -> str:
+    """The rule of an unknown study key: the known keys, and the one or two the user most likely
+    meant when one is close (difflib's similarity ratio >= 0.8; none rather than a wrong one).
+    Unknown scenario keys (in factors, overrides) get theirs from the core's schema."""
+    names = sorted(known)
+    close = difflib.get_close_matches(key, names, n=2, cutoff=_CLOSE)
+    meant = f"did you mean {' or '.join(close)}? " if close else ""
+    return f"unknown key ({meant}known: {', '.join(names)})"
 
 
 def _show(v: Any) -> str:
@@ -472,7 +488,7 @@ def load_study(source: str | Path) -> Study:
 
     for k in raw:
         if k not in _TOP:
-            bad(k, f"unknown key (known: {', '.join(sorted(_TOP))})", raw[k])
+            bad(k, _unknown_key(k, _TOP), raw[k])
     name = raw.get("name", path.stem)
     if not isinstance(name, str) or not name.strip():
         bad("name", "must be a non-empty string", name)
@@ -556,7 +572,7 @@ def load_study(source: str | Path) -> Study:
     for w, b in zip(where, blocks_raw, strict=True):
         for k in b:
             if k not in ("name", "scenario", "overrides", "levels"):
-                bad(f"{w}{k}", "unknown key (known: levels, name, overrides, scenario)", b[k])
+                bad(f"{w}{k}", _unknown_key(k, ("levels", "name", "overrides", "scenario")), b[k])
         scen = b.get("scenario")
         resolved = None
         if not isinstance(scen, str) or not scen:
@@ -592,7 +608,7 @@ def load_study(source: str | Path) -> Study:
     if quick is not None:
         for k in quick:
             if k not in ("description", "overrides"):
-                bad(f"quick.{k}", "unknown key (known: description, overrides)", quick[k])
+                bad(f"quick.{k}", _unknown_key(k, ("description", "overrides")), quick[k])
         quick_overrides = scalars("quick.overrides",
                                   _flatten(table("quick.overrides", quick.get("overrides"))))
         quick_description = str(quick.get("description", ""))

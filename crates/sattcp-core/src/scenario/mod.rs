@@ -159,7 +159,7 @@ pub fn raw_from_tree(tree: &toml::Table) -> Read {
         constellation: r.section(tree, "constellation"),
         gateway: r.section(tree, "gateway"),
     };
-    let mut problems: Vec<Problem> = r.unknown.into_iter().map(|p| Problem { path: p, rule: "unknown key".into(), got: String::new() }).collect();
+    let mut problems: Vec<Problem> = r.unknown.into_iter().map(|p| Problem { rule: schema::unknown_key_rule(&p), path: p, got: String::new() }).collect();
     problems.extend(r.type_errors);
     Read { raw, problems, unread: r.unread }
 }
@@ -392,7 +392,8 @@ mod tests {
         assert_eq!(
             shown(&text),
             [
-                "run.speed: unknown key",
+                // "speed" is one letter from "seed" (schema::suggestions).
+                "run.speed: unknown key (did you mean run.seed?)",
                 // In the order of the keys in the table, which is alphabetical.
                 "tcp.initial_cwnd: must be an integer, got \"x\"",
                 "tcp.window_scale: must be an integer, got \"6\"",

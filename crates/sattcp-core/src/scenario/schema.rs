@@ -253,6 +253,125 @@ pub fn expand(key: &str) -> Vec<String> {
     }
 }
 
+/// A key renamed or removed since the project began, and what replaces it. Found by diffing the
+/// keys of every version of this table and of the raw structs (`git log -p --
+/// crates/sattcp-core/src/scenario/schema.rs`, `.../raw.rs`): only one key has left so far.
+pub struct Renamed {
+    /// The old key, in this table's notation.
+    pub old: &'static str,
+    /// The key that replaces it, or "" if none does.
+    pub new: &'static str,
+    /// How an old value is written now.
+    pub how: &'static str,
+    /// The commit that renamed or removed it.
+    pub commit: &'static str,
+}
+
+/// Every key renamed or removed, with its replacement (an unknown key's message names it).
+pub const RENAMED: &[Renamed] = &[Renamed {
+    old: "tcp.clear_backoff_when_acked",
+    new: "tcp.rto_backoff_reset",
+    how: "true is rto_backoff_reset = \"all_acked\", false is \"sample\"",
+    commit: "b1049f3",
+}];
+
+/// A problem path in this table's notation: list indices become `[]` ("loss.2.flow" ->
+/// "loss[].flow", "tcp.groups.0.mss" -> "tcp.groups[].mss").
+fn schema_notation(path: &str) -> String {
+    let mut out = String::new();
+    for seg in path.split('.') {
+        if !out.is_empty() && !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
+            out += "[]";
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out += seg;
+        }
+    }
+    out
+}
+
+/// The path of a key beside `path` (the same table, list entries keeping their index): `path`
+/// with its last segment replaced by `name`.
+fn sibling(path: &str, name: &str) -> String {
+    match path.rsplit_once('.') {
+        Some((parent, _)) => format!("{parent}.{name}"),
+        None => name.to_string(),
+    }
+}
+
+/// Most edits between a key as typed and a known key for the known key to be suggested: one per
+/// three characters typed, at least one (rustc's rule for "did you mean", `find_best_match_for_name`
+/// in rustc_span/src/edit_distance.rs: `max(lookup.len(), 3) / 3`). A wrong suggestion misleads
+/// more than none, so this is kept tight.
+fn max_edits(typed: &str) -> usize {
+    typed.chars().count().max(3) / 3
+}
+
+/// Known keys close to the unknown key at `path` (dotted, list indices as numbers), best first, at
+/// most two, written as the user would write them at that place ("links.path.0.rate"). First the
+/// keys valid in the same table within [`max_edits`] (optimal string alignment distance, so a
+/// swap of two letters is one edit; case ignored); failing that, the one key elsewhere with
+/// exactly this name (`run.mss` -> `tcp.mss`).
+pub fn suggestions(path: &str) -> Vec<String> {
+    let key = schema_notation(path);
+    let (parent, typed) = match key.rsplit_once('.') {
+        Some((p, t)) => (p, t),
+        None => ("", key.as_str()),
+    };
+    let typed_lc = typed.to_lowercase();
+    let prefix = if parent.is_empty() { String::new() } else { format!("{parent}.") };
+    // The names valid at this place, in the table's order.
+    let mut names: Vec<String> = Vec::new();
+    for k in KEYS.iter().flat_map(|k| expand(k.key)) {
+        let Some(rest) = k.strip_prefix(&prefix) else { continue };
+        let name = rest.split('.').next().unwrap_or(rest);
+        let name = name.strip_suffix("[]").unwrap_or(name);
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_string());
+        }
+    }
+    let mut close: Vec<(usize, &String)> =
+        names.iter().map(|n| (strsim::osa_distance(&typed_lc, &n.to_lowercase()), n)).filter(|(d, _)| *d <= max_edits(typed)).collect();
+    // Stable: equally close names keep the table's order.
+    close.sort_by_key(|(d, _)| *d);
+    if let Some(&(best, _)) = close.first() {
+        return close.iter().filter(|(d, _)| *d == best).take(2).map(|(_, n)| sibling(path, n)).collect();
+    }
+    // A key put in the wrong table: the name exists exactly once elsewhere (rows, not their
+    // expansions, so `tcp.mss` counts once for [tcp] and [[tcp.groups]]; link rows left out, as
+    // they name no one table).
+    let elsewhere: Vec<&str> = KEYS
+        .iter()
+        .map(|k| k.key)
+        .filter(|k| !k.contains("[]") && !k.starts_with("links.<link>.") && k.rsplit('.').next().is_some_and(|n| n.to_lowercase() == typed_lc))
+        .collect();
+    match elsewhere[..] {
+        [one] if one != key => vec![one.to_string()],
+        _ => Vec::new(),
+    }
+}
+
+/// The rule of an unknown key's problem: "unknown key", with the key that replaced it if it was
+/// renamed ([`RENAMED`]), else with the known keys it is close to ([`suggestions`]), if any.
+pub fn unknown_key_rule(path: &str) -> String {
+    let key = schema_notation(path);
+    if let Some(r) = RENAMED.iter().find(|r| expand(r.old).contains(&key)) {
+        let new_name = r.new.rsplit('.').next().unwrap_or(r.new);
+        return if r.new.is_empty() {
+            format!("unknown key (removed in {}: {})", r.commit, r.how)
+        } else {
+            format!("unknown key (replaced by {} in {}: {})", sibling(path, new_name), r.commit, r.how)
+        };
+    }
+    match &suggestions(path)[..] {
+        [] => "unknown key".to_string(),
+        [a] => format!("unknown key (did you mean {a}?)"),
+        [a, b, ..] => format!("unknown key (did you mean {a} or {b}?)"),
+    }
+}
+
 /// The keys the raw serde structs accept, as dotted paths (`[]` for list entries), found by
 /// running their `Deserialize` against a probe that records every field it is asked for.
 pub fn accepted_keys() -> Vec<String> {
@@ -490,6 +609,81 @@ mod tests {
         for k in KEYS.iter().filter(|k| matches!(k.default, Dflt::Value(_))) {
             assert!(expand(k.key).iter().any(|key| checked.contains(key)), "the default of {} was never checked: add a minimal scenario where it applies", k.key);
         }
+    }
+
+    const GEO: &str = "[links.access]\nrate = \"10Mbps\"\n[links.bottleneck]\nrate = \"1Mbps\"\ndelay = \"250ms\"\n";
+
+    /// Every problem of `text` with `overrides`, as the user reads it ("path: rule, got VALUE").
+    #[track_caller]
+    fn shown(text: &str, overrides: &[(&str, &str)]) -> Vec<String> {
+        let o: Vec<(String, toml::Value)> = overrides.iter().map(|(k, v)| (k.to_string(), crate::scenario::parse_override_value(v))).collect();
+        match crate::scenario::load(text, &o, None) {
+            Ok(_) => panic!("{text} {overrides:?} was accepted"),
+            Err(e) => e.problems.iter().map(|p| p.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_typo_in_a_key_of_a_top_level_table_names_the_key_meant() {
+        assert_eq!(shown(&format!("{GEO}[tcp]\nflavour = \"sack\"\n"), &[]), ["tcp.flavour: unknown key (did you mean tcp.flavor?)"]);
+        assert_eq!(shown(GEO, &[("tcp.flavour", "sack")]), ["tcp.flavour: unknown key (did you mean tcp.flavor?)"]);
+        // Two letters swapped are one edit; case is ignored.
+        assert_eq!(shown(GEO, &[("tcp.initail_cwnd", "2")]), ["tcp.initail_cwnd: unknown key (did you mean tcp.initial_cwnd?)"]);
+        assert_eq!(shown(GEO, &[("switch.r", "0.5")]), ["switch.r: unknown key (did you mean switch.R?)"]);
+        // A misspelt table, and the two keys equally close.
+        assert_eq!(shown(&format!("{GEO}[tpc]\nmss = 512\n"), &[]), ["tpc: unknown key (did you mean tcp?)"]);
+        assert_eq!(shown(GEO, &[("app.repeat", "3")]), ["app.repeat: unknown key (did you mean app.repeats or app.nrepeat?)"]);
+        // Nothing close in its table, but the name is a key of another one.
+        assert_eq!(shown(GEO, &[("run.mss", "512")]), ["run.mss: unknown key (did you mean tcp.mss?)"]);
+    }
+
+    #[test]
+    fn a_typo_in_a_nested_table_suggests_among_the_keys_of_that_table() {
+        assert_eq!(shown(GEO, &[("links.bottleneck.rat", "\"2Mbps\"")]), ["links.bottleneck.rat: unknown key (did you mean links.bottleneck.rate?)"]);
+        assert_eq!(shown(GEO, &[("links.access.dealy", "\"1ms\"")]), ["links.access.dealy: unknown key (did you mean links.access.delay?)"]);
+        assert_eq!(shown(GEO, &[("links.botleneck.rate", "\"2Mbps\"")]), ["links.botleneck: unknown key (did you mean links.bottleneck?)"]);
+        assert_eq!(shown(GEO, &[("tcp.ns2.bugfix", "\"on\"")]), ["tcp.ns2.bugfix: unknown key (did you mean tcp.ns2.bug_fix?)"]);
+        // `rate` is a key of the links, not of [tcp]: nothing is suggested there.
+        assert_eq!(shown(GEO, &[("tcp.rat", "1")]), ["tcp.rat: unknown key"]);
+    }
+
+    #[test]
+    fn a_typo_in_a_list_entry_keeps_the_entry_index() {
+        let text = format!("{GEO}[app]\nkind = \"transfer\"\nbytes = 10000\n[[loss]]\nsegment = 1\n[[loss]]\nsegmnt = 2\n");
+        assert_eq!(shown(&text, &[]), ["loss.1.segmnt: unknown key (did you mean loss.1.segment?)", "loss.1: needs offset (data byte offset) or segment (segment index)"]);
+        let text = format!("{GEO}[topology]\npairs = 2\n[[tcp.groups]]\nflows = [1]\nflavour = \"sack\"\n");
+        assert_eq!(shown(&text, &[]), ["tcp.groups.0.flavour: unknown key (did you mean tcp.groups.0.flavor?)"]);
+        let text = "[topology]\nkind = \"path\"\n[[links.path]]\nrate = \"1Mbps\"\ndelay = \"100ms\"\n[[links.path]]\nrate = \"1Mbps\"\ndelya = \"1ms\"\n";
+        assert_eq!(shown(text, &[]), ["links.path.1.delya: unknown key (did you mean links.path.1.delay?)"]);
+    }
+
+    #[test]
+    fn a_renamed_key_names_its_replacement_and_the_commit() {
+        assert_eq!(
+            shown(GEO, &[("tcp.clear_backoff_when_acked", "true")]),
+            ["tcp.clear_backoff_when_acked: unknown key (replaced by tcp.rto_backoff_reset in b1049f3: true is rto_backoff_reset = \"all_acked\", false is \"sample\")"]
+        );
+        let text = format!("{GEO}[topology]\npairs = 2\n[[tcp.groups]]\nflows = [1]\nclear_backoff_when_acked = false\n");
+        assert_eq!(
+            shown(&text, &[]),
+            ["tcp.groups.0.clear_backoff_when_acked: unknown key (replaced by tcp.groups.0.rto_backoff_reset in b1049f3: true is rto_backoff_reset = \"all_acked\", false is \"sample\")"]
+        );
+        // Each replacement is a key of today's table, each old key is not.
+        let documented = documented();
+        for r in RENAMED {
+            assert!(!documented.contains(r.old), "{} is renamed but still listed", r.old);
+            assert!(r.new.is_empty() || documented.contains(r.new), "{} replaces {} but is not a key", r.new, r.old);
+        }
+    }
+
+    #[test]
+    fn a_key_far_from_every_key_gets_no_suggestion() {
+        assert_eq!(shown(GEO, &[("tcp.colour", "1")]), ["tcp.colour: unknown key"]);
+        assert_eq!(shown(&format!("colour = 1\n{GEO}"), &[]), ["colour: unknown key"]);
+        assert_eq!(shown(GEO, &[("links.bottleneck.bandwidth", "\"2Mbps\"")]), ["links.bottleneck.bandwidth: unknown key"]);
+        assert_eq!(shown(GEO, &[("constellation.bogus", "1")]).first().map(String::as_str), Some("constellation.bogus: unknown key"));
+        // Three edits in a six-letter name are more than the two allowed.
+        assert_eq!(shown(GEO, &[("tcp.flvr", "\"sack\"")]), ["tcp.flvr: unknown key"]);
     }
 
     fn lookup<'a>(v: &'a serde_json::Value, key: &str) -> Option<&'a serde_json::Value> {

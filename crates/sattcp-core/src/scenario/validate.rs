@@ -1818,8 +1818,8 @@ mod tests {
         assert_eq!((s.tcp_for(0).backoff_reset, s.tcp_for(1).backoff_reset), (BackoffReset::Sample, BackoffReset::NewAck));
         assert_eq!(scenario(&g, &[("tcp.rto_backoff_reset", "\"all_acked\"")]).tcp_for(1).backoff_reset, BackoffReset::AllAcked);
         assert_only(GEO2, &[("tcp.rto_backoff_reset", "\"karn\"")], "tcp.rto_backoff_reset: must be \"sample\", \"all_acked\" or \"new_ack\", got \"karn\"");
-        // The boolean it replaced is an unknown key (unknown keys are reported by path alone).
-        assert_only(GEO2, &[("tcp.clear_backoff_when_acked", "true")], "tcp.clear_backoff_when_acked: unknown key");
+        // The boolean it replaced is an unknown key whose message names its replacement (schema::RENAMED).
+        assert_only(GEO2, &[("tcp.clear_backoff_when_acked", "true")], "tcp.clear_backoff_when_acked: unknown key (replaced by tcp.rto_backoff_reset in b1049f3: true is rto_backoff_reset = \"all_acked\", false is \"sample\")");
     }
 
     #[test]

@@ -31,8 +31,8 @@
 //!   from the first SYN, retransmitted or not.
 //! - *The update* (`RttMeanDeviation::Measurement`): the first sample sets `m_estimatedRtt =
 //!   m`, `m_estimatedVariation = m / 2`; then, alpha = 1/8 and beta = 1/4 being reciprocal
-//!   powers of two (the defaults), `IntegerUpdate(m, 3, 2)`: `delta = m - est; est = ((est << 3)
-//!   + delta) >> 3; var = ((var << 2) + (|delta| - var)) >> 2`, arithmetic shifts of int64
+//!   powers of two (the defaults), `IntegerUpdate(m, 3, 2)`: `delta = m - est;
+//!   est = ((est << 3) + delta) >> 3; var = ((var << 2) + (|delta| - var)) >> 2`, arithmetic shifts of int64
 //!   nanoseconds (the estimate is kept unscaled, so each step floors).
 //! - *The RTO* (`EstimateRtt`, `NewAck`, RFC 6298 (2.4)): `m_rto = Max(est + Max(
 //!   m_clockGranularity, var * 4), m_minRto)`; ClockGranularity is `timer_granularity` (ns-3's

@@ -185,9 +185,13 @@ pub struct World {
     /// Arrival events of chained packets waiting for the instant their packet enters its
     /// last hop (see [`World::defer`]): (that instant, order, arrival, hop, packet), earliest
     /// first.
-    deferred: BinaryHeap<Reverse<(SimTime, u64, SimTime, HopId, u32)>>,
+    deferred: BinaryHeap<Reverse<Deferred>>,
     deferrals: u64,
 }
+
+/// A deferred arrival event (hop chaining, [`World::defer`]): (the instant its packet enters
+/// its hop, order, arrival, hop, packet).
+type Deferred = (SimTime, u64, SimTime, HopId, u32);
 
 /// One run's simulation: `step`, `run_until`, `run`, then `finish` for the result.
 pub struct Simulation {

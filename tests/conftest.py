@@ -10,6 +10,18 @@ ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # A shell without job control starts background commands (`make test &`, `nohup ... &`,
+    # some CI runners) with SIGINT ignored, and an ignored signal stays ignored across exec: the
+    # Ctrl-C tests' children (test_cli, test_sweep) would then never see the SIGINT they are
+    # sent and run to their end. Restore Python's own handler here, so that every child starts
+    # with SIGINT at its default, as it does from a terminal.
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runslow", action="store_true", default=False, help="run long studies marked slow")
 

@@ -100,7 +100,7 @@ impl Flight {
     #[inline]
     fn pop_front(&mut self) -> Option<(SimTime, u32)> {
         let front = self.front()?;
-        (self.head_at, self.head) = if self.rest.is_empty() { (SimTime::ZERO, NO_PACKET) } else { self.rest.pop_front().expect("not empty") };
+        (self.head_at, self.head) = self.rest.pop_front().unwrap_or((SimTime::ZERO, NO_PACKET));
         Some(front)
     }
 }

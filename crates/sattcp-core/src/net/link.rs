@@ -269,7 +269,6 @@ mod tests {
         assert_eq!(offset_of!(Link, stats) + offset_of!(LinkStats, busy_ns) + 8, 64);
         // A packet that waits: the second and third lines.
         assert!(offset_of!(Link, max_waiting_bytes) + 8 <= 192);
-        eprintln!("Link {} bytes", std::mem::size_of::<Link>());
     }
 
     #[test]

@@ -9,8 +9,9 @@
 #
 #   bench/cachegrind-scale.sh TAG [BENCH_BINARY]    (default target/release/examples/bench)
 #
-# Prints one line per case: events, bottleneck packets, delivered bytes (which a refactor must
-# keep) and instructions, L1 data misses and last-level data misses per bottleneck packet.
+# Prints one line per case: events, bottleneck packets, delivered bytes and the run's digest
+# (which a refactor must keep) and instructions, L1 data misses and last-level data misses per
+# bottleneck packet.
 set -euo pipefail
 TAG=${1:?usage: bench/cachegrind-scale.sh TAG [BENCH_BINARY]}
 BIN=${2:-target/release/examples/bench}
@@ -34,7 +35,8 @@ for n in ("10", "10k"):
     bn = int(re.search(r"bn_packets=(\d+)", kv).group(1))
     ev = re.search(r"events=(\d+)", kv).group(1)
     dlv = re.search(r"delivered_bytes=(\d+)", kv).group(1)
+    digest = re.search(r"digest=(\w+)", kv).group(1)
     g = lambda k: int(re.search(k + r":\s+([\d,]+)", err).group(1).replace(",", ""))
-    print(f"{tag} flows={'10' if n == '10' else '10000'} events={ev} bn_packets={bn} delivered_bytes={dlv} "
+    print(f"{tag} flows={'10' if n == '10' else '10000'} events={ev} bn_packets={bn} delivered_bytes={dlv} digest={digest} "
           f"instr/pkt={g('I   refs') / bn:.1f} D1miss/pkt={g('D1  misses') / bn:.2f} LLdmiss/pkt={g('LLd misses') / bn:.2f}")
 PY

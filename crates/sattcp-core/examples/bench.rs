@@ -350,7 +350,7 @@ fn main() {
             let bn = r.links.iter().find(|l| l.link == "bottleneck" || l.link == "hop0").map(|l| l.packets).unwrap_or(0);
             let delivered: u64 = r.flows.iter().map(|f| f.delivered_bytes).sum();
             let (timeouts, fast): (u64, u64) = (r.flows.iter().map(|f| f.timeouts).sum(), r.flows.iter().map(|f| f.fast_retransmits).sum());
-            println!("case={} wall_s={wall:.6} events={} bn_packets={bn} delivered_bytes={delivered} flows={} timeouts={timeouts} fast_retransmits={fast}", short(f), r.events, r.flows.len());
+            println!("case={} wall_s={wall:.6} events={} bn_packets={bn} delivered_bytes={delivered} flows={} timeouts={timeouts} fast_retransmits={fast} digest={}", short(f), r.events, r.flows.len(), r.digest);
         }
         return;
     }

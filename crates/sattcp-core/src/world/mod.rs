@@ -102,11 +102,50 @@ struct Flow {
 
 /// A slab of packets in flight, reusing freed slots, and the SACK blocks of those that carry
 /// some (out of line: the packets themselves stay one cache line each, net/packet.rs).
+///
+/// In chunks of `PACKET_CHUNK` slots that never move (issue 15): a `Vec<Packet>` that grows
+/// by doubling copies every packet in flight at each growth (the system allocator cannot
+/// `mremap` a 64-byte-aligned block) and faults in twice the pages; with 100,000 flows that
+/// copy and its page faults were the largest source of cache misses in the run
+/// (bench/README.md).
 #[derive(Default)]
 struct Packets {
-    slots: Vec<Packet>,
+    /// Slots 0 to `PACKET_CHUNK - 1` (all that most runs need): a vector that grows by
+    /// doubling up to `PACKET_CHUNK`.
+    first: Vec<Packet>,
+    /// Slot `i` beyond those is `rest[(i >> PACKET_CHUNK_BITS) - 1][i % PACKET_CHUNK]`.
+    rest: Vec<Vec<Packet>>,
     free: Vec<u32>,
     sacks: SackPool,
+}
+
+/// Slots per chunk of [`Packets`] (4 MiB of packets).
+const PACKET_CHUNK_BITS: u32 = 16;
+const PACKET_CHUNK: usize = 1 << PACKET_CHUNK_BITS;
+
+impl std::ops::Index<u32> for Packets {
+    type Output = Packet;
+    #[inline(always)]
+    fn index(&self, i: u32) -> &Packet {
+        let i = i as usize;
+        if i < PACKET_CHUNK {
+            &self.first[i]
+        } else {
+            &self.rest[(i >> PACKET_CHUNK_BITS) - 1][i % PACKET_CHUNK]
+        }
+    }
+}
+
+impl std::ops::IndexMut<u32> for Packets {
+    #[inline(always)]
+    fn index_mut(&mut self, i: u32) -> &mut Packet {
+        let i = i as usize;
+        if i < PACKET_CHUNK {
+            &mut self.first[i]
+        } else {
+            &mut self.rest[(i >> PACKET_CHUNK_BITS) - 1][i % PACKET_CHUNK]
+        }
+    }
 }
 
 impl Packets {
@@ -116,17 +155,44 @@ impl Packets {
             p.sack_at = self.sacks.store(sack);
         }
         if let Some(i) = self.free.pop() {
-            self.slots[i as usize] = p;
-            i
-        } else {
-            self.slots.push(p);
-            (self.slots.len() - 1) as u32
+            self[i] = p;
+            return i;
         }
+        if self.first.len() < PACKET_CHUNK {
+            self.first.push(p);
+            return (self.first.len() - 1) as u32;
+        }
+        self.push_rest(p)
+    }
+    /// A new slot beyond the first chunk.
+    #[cold]
+    #[inline(never)]
+    fn push_rest(&mut self, p: Packet) -> u32 {
+        if self.rest.last().is_none_or(|c| c.len() == PACKET_CHUNK) {
+            self.rest.push(Vec::with_capacity(PACKET_CHUNK));
+        }
+        let n = self.rest.len();
+        let c = &mut self.rest[n - 1];
+        c.push(p);
+        u32::try_from((n << PACKET_CHUNK_BITS) + c.len() - 1).expect("more than 2^32 packets in flight")
     }
     #[inline]
     fn release(&mut self, i: u32) {
-        self.sacks.release(&self.slots[i as usize]);
-        self.free.push(i);
+        let Packets { first, rest, sacks, free } = self;
+        let i_ = i as usize;
+        sacks.release(if i_ < PACKET_CHUNK { &first[i_] } else { &rest[(i_ >> PACKET_CHUNK_BITS) - 1][i_ % PACKET_CHUNK] });
+        free.push(i);
+    }
+    /// Where slot `i` is, for prefetching (null if there is no such slot: a prefetch of it
+    /// is harmless).
+    #[inline(always)]
+    fn ptr(&self, i: u32) -> *const Packet {
+        let i = i as usize;
+        if i < PACKET_CHUNK {
+            self.first.as_ptr().wrapping_add(i)
+        } else {
+            self.rest.get((i >> PACKET_CHUNK_BITS) - 1).map_or(std::ptr::null(), |c| c.as_ptr().wrapping_add(i % PACKET_CHUNK))
+        }
     }
 }
 
@@ -527,10 +593,10 @@ impl Simulation {
             Some(&Ev::HopArrive { hop, pkt }) => {
                 prefetch(w.hops.as_ptr().wrapping_add(hop as usize));
                 if pkt != NO_PACKET {
-                    prefetch(w.packets.slots.as_ptr().wrapping_add(pkt as usize));
+                    prefetch(w.packets.ptr(pkt));
                 }
             }
-            Some(&Ev::Arrive { pkt, .. }) => prefetch(w.packets.slots.as_ptr().wrapping_add(pkt as usize)),
+            Some(&Ev::Arrive { pkt, .. }) => prefetch(w.packets.ptr(pkt)),
             Some(&Ev::SenderTimer { flow } | &Ev::ReceiverTimer { flow }) => prefetch(w.flows.as_ptr().wrapping_add(flow as usize)),
             _ => {}
         }
@@ -848,7 +914,7 @@ impl World {
     /// discards it), one arriving after the end of the run (it never arrives).
     fn chain(&mut self, now: SimTime, id: u32, via: Via) -> Chained {
         let Hop::Link(h) = &mut self.hops[via.hop as usize] else { return Chained::No };
-        let p = &mut self.packets.slots[id as usize];
+        let p = &mut self.packets[id];
         let far = h.to();
         if far == p.dst {
             return Chained::No;
@@ -888,10 +954,10 @@ impl World {
         const NEAR: usize = 3;
         let h = &self.hops[hop as usize];
         if let Some((far, _)) = h.behind_head(FAR) {
-            prefetch(self.packets.slots.as_ptr().wrapping_add(far as usize));
+            prefetch(self.packets.ptr(far));
         }
         let Some((near, to)) = h.behind_head(NEAR) else { return };
-        let p = &self.packets.slots[near as usize];
+        let p = &self.packets[near];
         if p.dst == to {
             let fl = self.flows.as_ptr().wrapping_add(p.flow as usize);
             prefetch(fl);
@@ -976,7 +1042,7 @@ impl World {
     /// Offers packet `id` to hop `via` at `now` (the event's time, or a chained arrival).
     #[inline]
     fn offer(&mut self, now: SimTime, id: u32, via: Via) {
-        let p = &mut self.packets.slots[id as usize];
+        let p = &mut self.packets[id];
         let hop = &mut self.hops[via.hop as usize];
         let o = hop.offer(now, via.input, id, p, &mut self.links);
         if !self.entered.is_empty() && matches!(o.admit, Admit::Sent { .. }) {
@@ -993,7 +1059,7 @@ impl World {
             Admit::Sent { arrival, .. } => {
                 if self.tap.is_on() {
                     let depart = Some(arrival.saturating_sub(self.links[self.hops[via.hop as usize].first_link(via.input) as usize].delay));
-                    self.tap.event(now, PacketEvent::Queued { hop: via.hop, depart }, &self.packets.slots[id as usize], &self.packets.sacks);
+                    self.tap.event(now, PacketEvent::Queued { hop: via.hop, depart }, &self.packets[id], &self.packets.sacks);
                 }
             }
             Admit::Dropped(reason) => {
@@ -1003,7 +1069,7 @@ impl World {
                     DropReason::Scripted => TapDrop::Scripted,
                     DropReason::NoRoute => TapDrop::NoRoute,
                 };
-                self.tap.event(now, PacketEvent::Dropped { hop: Some(via.hop), reason }, &self.packets.slots[id as usize], &self.packets.sacks);
+                self.tap.event(now, PacketEvent::Dropped { hop: Some(via.hop), reason }, &self.packets[id], &self.packets.sacks);
                 self.packets.release(id);
             }
         }
@@ -1013,7 +1079,7 @@ impl World {
     /// the queue of the link `via` serialises it on, at `now`. Returns true if it was dropped.
     #[cold]
     fn scripted_at_link(&mut self, now: SimTime, id: u32, via: Via) -> bool {
-        let p = &self.packets.slots[id as usize];
+        let p = &self.packets[id];
         if p.dir != Dir::Data || p.seg.len == 0 {
             return false;
         }
@@ -1030,7 +1096,7 @@ impl World {
     /// Packet `id` reaches `node`: forwarded, discarded (corrupted), or taken by its TCP
     /// endpoint, whose flow and direction are returned.
     fn arrive(&mut self, id: u32, node: NodeId) -> Option<(FlowId, Dir)> {
-        let p = &self.packets.slots[id as usize];
+        let p = &self.packets[id];
         if p.corrupted {
             // Discarded by the receiving interface (counted by the link that corrupted it).
             self.tap.event(self.now, PacketEvent::Dropped { hop: None, reason: TapDrop::Corrupted }, p, &self.packets.sacks);
@@ -1046,8 +1112,7 @@ impl World {
         self.tap.event(self.now, PacketEvent::Received, p, &self.packets.sacks);
         let (flow, dir) = (p.flow, p.dir);
         let seg = self.packets.sacks.segment(p);
-        self.packets.sacks.release(p);
-        self.packets.free.push(id);
+        self.packets.release(id);
         let now = self.now;
         let fl = &mut self.flows[flow as usize];
         match dir {
@@ -1081,11 +1146,11 @@ impl World {
         let h = &mut self.hops[hop as usize];
         let next = h.wake(now, &mut self.links, |fate| match fate {
             FrameFate::Delivered { pkt, at } => {
-                let dst = packets.slots[pkt as usize].dst;
+                let dst = packets[pkt].dst;
                 queue.push(at, Ev::Arrive { pkt, node: dst });
             }
             FrameFate::Lost { pkt } => {
-                tap.event(now, PacketEvent::Dropped { hop: Some(hop), reason: TapDrop::Frame }, &packets.slots[pkt as usize], &packets.sacks);
+                tap.event(now, PacketEvent::Dropped { hop: Some(hop), reason: TapDrop::Frame }, &packets[pkt], &packets.sacks);
                 packets.release(pkt);
             }
         });
@@ -1111,5 +1176,44 @@ mod layout_tests {
         // issue 15: ends, owner, trace flag, timer slots and first hops in one cache line.
         assert!(offset_of!(Flow, first_hop) + std::mem::size_of::<[Via; 2]>() <= 64);
         assert!(offset_of!(Flow, rcv_slot) < 64 && offset_of!(Flow, traced) < 64 && offset_of!(Flow, interest) < 64);
+    }
+}
+
+#[cfg(test)]
+mod packets_tests {
+    use super::*;
+    use crate::net::packet::Header;
+
+    fn packet(uid: u64) -> Packet {
+        Packet { uid, flow: (uid % 7) as FlowId, dir: Dir::Data, src: 0, dst: 1, bytes: 1064, seg: Header::default(), corrupted: false, sack_at: 0 }
+    }
+
+    /// Slots are numbered in order of creation across the first chunk and the next ones,
+    /// freed slots are reused last freed first, and every packet stays where it was put: the
+    /// numbering (which the run digests hash) is that of one growing vector.
+    #[test]
+    fn slots_past_the_first_chunk_keep_their_numbers_and_contents() {
+        let mut p = Packets::default();
+        let none = [SackBlock::default(); MAX_SACK_BLOCKS];
+        let n = 2 * PACKET_CHUNK + 3;
+        for uid in 0..n as u64 {
+            assert_eq!(p.insert(packet(uid), &none), uid as u32);
+        }
+        assert_eq!(p.rest.len(), 2, "the first chunk, then two more");
+        for i in [0, PACKET_CHUNK - 1, PACKET_CHUNK, 2 * PACKET_CHUNK, n - 1] {
+            assert_eq!(p[i as u32].uid, i as u64);
+            assert!(std::ptr::eq(p.ptr(i as u32), &p[i as u32]));
+        }
+        assert!(p.ptr(n as u32 + PACKET_CHUNK as u32).is_null(), "no chunk there");
+        let (a, b) = (PACKET_CHUNK as u32 + 5, 3);
+        p.release(a);
+        p.release(b);
+        assert_eq!(p.insert(packet(1_000_000), &none), b);
+        assert_eq!(p.insert(packet(1_000_001), &none), a);
+        assert_eq!(p.insert(packet(1_000_002), &none), n as u32, "then a new slot");
+        assert_eq!((p[a].uid, p[b].uid, p[n as u32].uid), (1_000_001, 1_000_000, 1_000_002));
+        p[a].bytes = 40;
+        assert_eq!(p[a].bytes, 40);
+        assert_eq!(p[a - 1].uid, a as u64 - 1, "its neighbour untouched");
     }
 }

@@ -309,6 +309,21 @@ fn max_edits(typed: &str) -> usize {
     typed.chars().count().max(3) / 3
 }
 
+/// The names in `names` within [`max_edits`] of `typed` (optimal string alignment distance, case
+/// ignored), the closest only, at most two, in the order of `names`.
+pub fn closest<'a, S: AsRef<str>>(typed: &str, names: &'a [S]) -> Vec<&'a str> {
+    let typed_lc = typed.to_lowercase();
+    let mut close: Vec<(usize, &str)> = names
+        .iter()
+        .map(|n| (strsim::osa_distance(&typed_lc, &n.as_ref().to_lowercase()), n.as_ref()))
+        .filter(|(d, _)| *d <= max_edits(typed))
+        .collect();
+    // Stable: equally close names keep their order.
+    close.sort_by_key(|(d, _)| *d);
+    let best = close.first().map(|&(d, _)| d);
+    close.into_iter().filter(|&(d, _)| Some(d) == best).take(2).map(|(_, n)| n).collect()
+}
+
 /// Known keys close to the unknown key at `path` (dotted, list indices as numbers), best first, at
 /// most two, written as the user would write them at that place ("links.path.0.rate"). First the
 /// keys valid in the same table within [`max_edits`] (optimal string alignment distance, so a
@@ -332,12 +347,9 @@ pub fn suggestions(path: &str) -> Vec<String> {
             names.push(name.to_string());
         }
     }
-    let mut close: Vec<(usize, &String)> =
-        names.iter().map(|n| (strsim::osa_distance(&typed_lc, &n.to_lowercase()), n)).filter(|(d, _)| *d <= max_edits(typed)).collect();
-    // Stable: equally close names keep the table's order.
-    close.sort_by_key(|(d, _)| *d);
-    if let Some(&(best, _)) = close.first() {
-        return close.iter().filter(|(d, _)| *d == best).take(2).map(|(_, n)| sibling(path, n)).collect();
+    let close = closest(typed, &names);
+    if !close.is_empty() {
+        return close.iter().map(|n| sibling(path, n)).collect();
     }
     // A key put in the wrong table: the name exists exactly once elsewhere (rows, not their
     // expansions, so `tcp.mss` counts once for [tcp] and [[tcp.groups]]; link rows left out, as

@@ -63,7 +63,13 @@ pub fn packets(v: Option<&toml::Value>, nflows: Option<u64>, link_names: Option<
                     }
                     ("flows", _) => problems.push(problem(&p, "must be a list of flow numbers", v.to_string())),
                     ("links", _) => problems.push(problem(&p, "must be a list of link names", v.to_string())),
-                    _ => problems.push(problem(&p, "unknown key", "")),
+                    _ => {
+                        let rule = match crate::scenario::schema::closest(k, &["flows", "links"])[..] {
+                            [] => "unknown key".to_string(),
+                            [a, ..] => format!("unknown key (did you mean {path}.{a}?)"),
+                        };
+                        problems.push(problem(&p, rule, ""));
+                    }
                 }
             }
             Some(f)
@@ -137,5 +143,8 @@ mod tests {
             ])
         );
         assert_eq!(read("{ flows = 1 }"), Err(vec!["trace.packets.flows: must be a list of flow numbers, got 1".to_string()]));
+        // A misspelt key names the one meant (scenario::schema::closest's rule).
+        assert_eq!(read("{ flow = [1] }"), Err(vec!["trace.packets.flow: unknown key (did you mean trace.packets.flows?)".to_string()]));
+        assert_eq!(read("{ Link = [\"bottleneck\"] }"), Err(vec!["trace.packets.Link: unknown key (did you mean trace.packets.links?)".to_string()]));
     }
 }

@@ -84,6 +84,13 @@ impl Flight {
         self.rest.get(k - 1).map(|&(_, p)| p)
     }
 
+    /// Where the entry `k` places behind the head is kept (`k` >= 1), if that many are in
+    /// flight: for prefetching the FIFO itself (its address only; nothing is read).
+    #[inline]
+    fn entry_behind_head(&self, k: usize) -> Option<*const u8> {
+        self.rest.get(k - 1).map(|e| e as *const (SimTime, u32) as *const u8)
+    }
+
     fn last_arrival(&self) -> Option<SimTime> {
         self.rest.back().map(|&(t, _)| t).or(self.front().map(|(t, _)| t))
     }
@@ -335,6 +342,16 @@ impl Hop {
     pub fn behind_head(&self, k: usize) -> Option<(u32, NodeId)> {
         match self {
             Hop::Link(h) => h.in_flight.behind_head(k).map(|p| (p, h.to)),
+            _ => None,
+        }
+    }
+
+    /// Where a link hop's FIFO keeps the entry `k` places behind its head, if that many are in
+    /// flight (other kinds: none): for prefetching the FIFO ahead of its reads (world).
+    #[inline]
+    pub fn entry_behind_head(&self, k: usize) -> Option<*const u8> {
+        match self {
+            Hop::Link(h) => h.in_flight.entry_behind_head(k),
             _ => None,
         }
     }

@@ -105,9 +105,8 @@ struct Flow {
 ///
 /// In chunks of `PACKET_CHUNK` slots that never move (issue 15): a `Vec<Packet>` that grows
 /// by doubling copies every packet in flight at each growth (the system allocator cannot
-/// `mremap` a 64-byte-aligned block) and faults in twice the pages; with 100,000 flows that
-/// copy and its page faults were the largest source of cache misses in the run
-/// (bench/README.md).
+/// `mremap` a 64-byte-aligned block) and faults in twice the pages (at 10,000 flows an eighth of
+/// the run's last-level cache misses; bench/README.md, "Kept: the packet slab in chunks").
 #[derive(Default)]
 struct Packets {
     /// Slots 0 to `PACKET_CHUNK - 1` (all that most runs need): a vector that grows by
@@ -178,6 +177,7 @@ impl Packets {
     }
     #[inline]
     fn release(&mut self, i: u32) {
+        // The index arithmetic of `Index`, written out: the SACK pool is borrowed beside the slot.
         let Packets { first, rest, sacks, free } = self;
         let i_ = i as usize;
         sacks.release(if i_ < PACKET_CHUNK { &first[i_] } else { &rest[(i_ >> PACKET_CHUNK_BITS) - 1][i_ % PACKET_CHUNK] });

@@ -109,20 +109,27 @@ struct Flow {
 /// the run's last-level cache misses; bench/README.md, "Kept: the packet slab in chunks").
 #[derive(Default)]
 struct Packets {
+    slots: Slots,
+    free: Vec<u32>,
+    sacks: SackPool,
+}
+
+/// The slots of [`Packets`], apart from its free list and SACK pool so that a slot and the pool
+/// can be borrowed at once.
+#[derive(Default)]
+struct Slots {
     /// Slots 0 to `PACKET_CHUNK - 1` (all that most runs need): a vector that grows by
     /// doubling up to `PACKET_CHUNK`.
     first: Vec<Packet>,
     /// Slot `i` beyond those is `rest[(i >> PACKET_CHUNK_BITS) - 1][i % PACKET_CHUNK]`.
     rest: Vec<Vec<Packet>>,
-    free: Vec<u32>,
-    sacks: SackPool,
 }
 
 /// Slots per chunk of [`Packets`] (4 MiB of packets).
 const PACKET_CHUNK_BITS: u32 = 16;
 const PACKET_CHUNK: usize = 1 << PACKET_CHUNK_BITS;
 
-impl std::ops::Index<u32> for Packets {
+impl std::ops::Index<u32> for Slots {
     type Output = Packet;
     #[inline(always)]
     fn index(&self, i: u32) -> &Packet {
@@ -135,7 +142,7 @@ impl std::ops::Index<u32> for Packets {
     }
 }
 
-impl std::ops::IndexMut<u32> for Packets {
+impl std::ops::IndexMut<u32> for Slots {
     #[inline(always)]
     fn index_mut(&mut self, i: u32) -> &mut Packet {
         let i = i as usize;
@@ -147,6 +154,21 @@ impl std::ops::IndexMut<u32> for Packets {
     }
 }
 
+impl std::ops::Index<u32> for Packets {
+    type Output = Packet;
+    #[inline(always)]
+    fn index(&self, i: u32) -> &Packet {
+        &self.slots[i]
+    }
+}
+
+impl std::ops::IndexMut<u32> for Packets {
+    #[inline(always)]
+    fn index_mut(&mut self, i: u32) -> &mut Packet {
+        &mut self.slots[i]
+    }
+}
+
 impl Packets {
     #[inline]
     fn insert(&mut self, mut p: Packet, sack: &[SackBlock; MAX_SACK_BLOCKS]) -> u32 {
@@ -154,15 +176,35 @@ impl Packets {
             p.sack_at = self.sacks.store(sack);
         }
         if let Some(i) = self.free.pop() {
-            self[i] = p;
+            self.slots[i] = p;
             return i;
         }
-        if self.first.len() < PACKET_CHUNK {
-            self.first.push(p);
-            return (self.first.len() - 1) as u32;
+        let first = &mut self.slots.first;
+        if first.len() < PACKET_CHUNK {
+            first.push(p);
+            return (first.len() - 1) as u32;
         }
-        self.push_rest(p)
+        self.slots.push_rest(p)
     }
+    #[inline]
+    fn release(&mut self, i: u32) {
+        self.sacks.release(&self.slots[i]);
+        self.free.push(i);
+    }
+    /// Where slot `i` is, for prefetching (null if there is no such slot: a prefetch of it
+    /// is harmless).
+    #[inline(always)]
+    fn ptr(&self, i: u32) -> *const Packet {
+        let i = i as usize;
+        if i < PACKET_CHUNK {
+            self.slots.first.as_ptr().wrapping_add(i)
+        } else {
+            self.slots.rest.get((i >> PACKET_CHUNK_BITS) - 1).map_or(std::ptr::null(), |c| c.as_ptr().wrapping_add(i % PACKET_CHUNK))
+        }
+    }
+}
+
+impl Slots {
     /// A new slot beyond the first chunk.
     #[cold]
     #[inline(never)]
@@ -174,25 +216,6 @@ impl Packets {
         let c = &mut self.rest[n - 1];
         c.push(p);
         u32::try_from((n << PACKET_CHUNK_BITS) + c.len() - 1).expect("more than 2^32 packets in flight")
-    }
-    #[inline]
-    fn release(&mut self, i: u32) {
-        // The index arithmetic of `Index`, written out: the SACK pool is borrowed beside the slot.
-        let Packets { first, rest, sacks, free } = self;
-        let i_ = i as usize;
-        sacks.release(if i_ < PACKET_CHUNK { &first[i_] } else { &rest[(i_ >> PACKET_CHUNK_BITS) - 1][i_ % PACKET_CHUNK] });
-        free.push(i);
-    }
-    /// Where slot `i` is, for prefetching (null if there is no such slot: a prefetch of it
-    /// is harmless).
-    #[inline(always)]
-    fn ptr(&self, i: u32) -> *const Packet {
-        let i = i as usize;
-        if i < PACKET_CHUNK {
-            self.first.as_ptr().wrapping_add(i)
-        } else {
-            self.rest.get((i >> PACKET_CHUNK_BITS) - 1).map_or(std::ptr::null(), |c| c.as_ptr().wrapping_add(i % PACKET_CHUNK))
-        }
     }
 }
 
@@ -1206,7 +1229,7 @@ mod packets_tests {
         for uid in 0..n as u64 {
             assert_eq!(p.insert(packet(uid), &none), uid as u32);
         }
-        assert_eq!(p.rest.len(), 2, "the first chunk, then two more");
+        assert_eq!(p.slots.rest.len(), 2, "the first chunk, then two more");
         for i in [0, PACKET_CHUNK - 1, PACKET_CHUNK, 2 * PACKET_CHUNK, n - 1] {
             assert_eq!(p[i as u32].uid, i as u64);
             assert!(std::ptr::eq(p.ptr(i as u32), &p[i as u32]));

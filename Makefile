@@ -62,6 +62,7 @@ bench-peers:
 lint: build
 	$(VENV)/bin/ruff check python tests scripts
 	cargo clippy -q -p sattcp-core --all-targets -- -D warnings
+	cargo clippy -q -p sattcp-core --example bench --features queue-stats -- -D warnings
 
 clean:
 	rm -rf $(VENV) target

@@ -237,6 +237,9 @@ struct Measured {
     goodput_bps: f64,
     /// Heap allocations made while the events ran (build and result excluded), last run.
     run_allocs: usize,
+    /// Entries the event queue moved between buckets per event, last run (feature
+    /// `queue-stats`; `None` without it).
+    moves_per_event: Option<f64>,
 }
 
 fn measure(sc: &Scenario, repeat: usize, with_pending: bool) -> Measured {
@@ -245,14 +248,17 @@ fn measure(sc: &Scenario, repeat: usize, with_pending: bool) -> Measured {
     let mut last = None;
     let mut peak_bytes = 0;
     let mut run_allocs = 0;
+    let mut moves = None;
     for _ in 0..repeat.max(1) {
         let base = LIVE.load(Relaxed);
         PEAK.store(base, Relaxed);
         let (t0, c0) = (Instant::now(), cpu_now());
         let mut sim = Simulation::new(sc);
         let a0 = ALLOCS.load(Relaxed);
+        let m0 = queue_moves();
         sim.run();
         run_allocs = ALLOCS.load(Relaxed) - a0;
+        moves = queue_moves().zip(m0).map(|(m1, m0)| m1 - m0);
         let r = sim.finish();
         best = best.min(t0.elapsed().as_secs_f64());
         best_cpu = best_cpu.min(cpu_now() - c0);
@@ -273,7 +279,15 @@ fn measure(sc: &Scenario, repeat: usize, with_pending: bool) -> Measured {
     } else {
         (None, None)
     };
-    Measured { wall: best, cpu: best_cpu, events, bn_packets, bn_cells, peak_bytes, pending, floor_ns, goodput_bps, run_allocs }
+    Measured { wall: best, cpu: best_cpu, events, bn_packets, bn_cells, peak_bytes, pending, floor_ns, goodput_bps, run_allocs, moves_per_event: moves.map(|m| m as f64 / events.max(1) as f64) }
+}
+
+/// The event queue's moves so far (feature `queue-stats`).
+fn queue_moves() -> Option<u64> {
+    #[cfg(feature = "queue-stats")]
+    return Some(sattcp_core::engine::queue::MOVES.load(Relaxed));
+    #[cfg(not(feature = "queue-stats"))]
+    None
 }
 
 fn header() {
@@ -303,6 +317,9 @@ fn row(name: &str, m: &Measured) {
         opt(m.floor_ns, 1),
         opt(m.floor_ns.map(|f| ns_per_event / f), 1)
     );
+    if let Some(mv) = m.moves_per_event {
+        println!("{:<28} radix-heap moves per event {mv:.2}", "");
+    }
 }
 
 fn load_case(f: &str, sets: &[(String, toml::Value)]) -> Scenario {

@@ -48,6 +48,12 @@ impl<E> Ord for Entry<E> {
     }
 }
 
+/// Entries moved by `refill` (into a lower bucket or to the current time) since the process
+/// started, with the feature `queue-stats` only: the bench prints them per event
+/// (bench/README.md, "Entries moved per event by the radix heap").
+#[cfg(feature = "queue-stats")]
+pub static MOVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Buckets 1..=64: bucket i holds the entries whose time first differs from `last` at bit i-1.
 const BUCKETS: usize = 65;
 
@@ -175,6 +181,8 @@ impl<E> EventQueue<E> {
         let min = from.iter().map(|e| e.time).min().expect("bucket marked filled");
         self.last = min;
         // Every entry moves to a lower bucket: it shares with `min` the bits above b-1.
+        #[cfg(feature = "queue-stats")]
+        MOVES.fetch_add(from.len() as u64, std::sync::atomic::Ordering::Relaxed);
         let mut sorted = true;
         for e in from.drain(..) {
             let nb = bucket_of(e.time, min);

@@ -52,6 +52,8 @@ def test_a_study_key_typo_names_the_key_meant_and_still_lists_the_known_ones(tmp
         name = "typo"
         responses = ["efficiency"]
         colour = "red"
+        SEEDS = 3
+        nmae = "typo"
         [factor]
         "tcp.flavor" = ["reno", "sack"]
         [[blocks]]
@@ -66,5 +68,9 @@ def test_a_study_key_typo_names_the_key_meant_and_still_lists_the_known_ones(tmp
            "scenario, seed, seeds")
     assert rules["factor"] == f"unknown key (did you mean factors? {top})"
     assert rules["colour"] == f"unknown key ({top})"
+    # The scenario keys' rule (the core's scenario::schema::closest): case ignored, a swap of
+    # two letters is one edit.
+    assert rules["SEEDS"] == f"unknown key (did you mean seeds? {top})"
+    assert rules["nmae"] == f"unknown key (did you mean name? {top})"
     assert rules["blocks[0].senario"] == "unknown key (did you mean scenario? known: levels, name, overrides, scenario)"
     assert rules["quick.overide"] == "unknown key (did you mean overrides? known: description, overrides)"

@@ -41,7 +41,6 @@ editing the base scenario or rebuilding sattcp runs the study again.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import hashlib
 import importlib
 import json
@@ -93,12 +92,6 @@ API_SUMMARY = ("seed", "events", "wall_time_s", "events_per_s")
 
 SEED_MAX = 2**64 - 1
 
-#: How similar (difflib's ratio, 2 x matching characters / total) an unknown study key must be to
-#: a known one for the message to suggest it: "factor" -> "factors" is 0.92, "senario" ->
-#: "scenario" 0.93; "colour" -> "quick" is far below.
-_CLOSE = 0.8
-
-
 class StudyError(ValueError):
     """A study file is invalid; ``problems`` lists ``{path, rule, got}`` as ScenarioError does."""
 
@@ -113,10 +106,16 @@ class StudyError(ValueError):
 
 def _unknown_key(key: str, known: Iterable[str]) -> str:
     """The rule of an unknown study key: the known keys, and the one or two the user most likely
-    meant when one is close (difflib's similarity ratio >= 0.8; none rather than a wrong one).
-    Unknown scenario keys (in factors, overrides) get theirs from the core's schema."""
+    meant when one is close, by the rule of the scenario's unknown keys (the core's
+    ``scenario::schema::closest``: a few edits, case ignored; none rather than a wrong one).
+    Without the native module (nothing could run anyway) the known keys only."""
     names = sorted(known)
-    close = difflib.get_close_matches(key, names, n=2, cutoff=_CLOSE)
+    try:
+        from sattcp._core import closest
+    except ImportError:
+        close: list[str] = []
+    else:
+        close = closest(key, names)
     meant = f"did you mean {' or '.join(close)}? " if close else ""
     return f"unknown key ({meant}known: {', '.join(names)})"
 

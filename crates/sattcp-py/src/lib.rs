@@ -236,6 +236,14 @@ fn schema(py: Python<'_>) -> PyResult<String> {
     serde_json::to_string(&doc).map_err(|e| internal_error(py, e.to_string()))
 }
 
+/// The names in `names` the user most likely meant by `typed` (at most two, none if none is
+/// close): the rule of the scenario's unknown keys (`scenario::schema::closest`), so that a
+/// study file's own keys (python/sattcp/sweep.py) get the same suggestions.
+#[pyfunction]
+fn closest(typed: &str, names: Vec<String>) -> Vec<String> {
+    scenario::schema::closest(typed, &names).into_iter().map(str::to_string).collect()
+}
+
 /// Raises a Rust panic inside a guarded call, for tests of the panic -> InternalError mapping.
 #[pyfunction]
 fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
@@ -254,6 +262,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(closest, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -282,6 +282,32 @@ mod tests {
     }
 
     #[test]
+    fn a_long_queue_keeps_its_order_and_its_integral() {
+        // 8 Mbps: 1000 bytes take 1 ms; 10 ms of delay. Six packets at once: one starts, five
+        // wait, with different sizes so that each start differs.
+        let mut l = link(QueueLimit::Packets(10));
+        let us = SimTime::from_micros;
+        let sent = |a: Admit| match a {
+            Admit::Sent { arrival, .. } => arrival,
+            other => panic!("dropped: {other:?}"),
+        };
+        let arrivals: Vec<SimTime> = [1000, 2000, 500, 1500, 1000, 3000].iter().map(|&b| sent(l.enqueue(SimTime::ZERO, b))).collect();
+        assert_eq!(arrivals, [11_000, 13_000, 13_500, 15_000, 16_000, 19_000].map(us));
+        assert_eq!((l.queue_packets(SimTime::ZERO), l.queue_bytes(SimTime::ZERO)), (5, 8000));
+        assert_eq!(l.queue_packets(us(1000)), 4);
+        assert_eq!((l.queue_packets(us(3500)), l.queue_bytes(us(3500))), (2, 4000));
+        // One more while two wait: it goes after them.
+        assert_eq!(sent(l.enqueue(us(4000), 1000)), us(20_000));
+        let left: Vec<u64> = [4000, 5000, 6000, 8999, 9000].iter().map(|&t| l.queue_packets(us(t))).collect();
+        assert_eq!(left, [3, 2, 1, 1, 0]);
+        assert_eq!(l.stats.peak_queue_packets, 5);
+        // Waiting byte-milliseconds: 2000 x 1 + 500 x 3 + 1500 x 3.5 + 1000 x 5 + 3000 x 6 +
+        // 1000 x 5 (the last, from 4 to 9 ms) = 36,750, over 10 ms.
+        l.finish(us(10_000));
+        assert!((l.mean_queue_bytes(us(10_000)) - 3675.0).abs() < 1e-9);
+    }
+
+    #[test]
     fn drop_tail_counts_waiting_packets_only() {
         let mut l = link(QueueLimit::Packets(2));
         for _ in 0..3 {

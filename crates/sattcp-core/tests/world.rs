@@ -513,3 +513,33 @@ fn graph_routes_follow_the_shortest_paths() {
     let l = |n: &str| tied.links.iter().find(|l| l.link == n).unwrap().packets;
     assert!(l("r1->r2") > 1000 && l("r3->r2") == 0);
 }
+
+/// Prefetching (on where the flows' and hops' state passes 1 MiB) is a hint: with it and
+/// without it a run is the same run, event for event (issue 15). A dumbbell of 1,000 flows (on
+/// by default), of 10 flows (off by default), the seeds' ATM study scenario (ports: hops
+/// without a single link) and a LEO path of moving links.
+#[test]
+fn prefetching_does_not_change_a_run() {
+    const DUMBBELL: &str = include_str!("../../../scenarios/geo-dumbbell-droptail.toml");
+    const KOTA: &str = include_str!("../../../scenarios/kota-geo.toml");
+    const LEO: &str = include_str!("../../../scenarios/leo-paris-moscow-isl.toml");
+    type Case<'a> = (&'a str, &'a str, Vec<(&'a str, &'a str)>);
+    let cases: [Case; 4] = [
+        ("1,000 flows", DUMBBELL, vec![("tcp.mss", "1024"), ("topology.pairs", "1000"), ("links.bottleneck.rate", "450Mbps"), ("app.stagger", "1ms"), ("run.duration", "3s")]),
+        ("10 flows", DUMBBELL, vec![("tcp.mss", "1024"), ("topology.pairs", "10"), ("links.bottleneck.rate", "4500kbps"), ("run.duration", "5s")]),
+        ("ATM", KOTA, vec![("run.duration", "5s")]),
+        ("LEO", LEO, vec![("run.duration", "5s")]),
+    ];
+    for (name, text, sets) in cases {
+        let sc = scenario(text, &sets);
+        let [off, on] = [false, true].map(|prefetch| {
+            let mut sim = Simulation::new(&sc);
+            sim.set_prefetch(prefetch);
+            sim.run();
+            sim.finish()
+        });
+        assert!(on.events > 1000, "{name}: {} events", on.events);
+        assert_eq!((on.digest.as_str(), on.events), (off.digest.as_str(), off.events), "{name}");
+        assert_eq!(serde_json::to_string(&on.flows).unwrap(), serde_json::to_string(&off.flows).unwrap(), "{name}");
+    }
+}

@@ -22,7 +22,8 @@
 //! events due next are known a few ahead (issue 15, bench/README.md "The sorted run").
 //!
 //! An event scheduled before the last time popped (no model does this; kept exact rather than
-//! undefined) waits in a small binary heap that is served first.
+//! undefined) comes next all the same: before the radix base it waits in a small binary heap
+//! that is served first, else it goes to the front of the run.
 //!
 //! Timer cancellation is lazy and O(1): the owner of a timer remembers the deadline it has
 //! scheduled and ignores an event whose deadline it no longer holds (see `TimerSlot`).

@@ -377,7 +377,13 @@ pub fn unknown_key_rule(path: &str) -> String {
             format!("unknown key (replaced by {} in {}: {})", sibling(path, new_name), r.commit, r.how)
         };
     }
-    match &suggestions(path)[..] {
+    unknown_key_meaning(&suggestions(path))
+}
+
+/// "unknown key", with the one or two keys the user most likely meant, if any (the rule's
+/// wording wherever a key is unknown: the scenario's keys, `trace.packets`).
+pub fn unknown_key_meaning<S: std::fmt::Display>(meant: &[S]) -> String {
+    match meant {
         [] => "unknown key".to_string(),
         [a] => format!("unknown key (did you mean {a}?)"),
         [a, b, ..] => format!("unknown key (did you mean {a} or {b}?)"),

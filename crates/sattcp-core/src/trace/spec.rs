@@ -64,11 +64,9 @@ pub fn packets(v: Option<&toml::Value>, nflows: Option<u64>, link_names: Option<
                     ("flows", _) => problems.push(problem(&p, "must be a list of flow numbers", v.to_string())),
                     ("links", _) => problems.push(problem(&p, "must be a list of link names", v.to_string())),
                     _ => {
-                        let rule = match crate::scenario::schema::closest(k, &["flows", "links"])[..] {
-                            [] => "unknown key".to_string(),
-                            [a, ..] => format!("unknown key (did you mean {path}.{a}?)"),
-                        };
-                        problems.push(problem(&p, rule, ""));
+                        use crate::scenario::schema::{closest, unknown_key_meaning};
+                        let meant: Vec<String> = closest(k, &["flows", "links"]).iter().map(|a| format!("{path}.{a}")).collect();
+                        problems.push(problem(&p, unknown_key_meaning(&meant), ""));
                     }
                 }
             }

@@ -237,8 +237,8 @@ struct Measured {
     goodput_bps: f64,
     /// Heap allocations made while the events ran (build and result excluded), last run.
     run_allocs: usize,
-    /// Entries the event queue moved between buckets per event, last run (feature
-    /// `queue-stats`; `None` without it).
+    /// Entries the event queue moved (into a lower bucket or its sorted run) per event, last
+    /// run (feature `queue-stats`; `None` without it).
     moves_per_event: Option<f64>,
 }
 
@@ -318,7 +318,7 @@ fn row(name: &str, m: &Measured) {
         opt(m.floor_ns.map(|f| ns_per_event / f), 1)
     );
     if let Some(mv) = m.moves_per_event {
-        println!("{:<28} radix-heap moves per event {mv:.2}", "");
+        println!("{:<28} event-queue moves per event {mv:.2}", "");
     }
 }
 

@@ -401,22 +401,26 @@ mod radix_tests {
     fn a_small_bucket_becomes_a_sorted_run_that_takes_earlier_events_in_place() {
         let mut q = EventQueue::new();
         q.push(SimTime(0), 0);
-        // One bucket, out of order, two at one time (their push order decides).
-        for (t, e) in [(40, 1), (10, 2), (30, 3), (10, 4), (20, 5)] {
+        // One bucket (times 32 to 63 differ from 0 first at bit 5), out of order, two at one
+        // time (their push order decides).
+        for (t, e) in [(50, 1), (34, 2), (44, 3), (34, 4), (40, 5)] {
             q.push(SimTime(t), e);
         }
         assert_eq!(q.pop(), Some((SimTime(0), 0)));
-        assert_eq!(q.pop(), Some((SimTime(10), 2)), "the bucket is sorted into the run");
-        // Now at 10, the run holds 10, 20, 30, 40: pushes before its front, inside it (after an
-        // equal time), at its back's time and after it.
-        q.push(SimTime(15), 6);
-        q.push(SimTime(20), 7);
-        q.push(SimTime(40), 8);
-        q.push(SimTime(50), 9);
-        q.push(SimTime(12), 10);
-        assert_eq!(q.peek_time(), Some(SimTime(10)));
-        assert_eq!(q.peek_soon(), Some(&4));
-        assert_eq!(drain(&mut q), vec![(10, 4), (12, 10), (15, 6), (20, 5), (20, 7), (30, 3), (40, 1), (40, 8), (50, 9)]);
+        assert_eq!(q.pop(), Some((SimTime(34), 2)), "the bucket is sorted into the run");
+        // Now at 34, the run holds 34, 40, 44, 50: a push inside it (after the entry of 34).
+        q.push(SimTime(36), 10);
+        assert_eq!(q.pop(), Some((SimTime(34), 4)));
+        assert_eq!(q.pop(), Some((SimTime(36), 10)));
+        // Now at 36, the run holds 40, 44, 50: pushes before its front, at one of its times
+        // (after the entry there), at its back's time (into a bucket, after it) and later.
+        q.push(SimTime(38), 6);
+        q.push(SimTime(40), 7);
+        q.push(SimTime(50), 8);
+        q.push(SimTime(60), 9);
+        assert_eq!(q.peek_time(), Some(SimTime(38)));
+        assert_eq!(q.peek_soon(), Some(&6));
+        assert_eq!(drain(&mut q), vec![(38, 6), (40, 5), (40, 7), (44, 3), (50, 1), (50, 8), (60, 9)]);
     }
 
     #[test]

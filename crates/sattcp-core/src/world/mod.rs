@@ -60,9 +60,9 @@ enum Ev {
 impl Ev {
     /// Two 64-bit words identifying the event, for the run digest.
     #[inline]
-    fn words(&self) -> (u64, u64) {
+    fn words(&self, packets: &Packets) -> (u64, u64) {
         match *self {
-            Ev::Arrive { pkt, node } => (1, (pkt as u64) << 32 | node as u64),
+            Ev::Arrive { pkt, node } => (1 | (node as u64) << 32, packets[pkt].uid),
             Ev::HopArrive { hop, .. } => (7, hop as u64),
             Ev::SenderTimer { flow } => (2, flow as u64),
             Ev::ReceiverTimer { flow } => (3, flow as u64),
@@ -615,7 +615,7 @@ impl Simulation {
         }
         self.w.now = t;
         self.events += 1;
-        let (a, b) = ev.words();
+        let (a, b) = ev.words(&self.w.packets);
         for w in [t.0, a, b] {
             self.digest = (self.digest ^ w).wrapping_mul(0x0000_0100_0000_01b3);
         }

@@ -1398,6 +1398,14 @@ mod packets_tests {
             assert_eq!(put(&mut p), i, "then up through the first word's end and into the next");
         }
         assert_eq!(put(&mut p), 80);
+        // Exactly a quarter free is enough: 2 of 8.
+        let mut q = Packets::default();
+        for i in 0..8 {
+            assert_eq!(put(&mut q), i);
+        }
+        q.release(6);
+        q.release(3);
+        assert_eq!(put(&mut q), 3);
     }
 
     proptest::proptest! {

@@ -108,7 +108,8 @@ def _unknown_key(key: str, known: Iterable[str]) -> str:
     """The rule of an unknown study key: the known keys, and the one or two the user most likely
     meant when one is close, by the rule of the scenario's unknown keys (the core's
     ``scenario::schema::closest``: a few edits, case ignored; none rather than a wrong one).
-    Without the native module (nothing could run anyway) the known keys only."""
+    Without the native module, or with one older than ``closest`` (a study can still be checked
+    and run by another runner), the known keys only."""
     names = sorted(known)
     try:
         from sattcp._core import closest

@@ -1411,7 +1411,7 @@ mod packets_tests {
     proptest::proptest! {
         /// Whatever the order of inserts and releases: every insert takes the slot a plain
         /// scan over a vector of flags picks (the first free at or after the last one handed
-        /// out; else from the start if an eighth are free; else a new one), no slot holds two
+        /// out; else from the start if `1 / WRAP_FREE` are free; else a new one), no slot holds two
         /// packets, and every packet is found where it was put.
         #[test]
         fn a_slot_holds_one_packet_and_keeps_it(ops in proptest::collection::vec((proptest::bool::weighted(0.55), 0usize..1000), 1..2000)) {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -70,6 +71,34 @@ def test_output_problems_are_found_before_the_run(tmp_path):
     for out, needle in ((tmp_path / "nope" / "r.json", "does not exist"), (tmp_path / "r.csv", "unknown format")):
         p = run_cli("run", "scenarios/kota-geo.toml", "--set", "run.duration=100000s", "--out", str(out))
         assert p.returncode == 2 and needle in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+PROC = pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc (refuses new files)")
+
+
+@pytest.mark.parametrize("out", [pytest.param("/proc/x.parquet", marks=PROC), pytest.param("/proc/x.json", marks=PROC),
+                                 "{tmp}/d.json", "{tmp}/d.links.parquet"])
+def test_an_out_that_cannot_be_written_is_named_before_the_run(tmp_path, out):
+    # A folder in the way (d.json, or the links table beside d.parquet) or a folder that takes
+    # no new files (/proc, even for root): refused at once, not after 10^5 s of simulation.
+    (tmp_path / "d.json").mkdir()
+    (tmp_path / "d.links.parquet").mkdir()
+    out = out.format(tmp=tmp_path)
+    arg = out.replace(".links", "")
+    p = run_cli("run", "scenarios/kota-geo.toml", "--set", "run.duration=100000s", "--out", arg, "--quiet")
+    assert p.returncode == 2, p.stderr
+    assert f"--out {out}: " in p.stderr and "No such file" not in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def test_checking_an_out_file_changes_nothing(tmp_path):
+    from sattcp.paths import check_file, check_folder
+
+    f = tmp_path / "r.json"
+    f.write_text("kept")
+    check_file(f, "--out")
+    check_file(tmp_path / "new.json", "--out")
+    check_folder(tmp_path / "a" / "b", "--out")
+    assert f.read_text() == "kept" and sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
 
 
 def test_seed_out_of_range_is_bad_input():

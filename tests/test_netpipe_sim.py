@@ -4,6 +4,7 @@ its JSON and Parquet forms, the ``sattcp netpipe`` command, and bad input."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -85,6 +86,16 @@ def test_cli_refuses_a_scenario_that_is_not_a_ping_pong():
 def test_cli_refuses_an_unknown_output_format_before_running(tmp_path):
     p = run_cli("netpipe", str(E1), "--out", str(tmp_path / "t.xlsx"))
     assert p.returncode == 2 and "unknown format '.xlsx' (use .csv or .parquet)" in p.stderr
+
+
+def test_cli_refuses_an_out_that_cannot_be_written_before_running(tmp_path):
+    (tmp_path / "t.csv").mkdir()
+    p = run_cli("netpipe", str(E1), "--out", str(tmp_path / "t.csv"))
+    assert p.returncode == 2 and f"--out {tmp_path / 't.csv'}: is a folder, not a file" in p.stderr, p.stderr
+    if Path("/proc/self").is_dir():  # /proc takes no new files, even from root
+        p = run_cli("netpipe", str(E1), "--out", "/proc/t.csv")
+        assert p.returncode == 2 and "--out /proc/t.csv: cannot be created in folder /proc" in p.stderr, p.stderr
+    assert not p.stdout  # refused before the run
 
 
 @pytest.mark.parametrize(

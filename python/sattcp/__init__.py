@@ -8,11 +8,12 @@ Importing sattcp loads neither pandas nor the native core: both come when first 
 """
 
 from .api import RunResult, SattcpWarning, resolve, run
-from .errors import InternalError, SattcpError, ScenarioError, SimulationError, SimulationInterrupted
+from .errors import InternalError, OutputPathError, SattcpError, ScenarioError, SimulationError, SimulationInterrupted
 
 __version__ = "0.1.0"
 
 __all__ = [
     "run", "resolve", "RunResult", "SattcpError", "ScenarioError", "SimulationError", "SimulationInterrupted", "InternalError",
+    "OutputPathError",
     "SattcpWarning", "__version__",
 ]

@@ -18,7 +18,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import SattcpError, ScenarioError, SimulationInterrupted
+from .errors import OutputPathError, ScenarioError, SimulationInterrupted
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -311,17 +311,21 @@ def _fmt(x: Any) -> str:
 OUTPUT_FORMATS = (".json", ".parquet")
 
 
-def check_output_path(path: str | Path) -> Path:
-    """Checks that a result can be written to ``path`` (known format, existing writable
-    folder) before any work is done; raises :class:`SattcpError` naming the problem."""
+def check_output_path(path: str | Path, label: str = "output") -> Path:
+    """Checks that a result can be written to ``path`` (known format; the file, and for
+    ``.parquet`` the tables beside it, can be created or written) before any work is done;
+    raises :class:`~sattcp.errors.OutputPathError` (a :class:`~sattcp.errors.SattcpError`) naming ``label``
+    (the CLI passes ``--out``) and the problem. Nothing is created or changed."""
+    from .paths import check_file
+
     path = Path(path)
     if path.suffix not in OUTPUT_FORMATS:
-        raise SattcpError(f"output {path}: unknown format {path.suffix!r} (use .json or .parquet)")
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise SattcpError(f"output {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise SattcpError(f"output {path}: folder {folder} is not writable")
+        raise OutputPathError(f"{label} {path}: unknown format {path.suffix!r} (use .json or .parquet)")
+    check_file(path, label)
+    if path.suffix == ".parquet":
+        # The tables save() may write beside it (output_paths): none may be a folder.
+        for what in ("links", "traces", "netpipe"):
+            check_file(path.with_name(f"{path.stem}.{what}.parquet"), label)
     return path
 
 

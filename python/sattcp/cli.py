@@ -96,7 +96,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 0
     if args.out:
         try:
-            check_output_path(args.out)
+            check_output_path(args.out, "--out")
         except SattcpError as e:
             print(f"sattcp: {e}", file=sys.stderr)
             return EXIT_BAD_INPUT

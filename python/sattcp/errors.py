@@ -32,6 +32,12 @@ class ScenarioError(SattcpError, ValueError):
         return "\n".join(lines)
 
 
+class OutputPathError(SattcpError, ValueError):
+    """An output file or folder cannot be written there (its folder is missing, a file is in
+    the way, the file system refuses new files). Raised before any work is done; the message
+    names the option or argument that gave the path."""
+
+
 class SimulationError(SattcpError):
     """A run could not complete for a reason other than its scenario (e.g. interrupted)."""
 

@@ -64,11 +64,12 @@ def write_table(result: Any, path: Path) -> Path:
 
 
 def _check_out(path: Path) -> None:
+    """``--out``'s format, and that the file can be written (before the run)."""
+    from .paths import check_file
+
     if path.suffix not in OUT_FORMATS:
-        raise SattcpError(f"output {path}: unknown format {path.suffix!r} (use .csv or .parquet)")
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise SattcpError(f"output {path}: folder {folder} does not exist")
+        raise SattcpError(f"--out {path}: unknown format {path.suffix!r} (use .csv or .parquet)")
+    check_file(path, "--out")
 
 
 def cmd_netpipe(args: argparse.Namespace) -> int:

@@ -101,6 +101,19 @@ def test_checking_an_out_file_changes_nothing(tmp_path):
     assert f.read_text() == "kept" and sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
 
 
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--json", "--print-config"], "argument --print-config: not allowed with argument --json"),
+        (["--quiet", "--progress"], "argument --progress: not allowed with argument --quiet"),
+        (["--print-config", "--out", "r.json"], "--out cannot be given with --print-config"),
+    ],
+)
+def test_conflicting_options_are_refused(args, needle):
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=1s", *args)
+    assert p.returncode == 2 and needle in p.stderr and not p.stdout, p.stderr
+
+
 def test_seed_out_of_range_is_bad_input():
     p = run_cli("run", "scenarios/geo-bulk.toml", "--seed", str(2**64))
     assert p.returncode == 2 and "run.seed" in p.stderr and "Traceback" not in p.stderr

@@ -92,6 +92,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     # On the command line the scenario is always a file.
     scenario = Path(args.scenario)
     if args.print_config:
+        if args.out:  # --print-config runs nothing, so there would be nothing to write
+            print("sattcp: --out cannot be given with --print-config (which prints the scenario and runs nothing)", file=sys.stderr)
+            return EXIT_BAD_INPUT
         print(resolve(scenario, seed=args.seed, overrides=overrides, raw_overrides=True, format="toml"), end="")
         return 0
     if args.out:
@@ -124,14 +127,17 @@ def register_run(sub: argparse._SubParsersAction) -> None:
     r.add_argument("scenario", help="scenario file (.toml)")
     r.add_argument("--set", action="append", metavar="PATH=VALUE", help="override a scenario key, e.g. --set tcp.flavor=sack (repeatable)")
     r.add_argument("--seed", type=int, help="random seed (replaces run.seed)")
-    r.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
+    # What is printed: the result as JSON, or the resolved scenario without running.
+    printed = r.add_mutually_exclusive_group()
+    printed.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
     r.add_argument("--out", metavar="FILE", help="write the result: FILE.json (everything), or FILE.parquet (flows) "
                    "with FILE.links.parquet and, when traces are recorded, FILE.traces.parquet beside it")
-    r.add_argument("--print-config", action="store_true", help="print the resolved scenario (every key with its effective value, "
+    printed.add_argument("--print-config", action="store_true", help="print the resolved scenario (every key with its effective value, "
                    "defaults included) as TOML and exit without running")
     r.add_argument("--force", action="store_true", help="run even when the estimated work or trace memory is enormous")
-    r.add_argument("--quiet", action="store_true", help="no progress bar")
-    r.add_argument("--progress", action="store_true", help="progress bar even when stderr is not a terminal")
+    bar = r.add_mutually_exclusive_group()
+    bar.add_argument("--quiet", action="store_true", help="no progress bar")
+    bar.add_argument("--progress", action="store_true", help="progress bar even when stderr is not a terminal")
     r.set_defaults(func=cmd_run)
 
 

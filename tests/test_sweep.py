@@ -384,6 +384,35 @@ def test_cli_bad_input_exits_2(tmp_path, capsys, argv, message):
     assert err.startswith("sattcp ") and message in err, err
 
 
+@pytest.mark.parametrize("body, path, what", [
+    ('[factors]\n"run.seed" = [1, 2]\n"tcp.flavor" = ["reno", "sack"]', "factors.run.seed",
+     "cannot be a factor"),
+    ('[factors.run]\nseed = [1, 2]', "factors.run.seed", "cannot be a factor"),
+    ('[overrides]\n"run.seed" = 7\n[factors]\n"tcp.flavor" = ["reno", "sack"]',
+     "overrides.run.seed", "cannot be an override"),
+    ('[factors]\n"tcp.flavor" = ["reno", "sack"]\n[quick]\noverrides = { "run.seed" = 3 }',
+     "quick.overrides.run.seed", "cannot be an override"),
+    ('[factors]\n"tcp.flavor" = ["reno", "sack"]\n[[blocks]]\nscenario = "base.toml"\n'
+     'overrides = { "run.seed" = 3 }', "blocks[0].overrides.run.seed", "cannot be an override"),
+])
+def test_run_seed_is_not_a_factor_nor_an_override(tmp_path, capsys, body, path, what):
+    # Each run's seed is one of the study's seeds: run.seed set by the study would be ignored
+    # and its "levels" would be the same runs.
+    from sattcp.cli_study import main
+
+    scenario = 'scenario = "base.toml"\n' if "[[blocks]]" not in body else ""
+    study = write_study(tmp_path, f'name = "s"\nreplications = 2\n{scenario}{body}\n')
+    with pytest.raises(StudyError) as ei:
+        load_study(study)
+    (p,) = ei.value.problems
+    assert p["path"] == path and what in p["rule"] and "`seed`/`seeds`/`replications`" in p["rule"]
+    store = tmp_path / "r.duckdb"
+    assert main(["sweep", str(study), "--store", str(store), "--runner", "test_sweep:fake_runner",
+                 "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert f"  {path}: seeds come from the study's" in err and not store.exists(), err
+
+
 def test_cli_sweep_with_failures_exits_1(tmp_path, capsys):
     from sattcp.cli_study import main
 

@@ -91,6 +91,9 @@ MAX_RUNS = 100_000
 API_SUMMARY = ("seed", "events", "wall_time_s", "events_per_s")
 
 SEED_MAX = 2**64 - 1
+#: The scenario key that each run's seed replaces (``_with_seed``, ``api.run(seed=...)``).
+SEED_KEY = "run.seed"
+_SEED_RULE = "seeds come from the study's `seed`/`seeds`/`replications`"
 
 class StudyError(ValueError):
     """A study file is invalid; ``problems`` lists ``{path, rule, got}`` as ScenarioError does."""
@@ -554,6 +557,12 @@ def load_study(source: str | Path) -> Study:
     clash = set(overrides) & set(factors)
     if clash:
         bad("overrides", "keys are also factors", sorted(clash))
+    # Each run's seed is one of the study's seeds (it replaces run.seed): a factor or an
+    # override on run.seed would change nothing and its "levels" would be the same runs.
+    if SEED_KEY in factors:
+        bad(f"factors.{SEED_KEY}", f"{_SEED_RULE}; {SEED_KEY} cannot be a factor", factors[SEED_KEY])
+    if SEED_KEY in overrides:
+        bad(f"overrides.{SEED_KEY}", f"{_SEED_RULE}; {SEED_KEY} cannot be an override", overrides[SEED_KEY])
 
     study_dir = path.resolve().parent
     blocks_raw = raw.get("blocks")
@@ -597,6 +606,9 @@ def load_study(source: str | Path) -> Study:
                 bad(f"{w}levels.{fk}", f"labels not among the levels {sorted(labels)}", unknown)
             values[fk] = scalars(f"{w}levels.{fk}", mapping)
         block_over = scalars(f"{w}overrides", _flatten(table(f"{w}overrides", b.get("overrides"))))
+        if SEED_KEY in block_over:
+            bad(f"{w}overrides.{SEED_KEY}", f"{_SEED_RULE}; {SEED_KEY} cannot be an override",
+                block_over[SEED_KEY])
         if resolved is not None:
             blocks.append(Block(bname, resolved, block_over, values))
     names = [b.name for b in blocks]
@@ -612,6 +624,9 @@ def load_study(source: str | Path) -> Study:
         quick_overrides = scalars("quick.overrides",
                                   _flatten(table("quick.overrides", quick.get("overrides"))))
         quick_description = str(quick.get("description", ""))
+        if SEED_KEY in quick_overrides:
+            bad(f"quick.overrides.{SEED_KEY}", f"{_SEED_RULE}; {SEED_KEY} cannot be an override",
+                quick_overrides[SEED_KEY])
     notes = raw.get("notes", [])
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
         bad("notes", "must be a list of strings", notes)

@@ -371,6 +371,13 @@ def test_cli_sweep_analyze_export(tmp_path, capsys):
     (["analyze", "{store}", "--study", "simple", "--response", "nope"], "no response 'nope'"),
     (["analyze", "{tmp}/none.duckdb", "--study", "x"], "no results store"),
     (["sweep", "{study}", "--runner", "nomodule:f"], "--runner"),
+    # Responses are numeric summary values; the list offered holds only those.
+    (["analyze", "{store}", "--study", "simple", "--response", "config"],
+     "response 'config' is not numeric"),
+    (["analyze", "{store}", "--study", "simple", "--response", "block"],
+     "response 'block' is not numeric"),
+    (["analyze", "{store}", "--study", "simple", "--response", "tcp.flavor"],
+     "'tcp.flavor' is a factor of 'simple', not a response"),
 ])
 def test_cli_bad_input_exits_2(tmp_path, capsys, argv, message):
     from sattcp.cli_study import main
@@ -380,8 +387,25 @@ def test_cli_bad_input_exits_2(tmp_path, capsys, argv, message):
     run_sweep(study, store, jobs=1, runner=fake_runner, progress=False)
     argv = [a.format(store=store, tmp=tmp_path, study=study) for a in argv]
     assert main(argv) == 2
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
+    message = message.format(tmp=tmp_path, study=study)
     assert err.startswith("sattcp ") and message in err, err
+    assert not out  # nothing was analysed or exported first
+    assert not (tmp_path / "new.duckdb").exists() and not (tmp_path / "no").exists()
+
+
+def test_cli_an_unknown_response_is_offered_only_numeric_ones(tmp_path, capsys):
+    from sattcp.cli_study import main
+
+    study = write_study(tmp_path, SIMPLE)
+    store = tmp_path / "r.duckdb"
+    run_sweep(study, store, jobs=1, runner=fake_runner, progress=False)
+    assert main(["analyze", str(store), "--study", "simple", "--response", "nope"]) == 2
+    err = capsys.readouterr().err
+    offered = err.split("available: ", 1)[1]
+    assert "'efficiency'" in offered and "'custom_metric'" in offered, err
+    for text in ("config", "error", "status", "block", "run_key", "started_at", "seed", "tcp.flavor"):
+        assert f"'{text}'" not in offered, err
 
 
 @pytest.mark.parametrize("body, path, what", [

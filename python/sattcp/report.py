@@ -716,10 +716,21 @@ def analyse_study(
     out = {}
     for b in blocks:
         sub = ok[ok["block"] == b]
+        # Responses are the runs' numeric summary values (not the seed, which replicates).
+        have = sorted(c for c in sub.columns if c not in factors and c != "seed"
+                      and pd.api.types.is_numeric_dtype(sub[c]) and not pd.api.types.is_bool_dtype(sub[c]))
         for r in responses:
+            if r in factors:
+                raise ValueError(f"response {r!r} is a factor of {study!r}, not a response; "
+                                 f"available: {have}")
+            if r == "seed":
+                raise ValueError(f"response 'seed' is each run's replication seed, not a response; "
+                                 f"available: {have}")
             if r not in sub.columns:
-                have = sorted(c for c in sub.columns if c not in factors)
                 raise ValueError(f"no response {r!r} in the runs; available: {have}")
+            if r not in have and sub[r].notna().any():  # all missing: said below
+                raise ValueError(f"response {r!r} is not numeric (a column of text or times); "
+                                 f"available: {have}")
             out[(b, r)] = allocation_of_variation(sub, factors, r, confidence=confidence,
                                                   levels=levels)
     return out

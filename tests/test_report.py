@@ -171,6 +171,36 @@ def test_cli_reproduce_with_replications(kota_standins, capsys):
     assert "must be a whole number >= 1" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("argv", "message"), [
+    (["kota-www", "--quick", "--out", "{file}"], "--out {file}: not a folder"),
+    (["kota-www", "--quick", "--out", "{file}/sub"], "--out {file}/sub: cannot be created ({file} is not a folder)"),
+    pytest.param(["kota-www", "--quick", "--out", "/proc/rp"], "--out /proc/rp: cannot be created in folder /proc",
+                 marks=pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")),
+    (["kota-www", "--quick", "--runner", "nosuch:f"], "--runner 'nosuch:f': No module named 'nosuch'"),
+    (["kota-www", "--quick", "--runner", "os:sep"], "--runner os:sep is not callable"),
+    (["kota-www", "--quick", "--cluster", "bad", "--runner", "test_sweep:fake_runner"],
+     "--cluster 'bad': not a scheduler address"),
+    (["kota-www", "--replications", "100000000", "--runner", "test_sweep:fake_runner"],
+     "--replications 100000000: kota-www-r100000000 would have 7,200,000,000 runs; at most 100,000"),
+    (["zhou-sgw", "--quick", "--cluster", "tcp://10.0.0.1:8786"], "--cluster: for kota-www and modern-cc only, not zhou-sgw"),
+    (["netpipe-sat", "--quick", "--replications", "2"], "--replications: for kota-www and modern-cc only"),
+])
+def test_cli_reproduce_refuses_bad_options_before_creating_anything(kota_standins, capsys, argv, message):
+    from sattcp.cli_study import main
+
+    tmp_path = kota_standins
+    (tmp_path / "file").write_text("kept")
+    out = tmp_path / "out"
+    argv = [a.format(file=tmp_path / "file") for a in argv]
+    if "--out" not in argv:
+        argv += ["--out", str(out)]
+    assert main(["reproduce", *argv, "--no-progress"]) == 2
+    got, err = capsys.readouterr()
+    assert message.format(file=tmp_path / "file") in err and not got, err
+    assert not out.exists() and (tmp_path / "file").read_text() == "kept"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "scenarios"]
+
+
 def _svg_levels(svg: str) -> list[tuple[str, str]]:
     """(level id, colour) of every bar (its fill) or point (its marker's stroke) a figure tagged
     with its level."""

@@ -371,6 +371,15 @@ def test_cli_sweep_analyze_export(tmp_path, capsys):
     (["analyze", "{store}", "--study", "simple", "--response", "nope"], "no response 'nope'"),
     (["analyze", "{tmp}/none.duckdb", "--study", "x"], "no results store"),
     (["sweep", "{study}", "--runner", "nomodule:f"], "--runner"),
+    # Checked before the store is created (the sweep would store every run as failed).
+    (["sweep", "{study}", "--runner", "os:sep", "--store", "{tmp}/new.duckdb"],
+     "--runner os:sep is not callable"),
+    (["sweep", "{study}", "--store", "{tmp}/no/dir/new.duckdb"],
+     "--store {tmp}/no/dir/new.duckdb: folder {tmp}/no/dir does not exist"),
+    (["sweep", "{study}", "--store", "{tmp}", "--runner", "test_sweep:fake_runner"],
+     "--store {tmp}: is a folder, not a file"),
+    (["sweep", "{study}", "--cluster", "notanaddress", "--store", "{tmp}/new.duckdb",
+      "--runner", "test_sweep:fake_runner"], "--cluster 'notanaddress': not a scheduler address"),
     # Responses are numeric summary values; the list offered holds only those.
     (["analyze", "{store}", "--study", "simple", "--response", "config"],
      "response 'config' is not numeric"),
@@ -378,6 +387,9 @@ def test_cli_sweep_analyze_export(tmp_path, capsys):
      "response 'block' is not numeric"),
     (["analyze", "{store}", "--study", "simple", "--response", "tcp.flavor"],
      "'tcp.flavor' is a factor of 'simple', not a response"),
+    # An output folder that is a file: refused before the analysis or export.
+    (["analyze", "{store}", "--study", "simple", "--html", "{study}"], "--html {study}: not a folder"),
+    (["export", "{store}", "--out", "{study}"], "--out {study}: not a folder"),
 ])
 def test_cli_bad_input_exits_2(tmp_path, capsys, argv, message):
     from sattcp.cli_study import main
@@ -408,6 +420,33 @@ def test_cli_an_unknown_response_is_offered_only_numeric_ones(tmp_path, capsys):
         assert f"'{text}'" not in offered, err
 
 
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc (refuses new files)")
+@pytest.mark.parametrize("argv, message", [
+    (["sweep", "{study}", "--store", "/proc/x.duckdb"],
+     "--store /proc/x.duckdb: cannot be created in folder /proc"),
+    (["analyze", "{store}", "--study", "simple", "--html", "/proc/rep"],
+     "--html /proc/rep: cannot be created in folder /proc"),
+    (["export", "{store}", "--out", "/proc/exp"], "--out /proc/exp: cannot be created in folder /proc"),
+])
+def test_cli_an_output_the_system_refuses_is_named(tmp_path, capsys, argv, message):
+    # As root os.access says /proc is writable; only trying says otherwise.
+    from sattcp.cli_study import main
+
+    study = write_study(tmp_path, SIMPLE)
+    store = tmp_path / "r.duckdb"
+    run_sweep(study, store, jobs=1, runner=fake_runner, progress=False)
+    assert main([a.format(store=store, study=study) for a in argv]) == 2
+    out, err = capsys.readouterr()
+    assert message in err and "No such file" not in err and not out, err
+
+
+def test_a_new_store_in_a_missing_folder_says_so(tmp_path):
+    from sattcp.store import Store
+
+    with pytest.raises(StoreError, match=r"folder .*nope does not exist"):
+        Store(tmp_path / "nope" / "r.duckdb")
+
+
 @pytest.mark.parametrize("body, path, what", [
     ('[factors]\n"run.seed" = [1, 2]\n"tcp.flavor" = ["reno", "sack"]', "factors.run.seed",
      "cannot be a factor"),
@@ -435,6 +474,16 @@ def test_run_seed_is_not_a_factor_nor_an_override(tmp_path, capsys, body, path, 
                  "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert f"  {path}: seeds come from the study's" in err and not store.exists(), err
+
+
+def test_cli_jobs_must_be_a_positive_integer(capsys):
+    from sattcp.cli_study import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["sweep", "study.toml", "-j", "many"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --jobs/-j: must be a whole number >= 1, got 'many'" in err and "_jobs" not in err
 
 
 def test_cli_sweep_with_failures_exits_1(tmp_path, capsys):

@@ -34,9 +34,13 @@ def _load_runner(spec: str | None) -> Callable[..., Any] | None:
     if not name:
         raise ValueError(f"--runner must be MODULE:FUNCTION, got {spec!r}")
     try:
-        return getattr(importlib.import_module(mod), name)
+        fn = getattr(importlib.import_module(mod), name)
     except (ImportError, AttributeError) as e:
         raise ValueError(f"--runner {spec!r}: {e}") from e
+    if not callable(fn):
+        # Else every run would be stored as failed ("object is not callable").
+        raise ValueError(f"--runner {spec} is not callable (it is {type(fn).__name__!r})")
+    return fn
 
 
 def _guard(cmd: str, body: Callable[[], int]) -> int:
@@ -69,15 +73,8 @@ def _guard(cmd: str, body: Callable[[], int]) -> int:
         return EXIT_USAGE
 
 
-def _jobs(v: str) -> int:
-    n = int(v)
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {n}")
-    return n
-
-
 def _add_run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--jobs", "-j", type=_jobs, default=None,
+    p.add_argument("--jobs", "-j", type=_positive_int, default=None,
                    help="parallel runs on this machine (default: all cores)")
     p.add_argument("--cluster", metavar="ADDRESS", default=None,
                    help="run on a Dask distributed scheduler, e.g. tcp://10.0.0.1:8786")
@@ -152,12 +149,23 @@ def _print_sweep(s: Any) -> None:
               "export --include-stale writes them)", file=sys.stderr)
 
 
+def _check_cluster(address: str | None) -> None:
+    from sattcp.sweep import check_cluster
+
+    check_cluster(address, "--cluster")
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from sattcp.paths import check_file
     from sattcp.sweep import run_sweep
 
     def body() -> int:
+        # Every option is checked before the store is created.
+        runner = _load_runner(args.runner)
+        _check_cluster(args.cluster)
+        check_file(args.store, "--store")
         s = run_sweep(args.study, args.store, jobs=args.jobs, cluster=args.cluster,
-                      runner=_load_runner(args.runner), progress=not args.no_progress,
+                      runner=runner, progress=not args.no_progress,
                       retry_failed=args.retry_failed, quick=args.quick)
         _print_sweep(s)
         return EXIT_FAILED if s.failed else EXIT_OK
@@ -190,6 +198,10 @@ def _check_builds(store: str | Path, study: str, allow_mixed: bool) -> None:
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     def body() -> int:
+        if args.html:  # before the analysis, which may take a while
+            from sattcp.paths import check_folder
+
+            check_folder(args.html, "--html")
         _check_builds(args.store, args.study, args.allow_mixed_builds)
         print(analyze_text(args.store, args.study, args.response, args.block, args.confidence))
         if args.html:
@@ -207,6 +219,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     from sattcp.store import Store
 
     def body() -> int:
+        from sattcp.paths import check_folder
+
+        check_folder(args.out, "--out")
         with Store(args.store, read_only=True) as st:
             for study in [args.study] if args.study else st.studies():
                 builds = st.builds(study)
@@ -226,22 +241,31 @@ def _positive_int(v: str) -> int:
         n = int(v)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {v!r}") from None
-    if n < 1:
+    if n < 1:  # also -j/--jobs
         raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {v!r}")
     return n
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    from sattcp.paths import check_folder
     from sattcp.report import build_report, check_conclusions_summary
-    from sattcp.sweep import load_study, packaged_study, run_sweep
+    from sattcp.sweep import MAX_RUNS, _check_api, load_study, packaged_study, run_sweep
 
     def body() -> int:
+        # Every option is checked before anything is created.
+        if args.out:
+            check_folder(args.out, "--out")
+        if args.real and args.name != "netpipe-sat":
+            raise ValueError("--real is for netpipe-sat only")
+        if args.name in ("netpipe-sat", "zhou-sgw"):  # they run their own experiments, not a study
+            given = [opt for opt, v in (("--replications", args.replications), ("--cluster", args.cluster),
+                                        ("--runner", args.runner), ("--retry-failed", args.retry_failed)) if v]
+            if given:
+                raise ValueError(f"{', '.join(given)}: for kota-www and modern-cc only, not {args.name}")
         if args.name == "netpipe-sat":
             from sattcp.netpipe_sat import cmd_reproduce as netpipe_sat
 
             return netpipe_sat(args)
-        if args.real:
-            raise ValueError("--real is for netpipe-sat only")
         if args.name == "zhou-sgw":
             from sattcp.zhou import reproduce
 
@@ -250,6 +274,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             print(f"{sum(c.holds for c in a.checks)} of {len(a.checks)} statements of seed 004 hold")
             print(f"report: {path}")
             return EXIT_OK
+        runner = _load_runner(args.runner)
+        _check_cluster(args.cluster)
         study = load_study(packaged_study(args.name))
         note = ""
         if args.quick:
@@ -262,10 +288,18 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             first = study.seeds[0]
             study = replace(study, name=f"{study.name}-r{args.replications}",
                             seeds=tuple(range(first, first + args.replications)))
+            if study.size() > MAX_RUNS:  # the argument's fault, not the packaged study's
+                raise ValueError(f"--replications {args.replications}: {study.name} would have "
+                                 f"{study.size():,} runs; at most {MAX_RUNS:,} are allowed "
+                                 f"(sattcp.sweep.MAX_RUNS), so at most "
+                                 f"{MAX_RUNS // (study.size() // args.replications):,} replications")
+        if runner is None:
+            _check_api()  # SimulatorUnavailable before the folder is made
         out = Path(args.out or Path("out") / study.name)
+        check_folder(out, "--out")
         out.mkdir(parents=True, exist_ok=True)
         s = run_sweep(study, out / "results.duckdb", jobs=args.jobs, cluster=args.cluster,
-                      runner=_load_runner(args.runner), progress=not args.no_progress,
+                      runner=runner, progress=not args.no_progress,
                       retry_failed=args.retry_failed)
         _print_sweep(s)
         if args.name == "modern-cc":  # our own study: no paper to compare with

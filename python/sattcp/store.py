@@ -340,6 +340,14 @@ class Store:
             raise StoreError(f"{self.path} is a folder, not a results store file")
         if not read_only and self.path.exists() and self.path.stat().st_size == 0:
             self.path.unlink()  # an empty file (mktemp, touch): a new store
+        if not read_only and not self.path.exists():
+            # A new store: say why it cannot be created (DuckDB's error reads as a damaged file).
+            from sattcp.paths import check_file
+
+            try:
+                check_file(self.path, "results store")
+            except ValueError as e:
+                raise StoreError(str(e)) from None
         self.read_only = read_only
         self.con = _connect(self.path, read_only, wait_s)
         try:

@@ -75,6 +75,7 @@ __all__ = [
     "StudyError",
     "SweepSummary",
     "Terminated",
+    "check_cluster",
     "load_study",
     "packaged_study",
     "run_sweep",
@@ -852,6 +853,7 @@ def run_sweep(
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     if runner is None:
         _check_api()  # fail once, here, rather than record every run as failed
+    check_cluster(cluster)
     specs = study.runs(core=runner is None)
     t0 = time.monotonic()
     keys = [s.run_key for s in specs]
@@ -880,6 +882,29 @@ def run_sweep(
         failed = len(set(keys) & store.run_keys(study.name, "failed"))
     return SweepSummary(study.name, len(specs), len(specs) - len(todo), ok, failed,
                         time.monotonic() - t0, Path(store_path), stale)
+
+
+def check_cluster(cluster: Any, label: str = "cluster") -> None:
+    """A scheduler address (a string) must have the form Dask connects to; else ValueError
+    naming ``label`` (the CLI passes ``--cluster``), before anything is created. Whether the
+    scheduler answers is known only when the sweep connects. None and a
+    ``dask.distributed.Client`` pass as they are."""
+    if not isinstance(cluster, str):
+        return
+    try:
+        from distributed.comm.addressing import get_address_host_port, parse_address
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ValueError(f"{label} needs dask.distributed: pip install 'dask[distributed]'") from None
+    try:
+        # An empty address would make Client start a cluster of its own on this machine.
+        if not cluster.strip():
+            raise ValueError("empty")
+        scheme, _ = parse_address(cluster)
+        if scheme != "inproc":  # in-process schedulers have no host and port
+            get_address_host_port(cluster)
+    except ValueError as e:
+        raise ValueError(f"{label} {cluster!r}: not a scheduler address ({e}); expected "
+                         "e.g. tcp://10.0.0.1:8786") from None
 
 
 def _tally(prog: Progress, rec: Mapping[str, Any]) -> None:

@@ -95,6 +95,45 @@ def test_bad_invocation_is_exit_2(emu_binary: Path, tmp_path: Path) -> None:
     assert r.returncode == 2 and "scenario file not found" in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize(("opts", "message"), [
+    (["--linger", "-5"], "--linger: must be a number of seconds >= 0, got -5"),
+    (["--linger", "nan"], "--linger: must be a number of seconds >= 0, got nan"),
+    (["--server", "sleep 1", "--wait-port", "99999"], "--wait-port: must be a TCP port from 1 to 65535, got 99999"),
+    (["--server", "sleep 1", "--wait-port", "0"], "--wait-port: must be a TCP port from 1 to 65535, got 0"),
+    (["--wait-port", "5002"], "--wait-port needs --server"),
+    (["--stats", "{tmp}"], "--stats {tmp}: is a folder, not a file"),
+    (["--stats", "{tmp}/no/s.json"], "--stats {tmp}/no/s.json: folder {tmp}/no does not exist"),
+    pytest.param(["--stats", "/proc/s.json"], "--stats /proc/s.json: cannot be created in folder /proc",
+                 marks=pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")),
+])
+def test_bad_options_are_refused_before_any_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                                  opts: list[str], message: str) -> None:
+    # No privileges needed: the options are checked before the emulation is made.
+    from sattcp import cli
+
+    opts = [o.format(tmp=tmp_path) for o in opts]
+    message = message.format(tmp=tmp_path)
+    args = cli.build_parser().parse_args(["emulate", "emu.toml", *opts, "--", "true"])
+    emulate._split_rest(args)
+    with pytest.raises(ValueError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
+        emulate.check_options(args)
+
+    def no_setup(*a: object, **k: object) -> None:
+        raise AssertionError("the emulation was set up")
+
+    monkeypatch.setattr(emulate, "Emulation", no_setup)
+    assert cli.main(["emulate", str(_scenario(tmp_path, 'rate = "2Mbps"\n')), *opts, "--", "true"]) == 2
+    assert f"sattcp emulate: {message}" in capsys.readouterr().err
+
+
+def test_a_zero_option_after_the_scenario_is_kept() -> None:
+    # `--linger 0` was taken for "not given" (0 == False) and the default 5 s applied.
+    from sattcp import cli
+
+    args = cli.build_parser().parse_args(["emulate", "emu.toml", "--linger", "0", "--", "true"])
+    assert emulate._split_rest(args) == ["true"] and args.linger == 0
+
+
 def test_missing_privileges_are_named(emu_binary: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     from sattcp import cli
 

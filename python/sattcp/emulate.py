@@ -357,9 +357,27 @@ def _split_rest(args: argparse.Namespace) -> list[str]:
         for k, v in vars(more).items():
             if k == "set" and v:
                 args.set = (args.set or []) + v
-            elif v not in (None, False):
+            elif v is not None and v is not False:  # not `v not in (None, False)`: 0 == False (--linger 0)
                 setattr(args, k, v)
     return command
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """The options' values, before any namespace is set up (no privileges needed); ValueError
+    naming the option."""
+    import math
+
+    from .paths import check_file
+
+    if args.linger is not None and not (math.isfinite(args.linger) and args.linger >= 0):
+        raise ValueError(f"--linger: must be a number of seconds >= 0, got {args.linger:g}")
+    if args.wait_port is not None:
+        if not 1 <= args.wait_port <= 65535:
+            raise ValueError(f"--wait-port: must be a TCP port from 1 to 65535, got {args.wait_port}")
+        if not args.server:
+            raise ValueError("--wait-port needs --server (nothing else runs in the server namespace)")
+    if args.stats:
+        check_file(args.stats, "--stats")  # written at the end: refuse now, not after the emulation
 
 
 def _on_sigterm(signum: int, frame: object) -> None:
@@ -371,6 +389,11 @@ def cmd_emulate(args: argparse.Namespace) -> int:
 
     command = _split_rest(args)
     overrides = _parse_set(args.set or [])
+    try:
+        check_options(args)
+    except ValueError as e:
+        print(f"sattcp emulate: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     old = signal.signal(signal.SIGTERM, _on_sigterm)
     em = None
     status = 0

@@ -473,6 +473,19 @@ impl Ctx {
         }
     }
 
+    /// A duration that must be > 0: a negative one is reported with that rule, not the
+    /// general ">= 0" of `parse_duration` (0 itself is the caller's check: it is also the
+    /// default of some keys).
+    fn positive_duration(&mut self, path: &str, v: Option<&Val>, default: SimTime) -> SimTime {
+        if let Some(Val::Str(s)) = v {
+            if parse_duration(s).is_err_and(|e| e == "must be >= 0") {
+                self.err(path, "must be > 0", format!("{s:?}"));
+                return default;
+            }
+        }
+        self.duration(path, v, default)
+    }
+
     fn rate(&mut self, path: &str, v: Option<&Val>) -> Rate {
         match v {
             None => {
@@ -696,7 +709,7 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
     // tcp/config.rs `RttEstimatorKind`: likewise.
     let est = tcp.recovery.default_rtt_estimator();
     tcp.rtt_estimator = c.keyword(&format!("{p}.rtt_estimator"), t.rtt_estimator.as_deref(), est).unwrap_or(est);
-    tcp.timer_granularity = c.duration(&format!("{p}.timer_granularity"), t.timer_granularity.as_ref(), tcp.timer_granularity);
+    tcp.timer_granularity = c.positive_duration(&format!("{p}.timer_granularity"), t.timer_granularity.as_ref(), tcp.timer_granularity);
     if t.profile.as_deref() == Some("ns2") {
         // ns-2's boot_time_ is a fraction of its own tick (tcp/ns2.rs); tcp.ns2.tick_phase overrides.
         tcp.ns2.tick_phase = crate::tcp::ns2::Ns2Compat::boot_time(tcp.timer_granularity);
@@ -1075,7 +1088,7 @@ struct Judged<'a> {
 
 /// `[run]`: the duration and the seed (`seed_override`, the CLI's `--seed`, wins).
 fn section_run(c: &mut Ctx, raw: &RawScenario, seed_override: Option<u64>) -> (SimTime, u64) {
-    let duration = c.duration("run.duration", raw.run.duration.as_ref(), SimTime::from_secs(100));
+    let duration = c.positive_duration("run.duration", raw.run.duration.as_ref(), SimTime::from_secs(100));
     if let Some(given) = &raw.run.duration {
         if !c.bad("run.duration") {
             if duration == SimTime::ZERO {
@@ -1551,6 +1564,10 @@ mod tests {
         assert_only(GEO2, &[("run.duration", "1000001s")], "run.duration: must be at most 1000000s (11.6 days of simulated time), got \"1000001s\"");
         assert_only(GEO2, &[("run.duration", "1e12s")], "run.duration: too large (at most 18446744073s, u64 nanoseconds), got \"1e12s\"");
         assert_only(GEO2, &[("run.duration", "0s")], "run.duration: must be > 0, got \"0s\"");
+        // Negative: the same rule, not the general ">= 0" of a duration.
+        assert_only(GEO2, &[("run.duration", "-1s")], "run.duration: must be > 0, got \"-1s\"");
+        assert_only(GEO2, &[("tcp.timer_granularity", "-100ms")], "tcp.timer_granularity: must be > 0, got \"-100ms\"");
+        assert_only(GEO2, &[("links.bottleneck.delay", "-1ms")], "links.bottleneck.delay: must be >= 0, got \"-1ms\"");
     }
 
     #[test]

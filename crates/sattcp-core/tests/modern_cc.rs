@@ -131,7 +131,7 @@ fn hystart_halves_the_slow_start_overshoot_on_geo() {
 /// here but resent 0.98 MB the receiver already held (1.4% of the 70.8 MB sent): ns-2's Sack1
 /// forgot the SACK table at every new ACK outside recovery, so the next recovery resent as
 /// "holes" segments the receiver had reported once (measured after: 8.63 Mbps, 0.34 MB of
-/// 66.3 MB, from the go-back-N of 9 timeouts; since 3c1d805's BBR rounds and go-back-N, 9.19
+/// 66.3 MB, from the go-back-N of 9 timeouts; with the later BBR fixes, 7aa8e22 and 3c1d805, 9.19
 /// Mbps, 0.11 MB of 69.9 MB, 3 timeouts: `cargo test --release -p sattcp-core --test modern_cc
 /// -- --nocapture`). On the GEO path below the same faults cost most of the link.
 #[test]
@@ -153,7 +153,7 @@ fn bbr_keeps_its_throughput_under_one_percent_loss_with_the_seeds_sack_recovery(
 /// the seeds' SACK recovery keeps most of the link, the loss-based controls a few percent.
 /// Before issue 14's fix BBR's efficiency here was 0.170, with 3.85 MB of duplicates among
 /// 33.0 MB sent (measured after: 0.612, 2.4 MB of about 100 MB, from the go-back-N of two
-/// timeouts in BBR v1's start-up overshoot; since 3c1d805, 0.581, 0.33 MB of 116 MB, 3
+/// timeouts in BBR v1's start-up overshoot; with 7aa8e22 and 3c1d805, 0.581, 0.33 MB of 116 MB, 3
 /// timeouts, same command as above).
 #[test]
 fn one_bbr_flow_keeps_most_of_the_lossy_geo_link() {

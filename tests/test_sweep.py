@@ -492,7 +492,12 @@ def test_cli_sweep_with_failures_exits_1(tmp_path, capsys):
     study = write_study(tmp_path, SIMPLE.replace('["reno", "sack"]', '["reno", "broken"]'))
     assert main(["sweep", str(study), "--store", str(tmp_path / "r.duckdb"), "--runner",
                  "test_sweep:fake_runner", "--no-progress"]) == 1
-    assert "12 failed" in capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert "12 failed" in out
+    # Why they failed, and how to see more and to rerun them, on stderr.
+    failed = [line for line in err.splitlines() if line.startswith("failed: ")]
+    assert len(failed) == 1 and failed[0].startswith("failed: 12 run(s): ") and "unknown flavour" in failed[0]
+    assert "runs.error" in err and "--retry-failed" in err
 
 
 def test_cli_without_simulator_is_a_clear_error(tmp_path, capsys, monkeypatch):

@@ -143,6 +143,16 @@ def register(subparsers: Any) -> None:
 def _print_sweep(s: Any) -> None:
     print(f"{s.study}: {s.total} runs, {s.skipped} already stored, {s.ok} ok, {s.failed} failed "
           f"({s.wall_time_s:.1f} s) -> {s.store}")
+    if s.failed:
+        from sattcp.store import Store
+
+        # Why, without opening the store by hand: the commonest first lines of the errors.
+        with Store(s.store, read_only=True) as st:
+            for first, n in st.failures(s.study):
+                print(f"failed: {n} run(s): {first}", file=sys.stderr)
+        print(f"note: each failed run's whole error is in the store (runs.error; sattcp export "
+              f"{s.store} --out DIR writes it); the same command with --retry-failed runs them "
+              "again", file=sys.stderr)
     if s.stale:
         print(f"note: {s.stale} stored run(s) of {s.study} come from an earlier version of its "
               "scenario, study file or sattcp build; they are kept but not analysed (sattcp "

@@ -90,7 +90,7 @@ BAD = [
     ({"switch.buffer": "1000B"}, "switch.buffer", "at least one packet"),
     ({"tcp.window_scale": 15}, "tcp.window_scale", "between 0 and 14"),
     ({"run.duration": "0s"}, "run.duration", "must be > 0"),
-    ({"run.duration": "-1s"}, "run.duration", ">= 0"),
+    ({"run.duration": "-1s"}, "run.duration", "must be > 0"),
     ({"tcp.flavor": "vegas"}, "tcp.flavor", "vanilla, tahoe, reno, newreno, sack"),
 ]
 

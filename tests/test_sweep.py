@@ -42,8 +42,8 @@ def fake_runner(scenario, seed=None, overrides=None, progress=False):
     if gate and seed == 2:  # the runs of seed 2 wait for the gate file (forever, in tests)
         while not Path(gate).exists():
             time.sleep(0.05)
-    if overrides.get("tcp.flavor") == "broken":
-        raise ValueError("tcp.flavor: unknown flavour, got 'broken'")
+    if str(overrides.get("tcp.flavor", "")).startswith("broken"):
+        raise ValueError(f"tcp.flavor: unknown flavour, got {overrides['tcp.flavor']!r}")
     buf = str(overrides.get("switch.buffer", "1"))
     b = float("".join(c for c in buf if c.isdigit() or c == ".") or 1)
     eff = 0.5 + LEVEL_VALUE.get(overrides.get("tcp.flavor"), 0) \
@@ -385,6 +385,9 @@ def test_cli_sweep_analyze_export(tmp_path, capsys):
      "response 'config' is not numeric"),
     (["analyze", "{store}", "--study", "simple", "--response", "block"],
      "response 'block' is not numeric"),
+    # Missing in every successful run, but a text column all the same.
+    (["analyze", "{store}", "--study", "simple", "--response", "error"],
+     "response 'error' is not numeric"),
     (["analyze", "{store}", "--study", "simple", "--response", "tcp.flavor"],
      "'tcp.flavor' is a factor of 'simple', not a response"),
     # An output folder that is a file: refused before the analysis or export.
@@ -498,6 +501,22 @@ def test_cli_sweep_with_failures_exits_1(tmp_path, capsys):
     failed = [line for line in err.splitlines() if line.startswith("failed: ")]
     assert len(failed) == 1 and failed[0].startswith("failed: 12 run(s): ") and "unknown flavour" in failed[0]
     assert "runs.error" in err and "--retry-failed" in err
+
+
+def test_the_failure_summary_counts_only_the_current_studys_runs(tmp_path, capsys):
+    # Failed runs of an earlier version of the study are stale: not counted, not named.
+    from sattcp.cli_study import main
+
+    old = write_study(tmp_path, SIMPLE.replace('["reno", "sack"]', '["reno", "broken"]'))
+    store = str(tmp_path / "r.duckdb")
+    assert main(["sweep", str(old), "--store", store, "--runner", "test_sweep:fake_runner", "--no-progress"]) == 1
+    assert "failed: 12 run(s)" in capsys.readouterr().err
+    now = write_study(tmp_path, SIMPLE.replace('["reno", "sack"]', '["reno", "broken2"]'))
+    assert main(["sweep", str(now), "--store", store, "--runner", "test_sweep:fake_runner", "--no-progress"]) == 1
+    out, err = capsys.readouterr()
+    assert "12 already stored" in out and "12 failed" in out, out
+    failed = [line for line in err.splitlines() if line.startswith("failed: ")]
+    assert failed == [failed[0]] and failed[0].startswith("failed: 12 run(s): ") and "broken2" in failed[0], err
 
 
 def test_cli_without_simulator_is_a_clear_error(tmp_path, capsys, monkeypatch):

@@ -22,7 +22,7 @@ import pandas as pd
 
 from sattcp import plots
 from sattcp.analysis import AllocationOfVariation, allocation_of_variation
-from sattcp.store import Store
+from sattcp.store import RUN_COLUMNS, Store
 
 __all__ = [
     "KOTA_LEVELS",
@@ -728,7 +728,11 @@ def analyse_study(
                                  f"available: {have}")
             if r not in sub.columns:
                 raise ValueError(f"no response {r!r} in the runs; available: {have}")
-            if r not in have and sub[r].notna().any():  # all missing: said below
+            # A store column of text (error, status, config, ...) is not numeric even where
+            # every value is missing (error, among successful runs); a summary value that is
+            # missing everywhere is said below.
+            text_col = RUN_COLUMNS.get(r, "").startswith(("VARCHAR", "TIMESTAMP"))
+            if r not in have and (text_col or sub[r].notna().any()):
                 raise ValueError(f"response {r!r} is not numeric (a column of text or times); "
                                  f"available: {have}")
             out[(b, r)] = allocation_of_variation(sub, factors, r, confidence=confidence,

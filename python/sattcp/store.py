@@ -604,12 +604,12 @@ class Store:
         return [k for k in keys if k not in done]
 
     def failures(self, study: str, limit: int = 3) -> list[tuple[str, int]]:
-        """The commonest errors of the study's failed runs: (the error's first line, runs),
-        most frequent first, at most ``limit`` of them."""
+        """The commonest errors of the failed runs of the study's current definition (not of
+        stale runs): (the error's first line, runs), most frequent first, at most ``limit``."""
         rows = self.con.execute(
             "SELECT split_part(coalesce(error, 'no error recorded'), chr(10), 1) AS first, count(*) AS n"
-            " FROM runs WHERE study = ? AND status = 'failed' GROUP BY first ORDER BY n DESC, first"
-            " LIMIT ?", [study, limit]).fetchall()
+            f" FROM runs r WHERE study = ? AND status = 'failed' AND {self._current_sql()}"
+            " GROUP BY first ORDER BY n DESC, first LIMIT ?", [study, limit]).fetchall()
         return [(str(first), int(n)) for first, n in rows]
 
     def stale_runs(self, study: str) -> int:

@@ -101,6 +101,30 @@ def test_checking_an_out_file_changes_nothing(tmp_path):
     assert f.read_text() == "kept" and sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
 
 
+def test_a_dangling_link_as_out_is_checked_where_it_points(tmp_path):
+    # Writing the link would create its target, in a folder that does not exist: refused at once.
+    link = tmp_path / "r.json"
+    link.symlink_to(tmp_path / "missing" / "r.json")
+    p = run_cli("run", "scenarios/kota-geo.toml", "--set", "run.duration=100000s", "--out", str(link), "--quiet")
+    assert p.returncode == 2 and f"--out {link}: folder {tmp_path / 'missing'} does not exist" in p.stderr, p.stderr
+
+
+def test_a_store_needs_a_folder_that_takes_new_files_even_when_it_exists(tmp_path, monkeypatch):
+    # DuckDB writes its log beside the store. Root writes anywhere, so the folder's refusal is
+    # simulated: every probe fails as a read-only file system would.
+    import errno
+
+    import sattcp.paths as paths
+
+    store = tmp_path / "r.duckdb"
+    store.write_bytes(b"x")
+    monkeypatch.setattr(paths, "_probe", lambda folder: OSError(errno.EROFS, "Read-only file system"))
+    paths.check_file(store, "--out")  # an existing file written in place: nothing beside it
+    with pytest.raises(paths.OutputPathError, match=r"--store .*r\.duckdb: its folder .* takes no new files"):
+        paths.check_file(store, "--store", side_files=True)
+    assert store.read_bytes() == b"x"
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [

@@ -184,21 +184,32 @@ def test_cli_reproduce_with_replications(kota_standins, capsys):
      "--replications 100000000: kota-www-r100000000 would have 7,200,000,000 runs; at most 100,000"),
     (["zhou-sgw", "--quick", "--cluster", "tcp://10.0.0.1:8786"], "--cluster: for kota-www and modern-cc only, not zhou-sgw"),
     (["netpipe-sat", "--quick", "--replications", "2"], "--replications: for kota-www and modern-cc only"),
+    # Given empty, still given.
+    (["zhou-sgw", "--quick", "--cluster", ""], "--cluster: for kota-www and modern-cc only, not zhou-sgw"),
+    # Their default output folder, out/NAME, is checked too (here out is a file).
+    (["zhou-sgw", "--quick", "--in-cwd"], "--out out/zhou-sgw-quick: cannot be created (out is not a folder)"),
+    (["netpipe-sat", "--quick", "--in-cwd"], "--out out/netpipe-sat-quick: cannot be created (out is not a folder)"),
 ])
-def test_cli_reproduce_refuses_bad_options_before_creating_anything(kota_standins, capsys, argv, message):
+def test_cli_reproduce_refuses_bad_options_before_creating_anything(kota_standins, capsys, monkeypatch, argv, message):
     from sattcp.cli_study import main
 
     tmp_path = kota_standins
     (tmp_path / "file").write_text("kept")
     out = tmp_path / "out"
     argv = [a.format(file=tmp_path / "file") for a in argv]
-    if "--out" not in argv:
+    in_cwd = "--in-cwd" in argv
+    if in_cwd:  # no --out: the default, out/NAME, under a working folder where out is a file
+        argv.remove("--in-cwd")
+        monkeypatch.chdir(tmp_path)
+        out.write_text("kept")
+    elif "--out" not in argv:
         argv += ["--out", str(out)]
     assert main(["reproduce", *argv, "--no-progress"]) == 2
     got, err = capsys.readouterr()
     assert message.format(file=tmp_path / "file") in err and not got, err
-    assert not out.exists() and (tmp_path / "file").read_text() == "kept"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "scenarios"]
+    assert (out.read_text() == "kept") if in_cwd else not out.exists()
+    assert (tmp_path / "file").read_text() == "kept"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", *(["out"] if in_cwd else []), "scenarios"]
 
 
 def _svg_levels(svg: str) -> list[tuple[str, str]]:

@@ -476,7 +476,7 @@ def test_run_seed_is_not_a_factor_nor_an_override(tmp_path, capsys, body, path, 
     assert main(["sweep", str(study), "--store", str(store), "--runner", "test_sweep:fake_runner",
                  "--no-progress"]) == 2
     err = capsys.readouterr().err
-    assert f"  {path}: seeds come from the study's" in err and not store.exists(), err
+    assert f"  {path}: run.seed cannot be " in err and not store.exists(), err
 
 
 def test_cli_jobs_must_be_a_positive_integer(capsys):

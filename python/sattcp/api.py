@@ -315,7 +315,8 @@ def check_output_path(path: str | Path, label: str = "output") -> Path:
     """Checks that a result can be written to ``path`` (known format; the file, and for
     ``.parquet`` the tables beside it, can be created or written) before any work is done;
     raises :class:`~sattcp.errors.OutputPathError` (a :class:`~sattcp.errors.SattcpError`) naming ``label``
-    (the CLI passes ``--out``) and the problem. Nothing is created or changed."""
+    (the CLI passes ``--out``) and the problem. Nothing is left behind: a probe file is created
+    and removed again, an existing file is opened for appending and closed unchanged."""
     from .paths import check_file
 
     path = Path(path)

@@ -173,7 +173,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         # Every option is checked before the store is created.
         runner = _load_runner(args.runner)
         _check_cluster(args.cluster)
-        check_file(args.store, "--store")
+        check_file(args.store, "--store", side_files=True)
         s = run_sweep(args.study, args.store, jobs=args.jobs, cluster=args.cluster,
                       runner=runner, progress=not args.no_progress,
                       retry_failed=args.retry_failed, quick=args.quick)
@@ -269,7 +269,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             raise ValueError("--real is for netpipe-sat only")
         if args.name in ("netpipe-sat", "zhou-sgw"):  # they run their own experiments, not a study
             given = [opt for opt, v in (("--replications", args.replications), ("--cluster", args.cluster),
-                                        ("--runner", args.runner), ("--retry-failed", args.retry_failed)) if v]
+                                        ("--runner", args.runner), ("--retry-failed", args.retry_failed or None))
+                     if v is not None]
             if given:
                 raise ValueError(f"{', '.join(given)}: for kota-www and modern-cc only, not {args.name}")
         if args.name == "netpipe-sat":
@@ -280,6 +281,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             from sattcp.zhou import reproduce
 
             out = Path(args.out or Path("out") / ("zhou-sgw-quick" if args.quick else "zhou-sgw"))
+            check_folder(out, "--out")  # the default folder too
             path, a = reproduce(out, quick=args.quick, jobs=args.jobs, progress=not args.no_progress)
             print(f"{sum(c.holds for c in a.checks)} of {len(a.checks)} statements of seed 004 hold")
             print(f"report: {path}")

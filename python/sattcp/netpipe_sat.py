@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .netpipe import NETPIPE_MBPS
+from .paths import check_folder
 
 __all__ = ["Check", "Data", "Reproduction", "Run", "analyse", "plan", "real_plan", "reproduce"]
 
@@ -1063,6 +1064,7 @@ def cmd_reproduce(args: Any) -> int:
                   + " (without --real, the simulator's side runs anywhere)", file=sys.stderr)
             return 2
     out = Path(args.out or Path("out") / ("netpipe-sat" + ("-real" if args.real else "") + ("-quick" if args.quick else "")))
+    check_folder(out, "--out")  # the default folder too, before the runs
     r = reproduce(out, quick=args.quick, real=args.real, jobs=args.jobs, progress=not args.no_progress)
     print(f"simulator: {sum(c.holds for c in r.checks)} of {len(r.checks)} statements of seed 003 hold")
     for cc, cs in sorted(r.kernel_checks.items()):

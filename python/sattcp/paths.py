@@ -36,11 +36,14 @@ def _probe(folder: Path) -> OSError | None:
     return None
 
 
-def check_file(path: str | Path, label: str = "output") -> Path:
+def check_file(path: str | Path, label: str = "output", side_files: bool = False) -> Path:
     """Checks that ``path`` can be written as a file (an existing file is left as it is);
-    raises :class:`OutputPathError` saying why not."""
+    raises :class:`OutputPathError` saying why not. A symbolic link is checked where it points.
+    ``side_files``: the writer also creates files beside it (a DuckDB store's write-ahead log),
+    so its folder must take new files even where the file exists."""
     path = Path(path)
-    folder = path.parent
+    # A dangling link "does not exist", but writing it creates its target, in the target's folder.
+    folder = path.resolve().parent if path.is_symlink() else path.parent
     if path.is_dir():
         raise OutputPathError(f"{label} {path}: is a folder, not a file")
     if not folder.is_dir():
@@ -52,6 +55,10 @@ def check_file(path: str | Path, label: str = "output") -> Path:
                 pass
         except OSError as e:
             raise OutputPathError(f"{label} {path}: cannot be written ({_reason(e)})") from None
+        e = _probe(folder) if side_files else None
+        if e is not None:
+            raise OutputPathError(f"{label} {path}: its folder {folder} takes no new files, which "
+                                  f"are written beside it ({_reason(e)})")
         return path
     e = _probe(folder)
     if e is not None:

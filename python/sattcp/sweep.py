@@ -561,9 +561,9 @@ def load_study(source: str | Path) -> Study:
     # Each run's seed is one of the study's seeds (it replaces run.seed): a factor or an
     # override on run.seed would change nothing and its "levels" would be the same runs.
     if SEED_KEY in factors:
-        bad(f"factors.{SEED_KEY}", f"{_SEED_RULE}; {SEED_KEY} cannot be a factor", factors[SEED_KEY])
+        bad(f"factors.{SEED_KEY}", f"{SEED_KEY} cannot be a factor ({_SEED_RULE})", factors[SEED_KEY])
     if SEED_KEY in overrides:
-        bad(f"overrides.{SEED_KEY}", f"{_SEED_RULE}; {SEED_KEY} cannot be an override", overrides[SEED_KEY])
+        bad(f"overrides.{SEED_KEY}", f"{SEED_KEY} cannot be an override ({_SEED_RULE})", overrides[SEED_KEY])
 
     study_dir = path.resolve().parent
     blocks_raw = raw.get("blocks")
@@ -608,7 +608,7 @@ def load_study(source: str | Path) -> Study:
             values[fk] = scalars(f"{w}levels.{fk}", mapping)
         block_over = scalars(f"{w}overrides", _flatten(table(f"{w}overrides", b.get("overrides"))))
         if SEED_KEY in block_over:
-            bad(f"{w}overrides.{SEED_KEY}", f"{_SEED_RULE}; {SEED_KEY} cannot be an override",
+            bad(f"{w}overrides.{SEED_KEY}", f"{SEED_KEY} cannot be an override ({_SEED_RULE})",
                 block_over[SEED_KEY])
         if resolved is not None:
             blocks.append(Block(bname, resolved, block_over, values))
@@ -626,7 +626,7 @@ def load_study(source: str | Path) -> Study:
                                   _flatten(table("quick.overrides", quick.get("overrides"))))
         quick_description = str(quick.get("description", ""))
         if SEED_KEY in quick_overrides:
-            bad(f"quick.overrides.{SEED_KEY}", f"{_SEED_RULE}; {SEED_KEY} cannot be an override",
+            bad(f"quick.overrides.{SEED_KEY}", f"{SEED_KEY} cannot be an override ({_SEED_RULE})",
                 quick_overrides[SEED_KEY])
     notes = raw.get("notes", [])
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):

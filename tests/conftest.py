@@ -53,6 +53,11 @@ def emu_binary() -> Path:
     return emulate.find_binary()
 
 
+#: Marks a test that writes into /proc, which takes no new files even from root: the one
+#: unwritable folder every Linux has.
+NEEDS_PROC = pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc (refuses new files)")
+
+
 def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     """Runs the installed `sattcp` command line as a user would."""
     return subprocess.run([sys.executable, "-m", "sattcp.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=600)

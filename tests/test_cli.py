@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import NEEDS_PROC, run_cli
 
 
 def test_run_prints_a_readable_summary():
@@ -73,10 +72,7 @@ def test_output_problems_are_found_before_the_run(tmp_path):
         assert p.returncode == 2 and needle in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
-PROC = pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc (refuses new files)")
-
-
-@pytest.mark.parametrize("out", [pytest.param("/proc/x.parquet", marks=PROC), pytest.param("/proc/x.json", marks=PROC),
+@pytest.mark.parametrize("out", [pytest.param("/proc/x.parquet", marks=NEEDS_PROC), pytest.param("/proc/x.json", marks=NEEDS_PROC),
                                  "{tmp}/d.json", "{tmp}/d.links.parquet"])
 def test_an_out_that_cannot_be_written_is_named_before_the_run(tmp_path, out):
     # A folder in the way (d.json, or the links table beside d.parquet) or a folder that takes

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import NEEDS_PROC, run_cli
 from sattcp import emulate
 from sattcp.emulate import Emulation
 
@@ -104,7 +104,7 @@ def test_bad_invocation_is_exit_2(emu_binary: Path, tmp_path: Path) -> None:
     (["--stats", "{tmp}"], "--stats {tmp}: is a folder, not a file"),
     (["--stats", "{tmp}/no/s.json"], "--stats {tmp}/no/s.json: folder {tmp}/no does not exist"),
     pytest.param(["--stats", "/proc/s.json"], "--stats /proc/s.json: cannot be created in folder /proc",
-                 marks=pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")),
+                 marks=NEEDS_PROC),
 ])
 def test_bad_options_are_refused_before_any_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
                                                   opts: list[str], message: str) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import NEEDS_PROC
 from sattcp.plots import LEVEL_COLORS
 from sattcp.report import (
     BUFFER_CLAIMS,
@@ -175,7 +176,7 @@ def test_cli_reproduce_with_replications(kota_standins, capsys):
     (["kota-www", "--quick", "--out", "{file}"], "--out {file}: not a folder"),
     (["kota-www", "--quick", "--out", "{file}/sub"], "--out {file}/sub: cannot be created ({file} is not a folder)"),
     pytest.param(["kota-www", "--quick", "--out", "/proc/rp"], "--out /proc/rp: cannot be created in folder /proc",
-                 marks=pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")),
+                 marks=NEEDS_PROC),
     (["kota-www", "--quick", "--runner", "nosuch:f"], "--runner 'nosuch:f': No module named 'nosuch'"),
     (["kota-www", "--quick", "--runner", "os:sep"], "--runner os:sep is not callable"),
     (["kota-www", "--quick", "--cluster", "bad", "--runner", "test_sweep:fake_runner"],

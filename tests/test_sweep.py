@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
+from conftest import NEEDS_PROC
 from sattcp.store import Store, StoreError, build_id
 from sattcp.sweep import StudyError, load_study, missing, run_sweep
 
@@ -423,7 +424,7 @@ def test_cli_an_unknown_response_is_offered_only_numeric_ones(tmp_path, capsys):
         assert f"'{text}'" not in offered, err
 
 
-@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc (refuses new files)")
+@NEEDS_PROC
 @pytest.mark.parametrize("argv, message", [
     (["sweep", "{study}", "--store", "/proc/x.duckdb"],
      "--store /proc/x.duckdb: cannot be created in folder /proc"),

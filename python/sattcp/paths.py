@@ -36,6 +36,13 @@ def _probe(folder: Path) -> OSError | None:
     return None
 
 
+def _takes_files(folder: Path, refusal: str) -> None:
+    """Raises :class:`OutputPathError` (``refusal``, then why) unless ``folder`` takes new files."""
+    e = _probe(folder)
+    if e is not None:
+        raise OutputPathError(f"{refusal} ({_reason(e)})")
+
+
 def check_file(path: str | Path, label: str = "output", side_files: bool = False) -> Path:
     """Checks that ``path`` can be written as a file (an existing file is left as it is);
     raises :class:`OutputPathError` saying why not. A symbolic link is checked where it points.
@@ -55,14 +62,11 @@ def check_file(path: str | Path, label: str = "output", side_files: bool = False
                 pass
         except OSError as e:
             raise OutputPathError(f"{label} {path}: cannot be written ({_reason(e)})") from None
-        e = _probe(folder) if side_files else None
-        if e is not None:
-            raise OutputPathError(f"{label} {path}: its folder {folder} takes no new files, which "
-                                  f"are written beside it ({_reason(e)})")
+        if side_files:
+            _takes_files(folder, f"{label} {path}: its folder {folder} takes no new files, which are "
+                                 "written beside it")
         return path
-    e = _probe(folder)
-    if e is not None:
-        raise OutputPathError(f"{label} {path}: cannot be created in folder {folder} ({_reason(e)})")
+    _takes_files(folder, f"{label} {path}: cannot be created in folder {folder}")
     return path
 
 
@@ -73,16 +77,12 @@ def check_folder(path: str | Path, label: str = "output folder") -> Path:
     if path.exists():
         if not path.is_dir():
             raise OutputPathError(f"{label} {path}: not a folder")
-        e = _probe(path)
-        if e is not None:
-            raise OutputPathError(f"{label} {path}: cannot write in this folder ({_reason(e)})")
+        _takes_files(path, f"{label} {path}: cannot write in this folder")
         return path
     parent = path.parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
     if not parent.is_dir():
         raise OutputPathError(f"{label} {path}: cannot be created ({parent} is not a folder)")
-    e = _probe(parent)
-    if e is not None:
-        raise OutputPathError(f"{label} {path}: cannot be created in folder {parent} ({_reason(e)})")
+    _takes_files(parent, f"{label} {path}: cannot be created in folder {parent}")
     return path

@@ -157,6 +157,10 @@ fn scaled_u64(n: f64, scale: f64) -> Option<u64> {
 // Error strings below are rules, not messages: the caller reports the value as written beside
 // them (scenario::Problem's `got`), so they name at most the offending unit, never the value.
 
+/// The rule [`parse_duration`] gives a negative (or NaN) duration; a key that must be
+/// positive reports its own rule instead (scenario validation).
+pub const NOT_NEGATIVE: &str = "must be >= 0";
+
 /// Parses a duration: "275ms", "5us", "100s", "1.5s", "10ns", "2min". At most u64::MAX ns
 /// (about 584 years): anything longer is an error, never a saturated value.
 pub fn parse_duration(s: &str) -> Result<SimTime, String> {
@@ -171,7 +175,7 @@ pub fn parse_duration(s: &str) -> Result<SimTime, String> {
         u => return Err(format!("unknown time unit {u:?} (use ns, us, ms, s or min)")),
     };
     if n.is_nan() || n < 0.0 {
-        return Err("must be >= 0".into());
+        return Err(NOT_NEGATIVE.into());
     }
     scaled_u64(n, scale).map(SimTime).ok_or_else(|| "too large (at most 18446744073s, u64 nanoseconds)".into())
 }

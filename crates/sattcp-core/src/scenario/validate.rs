@@ -478,7 +478,7 @@ impl Ctx {
     /// default of some keys).
     fn positive_duration(&mut self, path: &str, v: Option<&Val>, default: SimTime) -> SimTime {
         if let Some(Val::Str(s)) = v {
-            if parse_duration(s).is_err_and(|e| e == "must be >= 0") {
+            if parse_duration(s).is_err_and(|e| e == crate::time::NOT_NEGATIVE) {
                 self.err(path, "must be > 0", format!("{s:?}"));
                 return default;
             }

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .errors import SattcpError, ScenarioError
+from .errors import OutputPathError, SattcpError, ScenarioError
 
 __all__ = ["NETPIPE_MBPS", "OUT_FORMATS", "cmd_netpipe", "format_netpipe", "register", "write_table"]
 
@@ -68,7 +68,7 @@ def _check_out(path: Path) -> None:
     from .paths import check_file
 
     if path.suffix not in OUT_FORMATS:
-        raise SattcpError(f"--out {path}: unknown format {path.suffix!r} (use .csv or .parquet)")
+        raise OutputPathError(f"--out {path}: unknown format {path.suffix!r} (use .csv or .parquet)")
     check_file(path, "--out")
 
 

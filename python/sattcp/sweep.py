@@ -472,6 +472,12 @@ def load_study(source: str | Path) -> Study:
     def bad(p: str, rule: str, got: Any) -> None:
         problems.append({"path": p, "rule": rule, "got": got})
 
+    def no_seed(where: str, keys: Mapping[str, Any], role: str) -> None:
+        """Each run's seed is one of the study's seeds (it replaces run.seed): a factor or an
+        override on run.seed would change nothing, and its "levels" would be the same runs."""
+        if SEED_KEY in keys:
+            bad(f"{where}.{SEED_KEY}", f"{SEED_KEY} cannot be {role} ({_SEED_RULE})", keys[SEED_KEY])
+
     def table(p: str, v: Any) -> dict[str, Any]:
         """``v`` if it is a table, else a problem and an empty table."""
         if v is None:
@@ -558,12 +564,8 @@ def load_study(source: str | Path) -> Study:
     clash = set(overrides) & set(factors)
     if clash:
         bad("overrides", "keys are also factors", sorted(clash))
-    # Each run's seed is one of the study's seeds (it replaces run.seed): a factor or an
-    # override on run.seed would change nothing and its "levels" would be the same runs.
-    if SEED_KEY in factors:
-        bad(f"factors.{SEED_KEY}", f"{SEED_KEY} cannot be a factor ({_SEED_RULE})", factors[SEED_KEY])
-    if SEED_KEY in overrides:
-        bad(f"overrides.{SEED_KEY}", f"{SEED_KEY} cannot be an override ({_SEED_RULE})", overrides[SEED_KEY])
+    no_seed("factors", factors, "a factor")
+    no_seed("overrides", overrides, "an override")
 
     study_dir = path.resolve().parent
     blocks_raw = raw.get("blocks")
@@ -607,9 +609,7 @@ def load_study(source: str | Path) -> Study:
                 bad(f"{w}levels.{fk}", f"labels not among the levels {sorted(labels)}", unknown)
             values[fk] = scalars(f"{w}levels.{fk}", mapping)
         block_over = scalars(f"{w}overrides", _flatten(table(f"{w}overrides", b.get("overrides"))))
-        if SEED_KEY in block_over:
-            bad(f"{w}overrides.{SEED_KEY}", f"{SEED_KEY} cannot be an override ({_SEED_RULE})",
-                block_over[SEED_KEY])
+        no_seed(f"{w}overrides", block_over, "an override")
         if resolved is not None:
             blocks.append(Block(bname, resolved, block_over, values))
     names = [b.name for b in blocks]
@@ -625,9 +625,7 @@ def load_study(source: str | Path) -> Study:
         quick_overrides = scalars("quick.overrides",
                                   _flatten(table("quick.overrides", quick.get("overrides"))))
         quick_description = str(quick.get("description", ""))
-        if SEED_KEY in quick_overrides:
-            bad(f"quick.overrides.{SEED_KEY}", f"{SEED_KEY} cannot be an override ({_SEED_RULE})",
-                quick_overrides[SEED_KEY])
+        no_seed("quick.overrides", quick_overrides, "an override")
     notes = raw.get("notes", [])
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
         bad("notes", "must be a list of strings", notes)

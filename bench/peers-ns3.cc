@@ -7,8 +7,9 @@
 //             --ssthresh=3093504 --rcvbuf=4194240
 //
 // Prints one line of key=value figures: delivered_bytes (sum over flows of the bytes the
-// receiving application got, in order), events (ns-3's executed-event count), timeouts
-// (entries into CA_LOSS, one per retransmission timeout that starts a loss episode),
+// receiving application got, in order), run_s (wall seconds of Simulator::Run alone), events
+// (ns-3's executed-event count), timeouts (entries into CA_LOSS, one per retransmission timeout
+// that starts a loss episode),
 // rto_expiries (every retransmission timeout: ReTxTimeout doubles the traced RTO, `m_rto =
 // Min(m_rto + m_rto, 60 s)`, and nothing else doubles it exactly; not counted: SYN timeouts,
 // whose RTO SendEmptyPacket recomputes first, and expiries at the 60 s cap) and recoveries
@@ -42,6 +43,7 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include <chrono>
 #include <cstdio>
 #include <string>
 
@@ -167,6 +169,7 @@ main(int argc, char* argv[])
     uint32_t ssthresh = 3021 * 1024;
     uint32_t rcvbuf = 65535u << 6;
     double stagger = 0.01;
+    bool staticRouting = false;
     std::string rttSamples;
 
     // Fixed before the command line is parsed: `--ns3::TcpSocketBase::MinRto=1s` and the like
@@ -199,6 +202,10 @@ main(int argc, char* argv[])
     cmd.AddValue("ssthresh", "initial slow-start threshold, bytes", ssthresh);
     cmd.AddValue("rcvbuf", "receive buffer (advertised window), bytes", rcvbuf);
     cmd.AddValue("stagger", "seconds between flow starts", stagger);
+    cmd.AddValue("staticRouting",
+                 "routes set by hand (hosts to their router, each router to the other) instead of global routing, whose\n"
+                 "tables grow with the square of the nodes (bench/peers --scale)",
+                 staticRouting);
     cmd.AddValue("verbose", "print each congestion-state change to stderr", g_verbose);
     cmd.AddValue("traceFlow", "the flow whose cwnd, RTO, ... --verbose=1 prints (default 0)", g_traceFlow);
     cmd.AddValue("rttSamples", "comma-separated RTT samples (ns): print ns-3's estimator after each, and exit", rttSamples);
@@ -236,14 +243,14 @@ main(int argc, char* argv[])
     Ipv4AddressHelper addresses("10.0.0.0", "255.255.255.252");
     TrafficControlHelper tc;
     NetDeviceContainer core = bottleneck.Install(routers.Get(0), routers.Get(1));
-    addresses.Assign(core);
+    Ipv4InterfaceContainer coreIf = addresses.Assign(core);
     tc.Uninstall(core);
     addresses.NewNetwork();
     std::vector<Ipv4Address> sinkAddress;
     for (uint32_t i = 0; i < flows; ++i)
     {
         NetDeviceContainer a = access.Install(senders.Get(i), routers.Get(0));
-        addresses.Assign(a);
+        Ipv4InterfaceContainer ia = addresses.Assign(a);
         tc.Uninstall(a);
         addresses.NewNetwork();
         NetDeviceContainer b = access.Install(receivers.Get(i), routers.Get(1));
@@ -251,8 +258,26 @@ main(int argc, char* argv[])
         tc.Uninstall(b);
         addresses.NewNetwork();
         sinkAddress.push_back(ib.GetAddress(0));
+        if (staticRouting)
+        {
+            // A host's only device is interface 1 (0 is the loopback); its router is the /30's other end.
+            Ipv4StaticRoutingHelper routing;
+            routing.GetStaticRouting(senders.Get(i)->GetObject<Ipv4>())->SetDefaultRoute(ia.GetAddress(1), 1);
+            routing.GetStaticRouting(receivers.Get(i)->GetObject<Ipv4>())->SetDefaultRoute(ib.GetAddress(1), 1);
+        }
     }
-    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+    if (staticRouting)
+    {
+        // Each router reaches its own hosts by their connected /30s and everything else over the
+        // bottleneck, its interface 1 (installed first).
+        Ipv4StaticRoutingHelper routing;
+        routing.GetStaticRouting(routers.Get(0)->GetObject<Ipv4>())->SetDefaultRoute(coreIf.GetAddress(1), 1);
+        routing.GetStaticRouting(routers.Get(1)->GetObject<Ipv4>())->SetDefaultRoute(coreIf.GetAddress(0), 1);
+    }
+    else
+    {
+        Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+    }
 
     const uint16_t port = 5000;
     std::vector<Ptr<PacketSink>> sinks;
@@ -278,14 +303,18 @@ main(int argc, char* argv[])
     }
 
     Simulator::Stop(Seconds(duration));
+    // The event loop alone (without building the network), as sattcp's `run_s`.
+    const auto t0 = std::chrono::steady_clock::now();
     Simulator::Run();
+    const double run_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     uint64_t delivered = 0;
     for (const auto& s : sinks)
     {
         delivered += s->GetTotalRx();
     }
-    std::printf("delivered_bytes=%llu events=%llu timeouts=%llu rto_expiries=%llu recoveries=%llu\n",
+    std::printf("delivered_bytes=%llu run_s=%.6f events=%llu timeouts=%llu rto_expiries=%llu recoveries=%llu\n",
                 static_cast<unsigned long long>(delivered),
+                run_s,
                 static_cast<unsigned long long>(Simulator::GetEventCount()),
                 static_cast<unsigned long long>(g_timeouts),
                 static_cast<unsigned long long>(g_rto_expiries),

@@ -356,18 +356,21 @@ fn main() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/");
     let ov = |kv: &[(&str, &str)]| kv.iter().map(|(k, v)| (k.to_string(), parse_override_value(v))).collect::<Vec<_>>();
     if kv {
-        // One untimed-floor run per case as `key=value` lines, for scripts (bench/peers).
+        // One untimed-floor run per case as `key=value` lines, for scripts (bench/peers):
+        // wall_s from building the world to the results, run_s the event loop alone.
         for f in &files {
             let sc = load_case(f, &sets);
             let t0 = Instant::now();
             let mut sim = Simulation::new(&sc);
+            let t1 = Instant::now();
             sim.run();
+            let run = t1.elapsed().as_secs_f64();
             let r = sim.finish();
             let wall = t0.elapsed().as_secs_f64();
             let bn = r.links.iter().find(|l| l.link == "bottleneck" || l.link == "hop0").map(|l| l.packets).unwrap_or(0);
             let delivered: u64 = r.flows.iter().map(|f| f.delivered_bytes).sum();
             let (timeouts, fast): (u64, u64) = (r.flows.iter().map(|f| f.timeouts).sum(), r.flows.iter().map(|f| f.fast_retransmits).sum());
-            println!("case={} wall_s={wall:.6} events={} bn_packets={bn} delivered_bytes={delivered} flows={} timeouts={timeouts} fast_retransmits={fast} digest={}", short(f), r.events, r.flows.len(), r.digest);
+            println!("case={} wall_s={wall:.6} run_s={run:.6} events={} bn_packets={bn} delivered_bytes={delivered} flows={} timeouts={timeouts} fast_retransmits={fast} digest={}", short(f), r.events, r.flows.len(), r.digest);
         }
         return;
     }

@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.sattcp-deps
 BUILT  := $(VENV)/.sattcp-built
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml pyproject.toml
 
-.PHONY: run test build rust-test py-test bench bench-scale bench-peers lint clean browser
+.PHONY: run test build rust-test py-test bench bench-scale bench-peers bench-peers-scale lint clean browser
 
 # The main job: one bulk flow over GEO, then the seeds' whole 72-run study with its report.
 run: build
@@ -58,6 +58,11 @@ bench-scale:
 bench-peers:
 	cargo build --release -q -p sattcp-core --example bench
 	bench/peers --repeat 3
+
+# Issue 15: how each tool's cost per delivered segment grows from 10 to 10,000 flows on the scaling
+# dumbbell (about 45 minutes, most of it ns-3 at 10,000 flows until the script's 30-minute --timeout).
+bench-peers-scale:
+	bench/peers --scale --repeat 3
 
 lint: build
 	$(VENV)/bin/ruff check python tests scripts

@@ -357,6 +357,30 @@ mod tests {
     }
 
     #[test]
+    fn stats_count_what_was_sent_and_not_what_was_dropped() {
+        // Packets(1): one in service, one waiting, the third dropped. 8 Mbps: a byte is 1 us.
+        let mut l = link(QueueLimit::Packets(1));
+        for b in [1000, 500] {
+            assert!(matches!(l.enqueue(SimTime::ZERO, b), Admit::Sent { .. }));
+        }
+        assert_eq!(l.enqueue(SimTime::ZERO, 700), Admit::Dropped(DropReason::QueueFull));
+        let s = &l.stats;
+        assert_eq!((s.packets, s.bytes, s.busy_ns, s.drops_queue_full), (2, 1500, 1_500_000, 1));
+        assert_eq!((s.peak_queue_packets, s.peak_queue_bytes), (1, 500));
+    }
+
+    #[test]
+    fn a_byte_limit_admits_a_packet_that_fills_it_exactly() {
+        // Bytes(2000): the waiting bytes may reach the limit, not pass it.
+        let mut l = link(QueueLimit::Bytes(2000));
+        for _ in 0..3 {
+            assert!(matches!(l.enqueue(SimTime::ZERO, 1000), Admit::Sent { .. }), "one in service, 2000 bytes waiting");
+        }
+        assert_eq!(l.enqueue(SimTime::ZERO, 1), Admit::Dropped(DropReason::QueueFull));
+        assert_eq!(l.queue_bytes(SimTime::ZERO), 2000);
+    }
+
+    #[test]
     fn bit_errors_corrupt_at_the_expected_rate() {
         let mut l = Link::new("l".into(), 0, 1, Rate::mbps(1000), SimTime::ZERO, 1e-5, QueueLimit::Packets(1 << 40), RngFactory::new(3).stream("e"));
         let n = 20_000;

@@ -321,6 +321,37 @@ mod tests {
         assert_eq!(sb.next_lost().unwrap().start, 1001);
     }
 
+    #[test]
+    fn an_ack_inside_an_entry_trims_it_and_its_sacked_bytes() {
+        let mut sb = ten_sent();
+        // A receive-window edge inside segment 0: [1, 501) acknowledged, [501, 1001) stays.
+        sb.ack(501);
+        assert_eq!((sb.len(), sb.first().map(|e| (e.start, e.len()))), (10, Some((501, 500))));
+        // Inside a SACKed entry: the acknowledged part leaves the SACKed bytes, which stay the
+        // sum of the SACKed entries' lengths.
+        sb.sack(&[blk(2001, 3001)]);
+        sb.ack(2501);
+        let sacked: u64 = sb.iter().filter(|e| e.sacked).map(Entry::len).sum();
+        assert_eq!((sb.sacked_bytes(), sacked, sb.high_sacked()), (500, 500, Some(3001)));
+        sb.ack(3001);
+        assert_eq!((sb.sacked_bytes(), sb.high_sacked()), (0, None));
+    }
+
+    #[test]
+    fn mark_lost_presumes_the_first_segment_dropped_unless_it_is_sacked() {
+        // RFC 6675 (4.3) on entering recovery.
+        let mut sb = ten_sent();
+        sb.sack(&[blk(2001, 3001)]);
+        assert_eq!(sb.pipe_rfc6675(), 9 * MSS);
+        sb.mark_lost(1);
+        assert_eq!(sb.next_lost().map(|e| e.start), Some(1));
+        assert_eq!(sb.pipe_rfc6675(), 8 * MSS, "a lost segment is not in flight");
+        sb.mark_lost(2001);
+        assert!(!sb.get(2001).unwrap().lost, "a SACKed segment is never lost");
+        sb.mark_lost(1500);
+        assert_eq!(sb.iter().filter(|e| e.lost).count(), 1, "no entry starts at 1500");
+    }
+
     /// Two entries per cache line (issue 15): the rate snapshots live beside the table, in the
     /// sender, only where rate sampling is on.
     #[test]

@@ -352,6 +352,26 @@ mod tests {
         assert_eq!(sb.iter().filter(|e| e.lost).count(), 1, "no entry starts at 1500");
     }
 
+    #[test]
+    fn is_lost_counts_sacked_segments_even_when_they_are_small() {
+        // RFC 6675 IsLost(): DupThresh SACKed segments above, *or* more than (DupThresh - 1) *
+        // SMSS SACKed bytes. A full segment, then three of 100 bytes (an application's small
+        // writes): three segments of 300 bytes in all prove the first lost; two do not.
+        let mut sb = Scoreboard::default();
+        sb.push(1, 1001, false, SimTime::ZERO);
+        for i in 0..3 {
+            sb.push(1001 + i * 100, 1101 + i * 100, false, SimTime::ZERO);
+        }
+        sb.sack(&[blk(1101, 1301)]);
+        assert!(!sb.first_is_lost(3, MSS));
+        sb.mark_lost_rfc6675(3, MSS);
+        assert_eq!(sb.next_lost(), None);
+        sb.sack(&[blk(1001, 1101)]);
+        assert!(sb.first_is_lost(3, MSS));
+        sb.mark_lost_rfc6675(3, MSS);
+        assert_eq!(sb.next_lost().map(|e| e.start), Some(1));
+    }
+
     /// Two entries per cache line (issue 15): the rate snapshots live beside the table, in the
     /// sender, only where rate sampling is on.
     #[test]

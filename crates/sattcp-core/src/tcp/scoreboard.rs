@@ -372,6 +372,21 @@ mod tests {
         assert_eq!(sb.next_lost().map(|e| e.start), Some(1));
     }
 
+    #[test]
+    fn two_full_sacked_segments_are_not_more_than_dupthresh_minus_one_smss() {
+        // RFC 6675 IsLost(): *more than* (3 - 1) * SMSS bytes; exactly 2 * SMSS in two
+        // segments is not a loss, a third segment is.
+        let mut sb = ten_sent();
+        sb.sack(&[blk(1001, 3001)]);
+        assert!(!sb.first_is_lost(3, MSS));
+        sb.mark_lost_rfc6675(3, MSS);
+        assert_eq!(sb.next_lost(), None);
+        sb.sack(&[blk(3001, 4001)]);
+        assert!(sb.first_is_lost(3, MSS));
+        sb.mark_lost_rfc6675(3, MSS);
+        assert_eq!(sb.next_lost().map(|e| e.start), Some(1));
+    }
+
     /// Two entries per cache line (issue 15): the rate snapshots live beside the table, in the
     /// sender, only where rate sampling is on.
     #[test]

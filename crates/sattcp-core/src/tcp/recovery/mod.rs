@@ -596,4 +596,25 @@ mod tests {
         // Now 11 SACKed; segments 12..19 in flight (8) + the retransmission: pipe 9 < 10.
         assert_eq!(b.pick(), Some(Pick::New));
     }
+
+    #[test]
+    fn sack_rfc6675_next_seg_rule_3_sends_an_unsacked_segment_not_yet_lost_when_no_new_data() {
+        let mut b = bare(RecoveryKind::SackRfc6675);
+        b.sb.sack(&[SackBlock { start: 1001, end: 3001 }]);
+        assert!(b.dup(Some(3)).enter);
+        b.sb.on_retransmit(1, SimTime::ZERO);
+        // Segment 5 SACKed: segment 4 has one SACKed segment above it, so IsLost() is false.
+        // With cwnd 20: pipe = 15 unSACKed in flight + the retransmission = 16 < 20.
+        b.win.cwnd = 20 * MSS;
+        b.dup(Some(5));
+        let Recovery::SackRfc6675(r) = &b.rec else { unreachable!() };
+        assert_eq!(r.pipe(), 16 * MSS);
+        let (mut with_new, mut without_new) = (b.rec.clone(), b.rec.clone());
+        // NextSeg() rule 1: nothing lost left; rule 2: new data if the application has some.
+        assert_eq!(with_new.pick(&b.cx(0)), Some(Pick::New));
+        // Rule 3: else the first unSACKed segment below HighSACK.
+        let mut cx = b.cx(0);
+        cx.new_data = false;
+        assert_eq!(without_new.pick(&cx), Some(Pick::Hole(4001)));
+    }
 }

@@ -467,6 +467,62 @@ mod tests {
     }
 
     #[test]
+    fn resending_the_timed_segment_discards_its_sample_and_others_do_not() {
+        // Karn: only the timed segment (ending at 1000) makes the sample ambiguous.
+        let mut e = est();
+        e.on_send(SimTime::ZERO, 1000);
+        e.on_resend(2000);
+        e.on_ack(SimTime::from_millis(600), 1000);
+        assert_eq!(e.srtt(), Some(SimTime::from_millis(600)), "a resend of another segment");
+        e.on_send(SimTime::from_secs(1), 3000);
+        e.on_resend(3000);
+        e.on_ack(SimTime::from_millis(1900), 3000);
+        assert_eq!((e.samples(), e.srtt()), (1, Some(SimTime::from_millis(600))), "the timed one resent: no sample");
+        // ns-3 keeps timing its SYN across a resend (the module docs: no Karn for the SYN).
+        let mut e = ns3();
+        e.on_send(SimTime::ZERO, 1);
+        e.on_resend(1);
+        e.on_ack(SimTime::from_millis(3400), 1);
+        assert_eq!(e.srtt(), Some(SimTime::from_millis(3400)));
+    }
+
+    #[test]
+    fn ns3_syn_sample_is_ack_time_minus_send_time() {
+        // A flow that opens at 2 s: SYN at 2 s, SYN-ACK at 2.55 s: m = 550 ms, RTO = 550 +
+        // max(100 ms, 4 x 275 ms) = 1650 ms.
+        let mut e = ns3();
+        e.on_send(SimTime::from_secs(2), 1);
+        e.on_ack(SimTime::from_millis(2550), 1);
+        assert_eq!((e.srtt(), e.rto()), (Some(SimTime::from_millis(550)), SimTime::from_millis(1650)));
+    }
+
+    #[test]
+    fn a_partial_ack_past_the_timed_segment_clears_timing_and_backoff_without_a_sample() {
+        // ns-2 `NewRenoTcpAgent::partialnewack()`.
+        let mut e = est();
+        sample(&mut e, 0, 600);
+        let base = e.rto();
+        e.on_timeout(0);
+        e.on_send(SimTime::from_secs(10), 5000);
+        e.on_partial_ack(4000);
+        assert_eq!(e.rto(), base.times(2), "below the timed segment: nothing changes");
+        e.on_partial_ack(5000);
+        assert_eq!((e.backoff(), e.rto()), (1, base));
+        e.on_ack(SimTime::from_secs(11), 5000);
+        assert_eq!((e.samples(), e.srtt()), (1, Some(SimTime::from_millis(600))), "the timing was dropped");
+    }
+
+    #[test]
+    fn the_rto_is_at_least_two_ticks() {
+        // ns-2 `rtt_timeout()`: "if (timeout < 2 * tcp_tick_) timeout = 2 * tcp_tick_". A 500 ms
+        // tick with a 300 ms initial RTO and 200 ms min_rto: 1 s, with or without rfc2988_.
+        for rfc2988 in [false, true] {
+            let e = RttEstimator::new(SimTime::from_millis(500), SimTime::from_millis(300), SimTime::from_millis(200), SimTime::from_secs(64)).with_ns2(SimTime::ZERO, rfc2988);
+            assert_eq!(e.rto(), SimTime::from_secs(1), "rfc2988 {rfc2988}");
+        }
+    }
+
+    #[test]
     fn backoff_doubles_up_to_64_and_a_sample_clears_it() {
         let mut e = est();
         sample(&mut e, 0, 600);

@@ -459,6 +459,18 @@ mod tests {
         assert_eq!(r.stats().duplicate_bytes, MSS);
     }
 
+    #[test]
+    fn blocks_not_recently_reported_fill_the_list_highest_first() {
+        // Segments 1, 3, 5, 7, 9 (the ACK lists 9, 7, 5), then 6 joins 5 and 7: that block,
+        // then 9 (reported), then of the two never repeated (1 and 3) the highest.
+        let (mut r, _) = sack_receiver();
+        for i in [1, 3, 5, 7] {
+            data(&mut r, i);
+        }
+        assert_ack(&data(&mut r, 9), 1, &[(9001, 10001), (7001, 8001), (5001, 6001)]);
+        assert_ack(&data(&mut r, 6), 1, &[(5001, 8001), (9001, 10001), (3001, 4001)]);
+    }
+
     /// A receiver with a `buf`-byte buffer and window scale `scale`, after the handshake.
     fn buffered(buf: u64, scale: u8) -> (TcpReceiver, Segment) {
         let mut r = TcpReceiver::new(TcpConfig { mss: MSS as u32, rcv_buf: Some(buf), window_scale: scale, ..Default::default() });

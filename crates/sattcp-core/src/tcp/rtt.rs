@@ -523,6 +523,22 @@ mod tests {
     }
 
     #[test]
+    fn past_a_backoff_of_8_the_srtt_is_forgotten_and_the_next_sample_starts_afresh() {
+        // 4.3BSD / ns-2 `rtt_backoff()`: "if backed off this far, clobber the srtt value".
+        let mut e = est();
+        sample(&mut e, 0, 600);
+        for _ in 0..3 {
+            e.on_timeout(0);
+        }
+        assert_eq!((e.backoff(), e.srtt()), (8, Some(SimTime::from_millis(600))), "8 is not past 8");
+        e.on_timeout(0);
+        assert_eq!((e.backoff(), e.srtt()), (16, None));
+        // 3 ticks: RFC 6298 (2.2) again, SRTT = 3, RTTVAR = 1.5, RTO = 3 + 4 x 1.5 = 9 ticks.
+        sample(&mut e, 100_000, 100_300);
+        assert_eq!((e.srtt(), e.rto()), (Some(SimTime::from_millis(300)), SimTime::from_millis(900)));
+    }
+
+    #[test]
     fn backoff_doubles_up_to_64_and_a_sample_clears_it() {
         let mut e = est();
         sample(&mut e, 0, 600);

@@ -192,17 +192,6 @@ impl Scoreboard {
         }
     }
 
-    /// Marks every unSACKed entry lost (after a timeout, RFC 6675 §5.1). Returns the count.
-    pub fn mark_all_lost(&mut self) -> usize {
-        let mut n = 0;
-        for e in self.entries.iter_mut().filter(|e| !e.sacked) {
-            e.lost = true;
-            e.retransmitted = false;
-            n += 1;
-        }
-        n
-    }
-
     /// The first entry that is neither SACKed nor already retransmitted and lies below the
     /// highest SACKed byte: ns-2's `ScoreBoard::GetNextRetran()` (seed 001 §2.2.1: "it first
     /// tries to retransmit the holes in the SACK blocks").

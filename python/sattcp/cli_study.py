@@ -262,9 +262,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from sattcp.sweep import MAX_RUNS, _check_api, load_study, packaged_study, run_sweep
 
     def body() -> int:
-        # Every option is checked before anything is created.
-        if args.out:
-            check_folder(args.out, "--out")
+        # Every option is checked before anything is created; --out (or the default out/NAME)
+        # by each branch below, once its folder is known.
         if args.real and args.name != "netpipe-sat":
             raise ValueError("--real is for netpipe-sat only")
         if args.name in ("netpipe-sat", "zhou-sgw"):  # they run their own experiments, not a study

@@ -1386,6 +1386,50 @@ mod tests {
         let sack = Segment { sack: [SackBlock { start: 5001, end: 6001 }, SackBlock::default(), SackBlock::default()], n_sack: 1, ..ack(4001) };
         s.on_segment(ms(600), &sack, &mut out);
         assert_eq!((s.rate_sample().acked_sacked, s.delivered()), (MSS, 5 * MSS));
+        // A first transmission SACKed is no retransmission: it gives the sample its RTT (sent
+        // at 400 ms). (Mutation testing: `tx_count > 0` as `>= 0` went unnoticed.)
+        assert_eq!((s.rate_sample().is_retrans, s.rate_sample().rtt), (false, Some(ms(200))));
+    }
+
+    /// The SYN advertises the configured receive window field, and every ACK is counted,
+    /// duplicates and window updates included (mutation testing: the SYN's `window` and the
+    /// ACK counter went unnoticed).
+    #[test]
+    fn the_syn_advertises_its_window_and_every_ack_is_counted() {
+        let mut s = TcpSender::new(TcpConfig { rcv_window_field: 12_345, ..cfg() });
+        let mut out = Vec::new();
+        s.connect(T0, &mut out);
+        assert_eq!((out[0].seq, out[0].window), (0, 12_345));
+        let (mut s, _) = established(TcpConfig { initial_cwnd: 4, ..cfg() }, 10 * MSS);
+        assert_eq!(s.stats().acks_received, 0, "the SYN-ACK is the handshake's, not an ACK of data");
+        let t = SimTime::from_millis(200);
+        s.on_segment(t, &ack(1001), &mut out);
+        s.on_segment(t, &ack(1001), &mut out);
+        s.on_segment(t, &ack_win(1001, 100), &mut out);
+        assert_eq!(s.stats().acks_received, 3);
+    }
+
+    /// ns-2 Sack1's `CheckUpdate()` (`tcp.ns2.sack_dupack_needs_news`): outside recovery a
+    /// duplicate ACK counts only if its SACK blocks report something new; the same blocks again
+    /// do not count, and without the switch they do (mutation testing: `newly > 0` as `>= 0`
+    /// went unnoticed).
+    #[test]
+    fn a_duplicate_ack_without_sack_news_counts_only_without_ns2_check_update() {
+        for (needs_news, dupacks) in [(false, 2), (true, 1)] {
+            let mut c = TcpConfig { initial_cwnd: 4, ..cfg() };
+            c.ns2.sack_dupack_needs_news = needs_news;
+            let (mut s, out) = established(c, 10 * MSS);
+            assert_eq!(out.len(), 4);
+            let mut out = Vec::new();
+            let dup = Segment { sack: [SackBlock { start: 2001, end: 3001 }, SackBlock::default(), SackBlock::default()], n_sack: 1, ..ack(1) };
+            let t = SimTime::from_millis(200);
+            // First the window scaled (the SYN-ACK's was not): a window update, no duplicate.
+            s.on_segment(t, &ack(1), &mut out);
+            assert_eq!(s.stats().dupacks_received, 0);
+            s.on_segment(t, &dup, &mut out);
+            s.on_segment(t, &dup, &mut out);
+            assert_eq!(s.stats().dupacks_received, dupacks, "sack_dupack_needs_news = {needs_news}");
+        }
     }
 
     #[test]

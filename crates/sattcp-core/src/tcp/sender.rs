@@ -1291,6 +1291,12 @@ mod tests {
         assert!(!s.take_writable(), "told once");
         assert_eq!(s.app_write(SimTime::from_millis(200), 3 * MSS, &mut out), 2 * MSS);
         assert_eq!(seqs(&out), vec![(5001, 1000, 0), (6001, 1000, 0)]);
+        // A write that was not cut short is not told when room frees (mutation testing:
+        // `write_blocked && ...` as `||` went unnoticed).
+        let (mut s, _) = established(TcpConfig { initial_cwnd: 10, snd_buf: Some(5 * MSS), ..cfg() }, 0);
+        assert_eq!(s.app_write(t, 3 * MSS, &mut out), 3 * MSS);
+        s.on_segment(SimTime::from_millis(200), &ack(2001), &mut out);
+        assert_eq!((s.send_space(), s.take_writable()), (4 * MSS, false));
         // Without a buffer limit every write is whole (today's default).
         let (mut s, _) = established(cfg(), 0);
         assert_eq!((s.send_space(), s.app_write(t, 1 << 40, &mut out)), (u64::MAX, 1 << 40));

@@ -406,4 +406,49 @@ mod tests {
         // issue 15: a `Vec<Hop>` puts each hop in exactly one line.
         assert_eq!((std::mem::size_of::<Hop>(), std::mem::align_of::<Hop>()), (64, 64));
     }
+
+    /// Links 0, 1, 2 at 8, 16, 24 Mbps, 10 ms.
+    fn links() -> Vec<Link> {
+        use crate::engine::rng::RngFactory;
+        use crate::net::link::QueueLimit;
+        use crate::time::Rate;
+        (0..3).map(|i| Link::new(format!("l{i}"), i, i + 1, Rate::mbps(8 * (i as u64 + 1)), SimTime::from_millis(10), 0.0, QueueLimit::Packets(10), RngFactory::new(1).stream("x"))).collect()
+    }
+
+    #[test]
+    fn a_links_flight_is_a_fifo_whose_places_behind_the_head_count_from_one() {
+        let t = SimTime::from_millis;
+        let mut f = Flight::new();
+        assert_eq!((f.front(), f.last_arrival(), f.behind_head(1)), (None, None, None));
+        f.push_back(t(10), 7);
+        // One packet: the head alone, kept inline, is the last arrival.
+        assert_eq!((f.front(), f.last_arrival(), f.behind_head(1), f.entry_behind_head(1)), (Some((t(10), 7)), Some(t(10)), None, None));
+        f.push_back(t(20), 8);
+        f.push_back(t(30), 9);
+        assert_eq!(f.last_arrival(), Some(t(30)));
+        assert_eq!((f.behind_head(1), f.behind_head(2), f.behind_head(3)), (Some(8), Some(9), None));
+        // The prefetch addresses are those of the entries behind the head, in order.
+        let at = |i: usize| &f.rest[i] as *const (SimTime, u32) as *const u8;
+        assert_eq!((f.entry_behind_head(1), f.entry_behind_head(2), f.entry_behind_head(3)), (Some(at(0)), Some(at(1)), None));
+        assert_eq!((f.pop_front(), f.pop_front()), (Some((t(10), 7)), Some((t(20), 8))));
+        assert_eq!((f.front(), f.last_arrival(), f.behind_head(1)), (Some((t(30), 9)), Some(t(30)), None));
+        assert_eq!((f.pop_front(), f.pop_front(), f.last_arrival()), (Some((t(30), 9)), None, None));
+    }
+
+    #[test]
+    fn a_link_hop_names_its_head_and_the_packets_behind_it_for_prefetching() {
+        let mut links = links();
+        let mut h = Hop::link(0, 1);
+        let mut p = Packet { uid: 0, flow: 0, src: 0, dst: 1, bytes: 1000, seg: Default::default(), dir: super::super::packet::Dir::Data, corrupted: false, sack_at: 0 };
+        assert_eq!((h.head_packet(), h.behind_head(1), h.entry_behind_head(1)), (NO_PACKET, None, None));
+        // 1000 bytes at 8 Mbps: 1 ms each, then 10 ms.
+        let nexts: Vec<Next> = [7, 8, 9].iter().map(|&pkt| h.offer(SimTime::ZERO, 0, pkt, &mut p, &mut links).next).collect();
+        assert_eq!(nexts, [Next::Arrive(SimTime::from_millis(11)), Next::Nothing, Next::Nothing]);
+        assert_eq!((h.head_packet(), h.behind_head(1), h.behind_head(2), h.behind_head(3)), (7, Some((8, 1)), Some((9, 1)), None));
+        let Hop::Link(l) = &h else { unreachable!() };
+        assert_eq!(h.entry_behind_head(2), l.in_flight.entry_behind_head(2));
+        assert!(h.entry_behind_head(2).is_some() && h.entry_behind_head(3).is_none());
+        assert_eq!(h.arrive(SimTime::from_millis(11), &links), Some((7, 1, Some(SimTime::from_millis(12)))));
+        assert_eq!((h.head_packet(), h.behind_head(1)), (8, Some((9, 1))));
+    }
 }

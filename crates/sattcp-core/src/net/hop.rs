@@ -451,4 +451,66 @@ mod tests {
         assert_eq!(h.arrive(SimTime::from_millis(11), &links), Some((7, 1, Some(SimTime::from_millis(12)))));
         assert_eq!((h.head_packet(), h.behind_head(1)), (8, Some((9, 1))));
     }
+
+    /// A custom hop that keeps every default of [`HopModel`]: it only offers (drops all) and
+    /// names its link.
+    struct Minimal {
+        link: LinkId,
+    }
+
+    impl HopModel for Minimal {
+        fn offer(&mut self, _now: SimTime, _input: u32, _pkt: u32, _p: &mut Packet, _links: &mut [Link]) -> Offered {
+            Offered { admit: Admit::Dropped(crate::net::link::DropReason::Scripted), next: Next::Nothing }
+        }
+        fn out_link(&self) -> LinkId {
+            self.link
+        }
+    }
+
+    #[test]
+    fn a_custom_hops_defaults_use_its_own_link_and_deliver_nothing_unasked() {
+        let mut links = links();
+        let mut h = Hop::Custom(Box::new(Minimal { link: 2 }));
+        // Its first link on any input is its output link, link 2, not link 0.
+        assert_eq!((h.out_link(), h.first_link(0), h.first_link(1)), (2, 2, 2));
+        // C: an IP link's at link 2's 24 Mbps, 24e6 x 960 / 1000.
+        assert_eq!(h.capacity_bps(&links, 960), 23_040_000.0);
+        // An arrival or a wake-up it never asked for delivers nothing.
+        assert_eq!(h.arrive(SimTime::from_millis(5), &links), None);
+        let mut fates = 0;
+        assert_eq!(h.wake(SimTime::from_millis(5), &mut links, |_| fates += 1), None);
+        assert_eq!(fates, 0);
+    }
+
+    /// A custom hop that closes and reports: its report says when it was closed.
+    struct Closing {
+        closed: Option<SimTime>,
+    }
+
+    impl HopModel for Closing {
+        fn offer(&mut self, _now: SimTime, _input: u32, _pkt: u32, _p: &mut Packet, _links: &mut [Link]) -> Offered {
+            Offered { admit: Admit::Dropped(crate::net::link::DropReason::Scripted), next: Next::Nothing }
+        }
+        fn out_link(&self) -> LinkId {
+            0
+        }
+        fn close(&mut self, end: SimTime) {
+            self.closed = Some(end);
+        }
+        fn report(&self, lr: &mut LinkResult, _end: SimTime) {
+            if let Some(t) = self.closed {
+                lr.drops_by_reason.insert("closed_ms".into(), t.0 / 1_000_000);
+            }
+        }
+    }
+
+    #[test]
+    fn a_custom_hop_is_closed_and_reports_through_hop() {
+        let (links, end) = (links(), SimTime::from_millis(700));
+        let mut h = Hop::Custom(Box::new(Closing { closed: None }));
+        h.close(end);
+        let mut lr = crate::world::link_result(&links[0], end);
+        h.report(&mut lr, end);
+        assert_eq!(lr.drops_by_reason, [("closed_ms".to_string(), 700)].into());
+    }
 }

@@ -513,4 +513,41 @@ mod tests {
         h.report(&mut lr, end);
         assert_eq!(lr.drops_by_reason, [("closed_ms".to_string(), 700)].into());
     }
+
+    #[test]
+    fn closing_a_port_counts_the_cells_that_left_after_its_last_wake_up() {
+        use super::super::atm_hop::AtmHopSpec;
+        use crate::atm::port::DropPolicy;
+        use crate::engine::rng::RngFactory;
+        use crate::time::Rate;
+        // VC 0: access link 0 into the port, output link 1, egress link 2.
+        let mut links = links();
+        let spec = AtmHopSpec { capacity: 100, policy: DropPolicy::TailDrop, partial_discard: false, out_rate: Rate::mbps(1), out_delay: SimTime::from_millis(10), out_ber: 0.0, out_link: 1, egress_rate: Rate::mbps(24), egress_delay: SimTime::from_millis(10), vcs: vec![(0, Rate::mbps(8), 2)] };
+        let mut h = Hop::Atm(Box::new(AtmHop::new(spec, RngFactory::new(1).stream("e")).unwrap()));
+        let mut p = Packet { uid: 0, flow: 0, src: 0, dst: 1, bytes: 1000, seg: Default::default(), dir: super::super::packet::Dir::Data, corrupted: false, sack_at: 0 };
+        let o = h.offer(SimTime::ZERO, 0, 5, &mut p, &mut links);
+        assert!(matches!((o.admit, o.next), (Admit::Sent { .. }, Next::Wake(_))));
+        // No wake-up runs; the run ends at 1 s, long after the frame's 22 cells (1000 + 16
+        // bytes of LLC and AAL5 trailer in 48-byte payloads) left at 1 Mbps.
+        let end = SimTime::from_millis(1000);
+        h.close(end);
+        let mut lr = crate::world::link_result(&links[1], end);
+        h.report(&mut lr, end);
+        assert_eq!((lr.cells_arrived, lr.cells, lr.cells_buffered, lr.bytes), (Some(22), Some(22), Some(0), 22 * 53));
+    }
+
+    #[test]
+    fn a_moving_hop_reports_no_route_drops_only_when_there_are_some() {
+        use super::super::schedule::{Change, MovingFlight, Schedule};
+        let (links, end) = (links(), SimTime::from_millis(1000));
+        let schedule = Schedule::new(vec![Change { at: SimTime::ZERO, delay: Some(SimTime::from_millis(10)), rate: None, ber: None }]).unwrap();
+        let mut h = Hop::Moving(Box::new(MovingHop { link: 0, flight: MovingFlight::new(schedule) }));
+        let mut lr = crate::world::link_result(&links[0], end);
+        h.report(&mut lr, end);
+        assert!(lr.drops_by_reason.is_empty(), "no \"no_route\": 0 entry");
+        let Hop::Moving(m) = &mut h else { unreachable!() };
+        m.flight.stats.drops_no_route = 2;
+        h.report(&mut lr, end);
+        assert_eq!(lr.drops_by_reason, [("no_route".to_string(), 2)].into());
+    }
 }

@@ -442,6 +442,25 @@ mod tests {
         }
     }
 
+    /// ns-2 `bugFix_` on: a fast retransmit's RECOVER still blocks Tahoe, Reno and NewReno
+    /// (`recover_lives_on`), not Sack1, which clears it when its recovery ends; a timeout's
+    /// RECOVER blocks both; the first data packet may always be fast-retransmitted.
+    #[test]
+    fn bug_fix_on_blocks_before_a_fast_retransmits_recover_only_where_recover_lives_on() {
+        let mut b = bare(RecoveryKind::SackFallFloyd);
+        b.ns2.bug_fix = BugFix::On;
+        (b.recover, b.snd_una, b.dupacks) = (20 * MSS + 1, 5 * MSS + 1, 3);
+        let cx = b.cx(0);
+        assert_eq!((cx.may_fast_retransmit_ns2(true), cx.may_fast_retransmit_ns2(false)), (false, true));
+        let mut cx = b.cx(0);
+        cx.after_timeout = true;
+        assert_eq!((cx.may_fast_retransmit_ns2(true), cx.may_fast_retransmit_ns2(false)), (false, false));
+        b.snd_una = 1;
+        let mut cx = b.cx(0);
+        cx.after_timeout = true;
+        assert_eq!((cx.may_fast_retransmit_ns2(true), cx.may_fast_retransmit_ns2(false)), (true, true));
+    }
+
     #[test]
     fn reno_inflates_per_duplicate_and_deflates_on_new_ack() {
         let mut b = bare(RecoveryKind::Reno);

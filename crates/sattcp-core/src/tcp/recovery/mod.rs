@@ -461,6 +461,23 @@ mod tests {
         assert_eq!((cx.may_fast_retransmit_ns2(true), cx.may_fast_retransmit_ns2(false)), (true, true));
     }
 
+    /// ns-2 `singledup_`: on the first duplicate ACK one more segment goes out in sequence if
+    /// the application has data or, with none, if `snd_nxt` is below `snd_max` (after a
+    /// go-back-N there is sent data to send again).
+    #[test]
+    fn limited_transmit_without_new_data_sends_only_below_snd_max() {
+        let mut b = bare(RecoveryKind::Reno);
+        b.ns2.singledup = true;
+        b.dupacks = 1;
+        for (snd_nxt, want) in [(5 * MSS + 1, 1), (20 * MSS + 1, 0)] {
+            let mut cx = b.cx(0);
+            (cx.new_data, cx.snd_nxt) = (false, snd_nxt);
+            let mut o = Out::default();
+            cx.limited_transmit(&mut o);
+            assert_eq!(o.force_new, want, "snd_nxt {snd_nxt}, snd_max 20001");
+        }
+    }
+
     #[test]
     fn reno_inflates_per_duplicate_and_deflates_on_new_ack() {
         let mut b = bare(RecoveryKind::Reno);

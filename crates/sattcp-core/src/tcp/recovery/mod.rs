@@ -478,6 +478,25 @@ mod tests {
         }
     }
 
+    /// What the sender's effective window adds in fast recovery (ns-2's `dupwnd_`): ns-2
+    /// NewReno inflates as Reno does, the threshold's worth on entering, then one segment per
+    /// duplicate; the others grant none.
+    #[test]
+    fn newreno_ns2_reports_its_inflation_as_reno_does() {
+        let mut b = bare(RecoveryKind::NewrenoNs2);
+        for _ in 0..3 {
+            b.dup(None);
+        }
+        assert_eq!(b.rec.inflation(), 3 * MSS);
+        b.dup(None);
+        assert_eq!(b.rec.inflation(), 4 * MSS);
+        let mut b = bare(RecoveryKind::NewrenoRfc6582);
+        for _ in 0..4 {
+            b.dup(None);
+        }
+        assert_eq!((b.state, b.rec.inflation()), (CongState::Recovery, 0), "RFC 6582 inflates cwnd itself");
+    }
+
     #[test]
     fn reno_inflates_per_duplicate_and_deflates_on_new_ack() {
         let mut b = bare(RecoveryKind::Reno);

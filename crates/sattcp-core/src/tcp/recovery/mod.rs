@@ -497,6 +497,28 @@ mod tests {
         assert_eq!((b.state, b.rec.inflation()), (CongState::Recovery, 0), "RFC 6582 inflates cwnd itself");
     }
 
+    /// The bytes in flight a rate-based controller sees in fast recovery: the SACK recoveries'
+    /// PIPE (ns-2 Sack1 counts segments), none for the others (the sender then counts).
+    #[test]
+    fn pipe_bytes_is_the_sack_recoveries_pipe_in_bytes() {
+        let mut b = bare(RecoveryKind::SackFallFloyd);
+        for i in 1..=3 {
+            b.dup(Some(i));
+        }
+        assert_eq!(b.rec.pipe_bytes(MSS), Some(17 * MSS), "PIPE = 20 - 3 segments");
+        let mut b = bare(RecoveryKind::SackRfc6675);
+        b.sb.sack(&[SackBlock { start: 1001, end: 3001 }]);
+        assert!(b.dup(Some(3)).enter);
+        b.sb.on_retransmit(1, SimTime::ZERO);
+        b.dup(Some(5));
+        assert_eq!(b.rec.pipe_bytes(MSS), Some(16 * MSS), "15 unSACKed segments not lost + the retransmission");
+        let mut b = bare(RecoveryKind::NewrenoNs2);
+        for _ in 0..3 {
+            b.dup(None);
+        }
+        assert_eq!((b.state, b.rec.pipe_bytes(MSS)), (CongState::Recovery, None));
+    }
+
     #[test]
     fn reno_inflates_per_duplicate_and_deflates_on_new_ack() {
         let mut b = bare(RecoveryKind::Reno);

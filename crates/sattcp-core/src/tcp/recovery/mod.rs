@@ -519,6 +519,15 @@ mod tests {
         assert_eq!((b.state, b.rec.pipe_bytes(MSS)), (CongState::Recovery, None));
     }
 
+    /// RFC 6675 §5.1: after a timeout only the RFC 6675 recovery skips SACKed segments in its
+    /// go-back-N; the others (ns-2 Sack1 included) resend them.
+    #[test]
+    fn only_rfc6675_skips_sacked_segments_after_a_timeout() {
+        use RecoveryKind::*;
+        let skipping: Vec<RecoveryKind> = [Timeout, Tahoe, Reno, NewrenoNs2, NewrenoRfc6582, NewrenoNs3, SackFallFloyd, SackRfc6675].into_iter().filter(|&k| Recovery::new(k).skips_sacked_after_timeout()).collect();
+        assert_eq!(skipping, [SackRfc6675]);
+    }
+
     #[test]
     fn reno_inflates_per_duplicate_and_deflates_on_new_ack() {
         let mut b = bare(RecoveryKind::Reno);

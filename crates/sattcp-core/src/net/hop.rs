@@ -406,4 +406,148 @@ mod tests {
         // issue 15: a `Vec<Hop>` puts each hop in exactly one line.
         assert_eq!((std::mem::size_of::<Hop>(), std::mem::align_of::<Hop>()), (64, 64));
     }
+
+    /// Links 0, 1, 2 at 8, 16, 24 Mbps, 10 ms.
+    fn links() -> Vec<Link> {
+        use crate::engine::rng::RngFactory;
+        use crate::net::link::QueueLimit;
+        use crate::time::Rate;
+        (0..3).map(|i| Link::new(format!("l{i}"), i, i + 1, Rate::mbps(8 * (i as u64 + 1)), SimTime::from_millis(10), 0.0, QueueLimit::Packets(10), RngFactory::new(1).stream("x"))).collect()
+    }
+
+    #[test]
+    fn a_links_flight_is_a_fifo_whose_places_behind_the_head_count_from_one() {
+        let t = SimTime::from_millis;
+        let mut f = Flight::new();
+        assert_eq!((f.front(), f.last_arrival(), f.behind_head(1)), (None, None, None));
+        f.push_back(t(10), 7);
+        // One packet: the head alone, kept inline, is the last arrival.
+        assert_eq!((f.front(), f.last_arrival(), f.behind_head(1), f.entry_behind_head(1)), (Some((t(10), 7)), Some(t(10)), None, None));
+        f.push_back(t(20), 8);
+        f.push_back(t(30), 9);
+        assert_eq!(f.last_arrival(), Some(t(30)));
+        assert_eq!((f.behind_head(1), f.behind_head(2), f.behind_head(3)), (Some(8), Some(9), None));
+        // The prefetch addresses are those of the entries behind the head, in order.
+        let at = |i: usize| &f.rest[i] as *const (SimTime, u32) as *const u8;
+        assert_eq!((f.entry_behind_head(1), f.entry_behind_head(2), f.entry_behind_head(3)), (Some(at(0)), Some(at(1)), None));
+        assert_eq!((f.pop_front(), f.pop_front()), (Some((t(10), 7)), Some((t(20), 8))));
+        assert_eq!((f.front(), f.last_arrival(), f.behind_head(1)), (Some((t(30), 9)), Some(t(30)), None));
+        assert_eq!((f.pop_front(), f.pop_front(), f.last_arrival()), (Some((t(30), 9)), None, None));
+    }
+
+    #[test]
+    fn a_link_hop_names_its_head_and_the_packets_behind_it_for_prefetching() {
+        let mut links = links();
+        let mut h = Hop::link(0, 1);
+        let mut p = Packet { uid: 0, flow: 0, src: 0, dst: 1, bytes: 1000, seg: Default::default(), dir: super::super::packet::Dir::Data, corrupted: false, sack_at: 0 };
+        assert_eq!((h.head_packet(), h.behind_head(1), h.entry_behind_head(1)), (NO_PACKET, None, None));
+        // 1000 bytes at 8 Mbps: 1 ms each, then 10 ms.
+        let nexts: Vec<Next> = [7, 8, 9].iter().map(|&pkt| h.offer(SimTime::ZERO, 0, pkt, &mut p, &mut links).next).collect();
+        assert_eq!(nexts, [Next::Arrive(SimTime::from_millis(11)), Next::Nothing, Next::Nothing]);
+        assert_eq!((h.head_packet(), h.behind_head(1), h.behind_head(2), h.behind_head(3)), (7, Some((8, 1)), Some((9, 1)), None));
+        let Hop::Link(l) = &h else { unreachable!() };
+        assert_eq!(h.entry_behind_head(2), l.in_flight.entry_behind_head(2));
+        assert!(h.entry_behind_head(2).is_some() && h.entry_behind_head(3).is_none());
+        assert_eq!(h.arrive(SimTime::from_millis(11), &links), Some((7, 1, Some(SimTime::from_millis(12)))));
+        assert_eq!((h.head_packet(), h.behind_head(1)), (8, Some((9, 1))));
+    }
+
+    /// A custom hop that keeps every default of [`HopModel`]: it only offers (drops all) and
+    /// names its link.
+    struct Minimal {
+        link: LinkId,
+    }
+
+    impl HopModel for Minimal {
+        fn offer(&mut self, _now: SimTime, _input: u32, _pkt: u32, _p: &mut Packet, _links: &mut [Link]) -> Offered {
+            Offered { admit: Admit::Dropped(crate::net::link::DropReason::Scripted), next: Next::Nothing }
+        }
+        fn out_link(&self) -> LinkId {
+            self.link
+        }
+    }
+
+    #[test]
+    fn a_custom_hops_defaults_use_its_own_link_and_deliver_nothing_unasked() {
+        let mut links = links();
+        let mut h = Hop::Custom(Box::new(Minimal { link: 2 }));
+        // Its first link on any input is its output link, link 2, not link 0.
+        assert_eq!((h.out_link(), h.first_link(0), h.first_link(1)), (2, 2, 2));
+        // C: an IP link's at link 2's 24 Mbps, 24e6 x 960 / 1000.
+        assert_eq!(h.capacity_bps(&links, 960), 23_040_000.0);
+        // An arrival or a wake-up it never asked for delivers nothing.
+        assert_eq!(h.arrive(SimTime::from_millis(5), &links), None);
+        let mut fates = 0;
+        assert_eq!(h.wake(SimTime::from_millis(5), &mut links, |_| fates += 1), None);
+        assert_eq!(fates, 0);
+    }
+
+    /// A custom hop that closes and reports: its report says when it was closed.
+    struct Closing {
+        closed: Option<SimTime>,
+    }
+
+    impl HopModel for Closing {
+        fn offer(&mut self, _now: SimTime, _input: u32, _pkt: u32, _p: &mut Packet, _links: &mut [Link]) -> Offered {
+            Offered { admit: Admit::Dropped(crate::net::link::DropReason::Scripted), next: Next::Nothing }
+        }
+        fn out_link(&self) -> LinkId {
+            0
+        }
+        fn close(&mut self, end: SimTime) {
+            self.closed = Some(end);
+        }
+        fn report(&self, lr: &mut LinkResult, _end: SimTime) {
+            if let Some(t) = self.closed {
+                lr.drops_by_reason.insert("closed_ms".into(), t.0 / 1_000_000);
+            }
+        }
+    }
+
+    #[test]
+    fn a_custom_hop_is_closed_and_reports_through_hop() {
+        let (links, end) = (links(), SimTime::from_millis(700));
+        let mut h = Hop::Custom(Box::new(Closing { closed: None }));
+        h.close(end);
+        let mut lr = crate::world::link_result(&links[0], end);
+        h.report(&mut lr, end);
+        assert_eq!(lr.drops_by_reason, [("closed_ms".to_string(), 700)].into());
+    }
+
+    #[test]
+    fn closing_a_port_counts_the_cells_that_left_after_its_last_wake_up() {
+        use super::super::atm_hop::AtmHopSpec;
+        use crate::atm::port::DropPolicy;
+        use crate::engine::rng::RngFactory;
+        use crate::time::Rate;
+        // VC 0: access link 0 into the port, output link 1, egress link 2.
+        let mut links = links();
+        let spec = AtmHopSpec { capacity: 100, policy: DropPolicy::TailDrop, partial_discard: false, out_rate: Rate::mbps(1), out_delay: SimTime::from_millis(10), out_ber: 0.0, out_link: 1, egress_rate: Rate::mbps(24), egress_delay: SimTime::from_millis(10), vcs: vec![(0, Rate::mbps(8), 2)] };
+        let mut h = Hop::Atm(Box::new(AtmHop::new(spec, RngFactory::new(1).stream("e")).unwrap()));
+        let mut p = Packet { uid: 0, flow: 0, src: 0, dst: 1, bytes: 1000, seg: Default::default(), dir: super::super::packet::Dir::Data, corrupted: false, sack_at: 0 };
+        let o = h.offer(SimTime::ZERO, 0, 5, &mut p, &mut links);
+        assert!(matches!((o.admit, o.next), (Admit::Sent { .. }, Next::Wake(_))));
+        // No wake-up runs; the run ends at 1 s, long after the frame's 22 cells (1000 + 16
+        // bytes of LLC and AAL5 trailer in 48-byte payloads) left at 1 Mbps.
+        let end = SimTime::from_millis(1000);
+        h.close(end);
+        let mut lr = crate::world::link_result(&links[1], end);
+        h.report(&mut lr, end);
+        assert_eq!((lr.cells_arrived, lr.cells, lr.cells_buffered, lr.bytes), (Some(22), Some(22), Some(0), 22 * 53));
+    }
+
+    #[test]
+    fn a_moving_hop_reports_no_route_drops_only_when_there_are_some() {
+        use super::super::schedule::{Change, MovingFlight, Schedule};
+        let (links, end) = (links(), SimTime::from_millis(1000));
+        let schedule = Schedule::new(vec![Change { at: SimTime::ZERO, delay: Some(SimTime::from_millis(10)), rate: None, ber: None }]).unwrap();
+        let mut h = Hop::Moving(Box::new(MovingHop { link: 0, flight: MovingFlight::new(schedule) }));
+        let mut lr = crate::world::link_result(&links[0], end);
+        h.report(&mut lr, end);
+        assert!(lr.drops_by_reason.is_empty(), "no \"no_route\": 0 entry");
+        let Hop::Moving(m) = &mut h else { unreachable!() };
+        m.flight.stats.drops_no_route = 2;
+        h.report(&mut lr, end);
+        assert_eq!(lr.drops_by_reason, [("no_route".to_string(), 2)].into());
+    }
 }

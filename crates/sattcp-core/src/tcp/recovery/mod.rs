@@ -442,6 +442,92 @@ mod tests {
         }
     }
 
+    /// ns-2 `bugFix_` on: a fast retransmit's RECOVER still blocks Tahoe, Reno and NewReno
+    /// (`recover_lives_on`), not Sack1, which clears it when its recovery ends; a timeout's
+    /// RECOVER blocks both; the first data packet may always be fast-retransmitted.
+    #[test]
+    fn bug_fix_on_blocks_before_a_fast_retransmits_recover_only_where_recover_lives_on() {
+        let mut b = bare(RecoveryKind::SackFallFloyd);
+        b.ns2.bug_fix = BugFix::On;
+        (b.recover, b.snd_una, b.dupacks) = (20 * MSS + 1, 5 * MSS + 1, 3);
+        let cx = b.cx(0);
+        assert_eq!((cx.may_fast_retransmit_ns2(true), cx.may_fast_retransmit_ns2(false)), (false, true));
+        let mut cx = b.cx(0);
+        cx.after_timeout = true;
+        assert_eq!((cx.may_fast_retransmit_ns2(true), cx.may_fast_retransmit_ns2(false)), (false, false));
+        b.snd_una = 1;
+        let mut cx = b.cx(0);
+        cx.after_timeout = true;
+        assert_eq!((cx.may_fast_retransmit_ns2(true), cx.may_fast_retransmit_ns2(false)), (true, true));
+    }
+
+    /// ns-2 `singledup_`: on the first duplicate ACK one more segment goes out in sequence if
+    /// the application has data or, with none, if `snd_nxt` is below `snd_max` (after a
+    /// go-back-N there is sent data to send again).
+    #[test]
+    fn limited_transmit_without_new_data_sends_only_below_snd_max() {
+        let mut b = bare(RecoveryKind::Reno);
+        b.ns2.singledup = true;
+        b.dupacks = 1;
+        for (snd_nxt, want) in [(5 * MSS + 1, 1), (20 * MSS + 1, 0)] {
+            let mut cx = b.cx(0);
+            (cx.new_data, cx.snd_nxt) = (false, snd_nxt);
+            let mut o = Out::default();
+            cx.limited_transmit(&mut o);
+            assert_eq!(o.force_new, want, "snd_nxt {snd_nxt}, snd_max 20001");
+        }
+    }
+
+    /// What the sender's effective window adds in fast recovery (ns-2's `dupwnd_`): ns-2
+    /// NewReno inflates as Reno does, the threshold's worth on entering, then one segment per
+    /// duplicate; the others grant none.
+    #[test]
+    fn newreno_ns2_reports_its_inflation_as_reno_does() {
+        let mut b = bare(RecoveryKind::NewrenoNs2);
+        for _ in 0..3 {
+            b.dup(None);
+        }
+        assert_eq!(b.rec.inflation(), 3 * MSS);
+        b.dup(None);
+        assert_eq!(b.rec.inflation(), 4 * MSS);
+        let mut b = bare(RecoveryKind::NewrenoRfc6582);
+        for _ in 0..4 {
+            b.dup(None);
+        }
+        assert_eq!((b.state, b.rec.inflation()), (CongState::Recovery, 0), "RFC 6582 inflates cwnd itself");
+    }
+
+    /// The bytes in flight a rate-based controller sees in fast recovery: the SACK recoveries'
+    /// PIPE (ns-2 Sack1 counts segments), none for the others (the sender then counts).
+    #[test]
+    fn pipe_bytes_is_the_sack_recoveries_pipe_in_bytes() {
+        let mut b = bare(RecoveryKind::SackFallFloyd);
+        for i in 1..=3 {
+            b.dup(Some(i));
+        }
+        assert_eq!(b.rec.pipe_bytes(MSS), Some(17 * MSS), "PIPE = 20 - 3 segments");
+        let mut b = bare(RecoveryKind::SackRfc6675);
+        b.sb.sack(&[SackBlock { start: 1001, end: 3001 }]);
+        assert!(b.dup(Some(3)).enter);
+        b.sb.on_retransmit(1, SimTime::ZERO);
+        b.dup(Some(5));
+        assert_eq!(b.rec.pipe_bytes(MSS), Some(16 * MSS), "15 unSACKed segments not lost + the retransmission");
+        let mut b = bare(RecoveryKind::NewrenoNs2);
+        for _ in 0..3 {
+            b.dup(None);
+        }
+        assert_eq!((b.state, b.rec.pipe_bytes(MSS)), (CongState::Recovery, None));
+    }
+
+    /// RFC 6675 §5.1: after a timeout only the RFC 6675 recovery skips SACKed segments in its
+    /// go-back-N; the others (ns-2 Sack1 included) resend them.
+    #[test]
+    fn only_rfc6675_skips_sacked_segments_after_a_timeout() {
+        use RecoveryKind::*;
+        let skipping: Vec<RecoveryKind> = [Timeout, Tahoe, Reno, NewrenoNs2, NewrenoRfc6582, NewrenoNs3, SackFallFloyd, SackRfc6675].into_iter().filter(|&k| Recovery::new(k).skips_sacked_after_timeout()).collect();
+        assert_eq!(skipping, [SackRfc6675]);
+    }
+
     #[test]
     fn reno_inflates_per_duplicate_and_deflates_on_new_ack() {
         let mut b = bare(RecoveryKind::Reno);

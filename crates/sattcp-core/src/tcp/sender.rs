@@ -1406,6 +1406,10 @@ mod tests {
         let mut out = Vec::new();
         s.connect(T0, &mut out);
         assert_eq!((out[0].seq, out[0].window), (0, 12_345));
+        // Data segments acknowledge the peer's SYN and carry the same field (what a pcap
+        // trace shows; mutation testing: `emit`'s `ack` and `window` went unnoticed).
+        let (_, data) = established(TcpConfig { rcv_window_field: 12_345, ..cfg() }, MSS);
+        assert_eq!((data[0].ack, data[0].window, data[0].flags & flags::ACK != 0), (1, 12_345, true));
         let (mut s, _) = established(TcpConfig { initial_cwnd: 4, ..cfg() }, 10 * MSS);
         assert_eq!(s.stats().acks_received, 0, "the SYN-ACK is the handshake's, not an ACK of data");
         let t = SimTime::from_millis(200);

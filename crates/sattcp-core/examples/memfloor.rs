@@ -26,26 +26,9 @@
 
 use std::hint::black_box;
 
-#[repr(C)]
-struct Timespec {
-    sec: i64,
-    nsec: i64,
-}
-extern "C" {
-    fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
-}
-/// Linux's CLOCK_THREAD_CPUTIME_ID (<time.h>).
-const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-
-/// CPU time of this thread in seconds (declared by hand as in the bench example, rather than
-/// adding the `libc` crate for one call; Linux x86-64 layout).
-fn cpu_now() -> f64 {
-    let mut ts = Timespec { sec: 0, nsec: 0 };
-    // SAFETY: a valid pointer to a timespec-shaped struct; the call only writes it.
-    let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime");
-    ts.sec as f64 + ts.nsec as f64 * 1e-9
-}
+#[path = "common/cpu.rs"]
+mod cpu;
+use cpu::cpu_now;
 
 /// One cache line of flow state, or one packet (its first word names its flow).
 #[derive(Clone, Copy, Default)]

@@ -91,9 +91,9 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
-#[path = "common/cpu.rs"]
-mod cpu;
-use cpu::cpu_now;
+#[path = "common/floor.rs"]
+mod floor;
+use floor::{cpu_now, Rng};
 
 /// Peak resident set of the process (VmHWM, kB), for the summary line.
 fn vm_hwm_kb() -> Option<u64> {
@@ -181,24 +181,17 @@ fn mean_pending(sc: &Scenario, events: u64) -> f64 {
 /// `pending` entries, each popped entry rescheduled a pseudo-random 0-1 s later.
 fn floor_ns_per_op(pending: usize, ops: u64) -> f64 {
     const SPREAD_NS: u64 = 1_000_000_000;
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut rnd = move || {
-        // xorshift64*: a fixed, cheap stream (the floor must not be dominated by its RNG).
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    };
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut heap = BinaryHeap::with_capacity(pending + 1);
     let mut seq = 0u64;
     for _ in 0..pending.max(1) {
-        heap.push(Reverse((rnd() % SPREAD_NS, seq)));
+        heap.push(Reverse((rng.next() % SPREAD_NS, seq)));
         seq += 1;
     }
     let c0 = cpu_now();
     for _ in 0..ops {
         let Reverse((t, _)) = heap.pop().expect("non-empty");
-        heap.push(Reverse((t + rnd() % SPREAD_NS, seq)));
+        heap.push(Reverse((t + rng.next() % SPREAD_NS, seq)));
         seq += 1;
     }
     let dt = cpu_now() - c0;

@@ -13,9 +13,9 @@
 //! ago, so streamed), then reads and writes one word in each of `lines` 64-byte lines of the
 //! state of the flow the packet names (the least any simulator must do: a sender's or a
 //! receiver's line per packet, more with a realistic state), then writes into the same slot the
-//! packet the flow sends in reply, to a flow drawn at random. Two variants: `serial`, as a
-//! simple event loop does it (the core overlaps what its out-of-order window reaches), and
-//! `ahead`, which reads the packet `--ahead` slots further on and prefetches its flow's lines,
+//! packet the flow sends in reply, to a flow drawn at random. Two variants: "no prefetch", as
+//! a simple event loop does it (the core overlaps what its out-of-order window reaches), and
+//! "prefetch ahead", which reads the packet `--ahead` slots further on and prefetches its flow's lines,
 //! as a loop that knows its next events can (the order is known exactly here, which a
 //! simulator's queue only partly offers).
 //!
@@ -26,38 +26,16 @@
 
 use std::hint::black_box;
 
-#[path = "common/cpu.rs"]
-mod cpu;
-use cpu::cpu_now;
+use sattcp_core::engine::prefetch;
+
+#[path = "common/floor.rs"]
+mod floor;
+use floor::{cpu_now, Rng};
 
 /// One cache line of flow state, or one packet (its first word names its flow).
 #[derive(Clone, Copy, Default)]
 #[repr(C, align(64))]
 struct Line([u64; 8]);
-
-/// xorshift64*: a fixed, cheap stream (the floor must not be dominated by its generator).
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        let x = &mut self.0;
-        *x ^= *x >> 12;
-        *x ^= *x << 25;
-        *x ^= *x >> 27;
-        // Multiply-shift into [0, n): no division in the loop.
-        ((x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) * n) >> 32
-    }
-}
-
-#[inline(always)]
-fn prefetch(p: *const Line) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: PREFETCHT0 is a hint; it never faults, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
 
 /// CPU ns per packet of the loop described in the module comment.
 fn floor(flows: usize, lines: usize, in_flight: usize, packets: u64, ahead: usize) -> f64 {
@@ -65,6 +43,8 @@ fn floor(flows: usize, lines: usize, in_flight: usize, packets: u64, ahead: usiz
     let slots = (flows * in_flight).max(64);
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut ring: Vec<Line> = (0..slots).map(|_| Line([rng.below(flows as u64), 0, 0, 0, 0, 0, 0, 0])).collect();
+    // Places ahead within one lap of the ring (0: no prefetching).
+    let ahead = ahead % slots;
     // One lap untimed first: pages touched and caches in their steady state.
     let laps = |ring: &mut Vec<Line>, state: &mut Vec<Line>, rng: &mut Rng, n: u64| {
         let mut t = 0usize;
@@ -112,6 +92,17 @@ fn list(v: Option<String>, what: &str) -> Vec<usize> {
     out
 }
 
+/// One count, or a clear error (exit 2) naming the option.
+fn one(v: Option<String>, what: &str) -> usize {
+    match list(v, what)[..] {
+        [n] => n,
+        _ => {
+            eprintln!("memfloor: {what} takes one count");
+            std::process::exit(2)
+        }
+    }
+}
+
 fn main() {
     let mut flows = vec![10, 100, 1000, 10_000, 100_000];
     let mut lines = vec![1, 2, 4, 8, 16, 32];
@@ -121,9 +112,9 @@ fn main() {
         match a.as_str() {
             "--flows" => flows = list(args.next(), "--flows"),
             "--lines" => lines = list(args.next(), "--lines"),
-            "--in-flight" => in_flight = list(args.next(), "--in-flight")[0],
-            "--packets" => packets = list(args.next(), "--packets")[0] as u64,
-            "--ahead" => ahead = list(args.next(), "--ahead")[0],
+            "--in-flight" => in_flight = one(args.next(), "--in-flight"),
+            "--packets" => packets = one(args.next(), "--packets") as u64,
+            "--ahead" => ahead = one(args.next(), "--ahead"),
             _ => {
                 eprintln!("memfloor: unknown argument {a:?} (options: --flows, --lines, --in-flight, --packets, --ahead)");
                 std::process::exit(2)

@@ -407,6 +407,11 @@ mod tests {
         assert_eq!((std::mem::size_of::<Hop>(), std::mem::align_of::<Hop>()), (64, 64));
     }
 
+    /// A 1000-byte data packet from node 0 to node 1.
+    fn data_packet() -> Packet {
+        Packet { uid: 0, flow: 0, src: 0, dst: 1, bytes: 1000, seg: Default::default(), dir: super::super::packet::Dir::Data, corrupted: false, sack_at: 0 }
+    }
+
     /// Links 0, 1, 2 at 8, 16, 24 Mbps, 10 ms.
     fn links() -> Vec<Link> {
         use crate::engine::rng::RngFactory;
@@ -439,7 +444,7 @@ mod tests {
     fn a_link_hop_names_its_head_and_the_packets_behind_it_for_prefetching() {
         let mut links = links();
         let mut h = Hop::link(0, 1);
-        let mut p = Packet { uid: 0, flow: 0, src: 0, dst: 1, bytes: 1000, seg: Default::default(), dir: super::super::packet::Dir::Data, corrupted: false, sack_at: 0 };
+        let mut p = data_packet();
         assert_eq!((h.head_packet(), h.behind_head(1), h.entry_behind_head(1)), (NO_PACKET, None, None));
         // 1000 bytes at 8 Mbps: 1 ms each, then 10 ms.
         let nexts: Vec<Next> = [7, 8, 9].iter().map(|&pkt| h.offer(SimTime::ZERO, 0, pkt, &mut p, &mut links).next).collect();
@@ -524,7 +529,7 @@ mod tests {
         let mut links = links();
         let spec = AtmHopSpec { capacity: 100, policy: DropPolicy::TailDrop, partial_discard: false, out_rate: Rate::mbps(1), out_delay: SimTime::from_millis(10), out_ber: 0.0, out_link: 1, egress_rate: Rate::mbps(24), egress_delay: SimTime::from_millis(10), vcs: vec![(0, Rate::mbps(8), 2)] };
         let mut h = Hop::Atm(Box::new(AtmHop::new(spec, RngFactory::new(1).stream("e")).unwrap()));
-        let mut p = Packet { uid: 0, flow: 0, src: 0, dst: 1, bytes: 1000, seg: Default::default(), dir: super::super::packet::Dir::Data, corrupted: false, sack_at: 0 };
+        let mut p = data_packet();
         let o = h.offer(SimTime::ZERO, 0, 5, &mut p, &mut links);
         assert!(matches!((o.admit, o.next), (Admit::Sent { .. }, Next::Wake(_))));
         // No wake-up runs; the run ends at 1 s, long after the frame's 22 cells (1000 + 16

@@ -22,8 +22,11 @@
 //! bottleneck scaled to 450 kbps per flow (45 Mbps at N = 100), MSS 1024, the flows' starts
 //! spread over 1 s (stagger 1 s / N), `--duration` simulated (default 5 s, so that 100,000
 //! flows at 45 Gbps fit in a minute or two of CPU), and prints the cost per bottleneck packet
-//! and its ratio to the smallest N, allocations per bottleneck packet while the events run,
-//! and the peak heap bytes per flow for each N. `--no-pending` skips the pending-event count
+//! and its ratio to the smallest N, the kernel's part of that cost (runs of a second of CPU or
+//! more: the kernel samples the split at its ticks) and the minor page faults per 1,000
+//! bottleneck packets (the first touch of fresh memory: see bench/README.md, "The kernel's
+//! share"), allocations per bottleneck packet while the events run, and the peak heap
+//! bytes per flow for each N. `--no-pending` skips the pending-event count
 //! and the floor (a second run with a packet tap: minutes at 100,000 flows).
 //!
 //! `--kv` runs each scenario once and prints `key=value` figures (wall time, events, bottleneck
@@ -94,6 +97,62 @@ static ALLOC: Counting = Counting;
 #[path = "common/floor.rs"]
 mod floor;
 use floor::{cpu_now, Rng};
+
+#[repr(C)]
+struct Timeval {
+    sec: i64,
+    usec: i64,
+}
+/// Linux x86-64 `struct rusage` (<sys/resource.h>): two times, then 14 longs.
+#[repr(C)]
+struct Rusage {
+    utime: Timeval,
+    stime: Timeval,
+    rest: [i64; 14],
+}
+extern "C" {
+    fn getrusage(who: i32, usage: *mut Rusage) -> i32;
+}
+/// Linux's RUSAGE_THREAD.
+const RUSAGE_THREAD: i32 = 1;
+/// `ru_minflt`'s place in `Rusage::rest` (after maxrss, ixrss, idrss, isrss).
+const MINFLT: usize = 4;
+
+/// This thread's kernel CPU time (seconds) and minor page faults so far: with the CPU time,
+/// the share the kernel spends giving the run fresh memory (each first touch of a page is a
+/// fault and a page cleared; bench/README.md, "The kernel's share"). Declared by hand as
+/// `cpu_now` is, rather than adding the `libc` crate for one call.
+fn kernel_now() -> (f64, u64) {
+    let mut r = Rusage { utime: Timeval { sec: 0, usec: 0 }, stime: Timeval { sec: 0, usec: 0 }, rest: [0; 14] };
+    // SAFETY: a valid pointer to an rusage-shaped struct; the call only writes it.
+    let rc = unsafe { getrusage(RUSAGE_THREAD, &mut r) };
+    assert_eq!(rc, 0, "getrusage");
+    (r.stime.sec as f64 + r.stime.usec as f64 * 1e-6, r.rest[MINFLT] as u64)
+}
+
+const USAGE: &str = "usage: bench [SCENARIO.toml ...] [--repeat N] [--no-pending] [--set k=v ...]
+       bench --kv SCENARIO.toml ... [--set k=v ...]
+       bench --scale [--flows 10,100,1000,10000,100000] [--duration 5s] [--repeat N] [--no-pending] [--set k=v ...]
+(cargo run --release -p sattcp-core --example bench -- ...; bench/README.md)";
+
+/// A clear message and exit status 2 for bad arguments (no panic, no backtrace).
+fn fail(msg: &str) -> ! {
+    eprintln!("bench: {msg}\n{USAGE}");
+    std::process::exit(2)
+}
+
+/// The value after option `opt`, or a clear error.
+fn value(v: Option<String>, opt: &str, what: &str) -> String {
+    v.unwrap_or_else(|| fail(&format!("{opt} needs a value ({opt} {what})")))
+}
+
+/// A count of at least one, or a clear error naming the option and the text.
+fn count(v: &str, opt: &str) -> u64 {
+    match v.parse::<u64>() {
+        Ok(n) if n >= 1 => n,
+        _ => fail(&format!("{opt}: {v:?} is not a whole number of at least 1")),
+    }
+}
 
 /// Peak resident set of the process (VmHWM, kB), for the summary line.
 fn vm_hwm_kb() -> Option<u64> {
@@ -203,6 +262,9 @@ struct Measured {
     wall: f64,
     /// CPU time of the same (best) run.
     cpu: f64,
+    /// Of `cpu`, the kernel's time (page faults, mostly), and the minor page faults, same run.
+    sys: f64,
+    faults: u64,
     events: u64,
     bn_packets: u64,
     bn_cells: Option<u64>,
@@ -221,6 +283,7 @@ struct Measured {
 fn measure(sc: &Scenario, repeat: usize, with_pending: bool) -> Measured {
     let mut best = f64::INFINITY;
     let mut best_cpu = f64::INFINITY;
+    let (mut sys, mut faults) = (0.0, 0);
     let mut last = None;
     let mut peak_bytes = 0;
     let mut run_allocs = 0;
@@ -228,7 +291,7 @@ fn measure(sc: &Scenario, repeat: usize, with_pending: bool) -> Measured {
     for _ in 0..repeat.max(1) {
         let base = LIVE.load(Relaxed);
         PEAK.store(base, Relaxed);
-        let (t0, c0) = (Instant::now(), cpu_now());
+        let (t0, c0, k0) = (Instant::now(), cpu_now(), kernel_now());
         let mut sim = Simulation::new(sc);
         let a0 = ALLOCS.load(Relaxed);
         let m0 = queue_moves();
@@ -237,7 +300,10 @@ fn measure(sc: &Scenario, repeat: usize, with_pending: bool) -> Measured {
         moves = queue_moves().zip(m0).map(|(m1, m0)| m1 - m0);
         let r = sim.finish();
         best = best.min(t0.elapsed().as_secs_f64());
-        best_cpu = best_cpu.min(cpu_now() - c0);
+        let (cpu, k1) = (cpu_now() - c0, kernel_now());
+        if cpu < best_cpu {
+            (best_cpu, sys, faults) = (cpu, k1.0 - k0.0, k1.1 - k0.1);
+        }
         peak_bytes = PEAK.load(Relaxed).saturating_sub(base);
         last = Some(r);
     }
@@ -255,7 +321,7 @@ fn measure(sc: &Scenario, repeat: usize, with_pending: bool) -> Measured {
     } else {
         (None, None)
     };
-    Measured { wall: best, cpu: best_cpu, events, bn_packets, bn_cells, peak_bytes, pending, floor_ns, goodput_bps, run_allocs, moves_per_event: moves.map(|m| m as f64 / events.max(1) as f64) }
+    Measured { wall: best, cpu: best_cpu, sys, faults, events, bn_packets, bn_cells, peak_bytes, pending, floor_ns, goodput_bps, run_allocs, moves_per_event: moves.map(|m| m as f64 / events.max(1) as f64) }
 }
 
 /// The event queue's moves so far (feature `queue-stats`).
@@ -299,8 +365,8 @@ fn row(name: &str, m: &Measured) {
 }
 
 fn load_case(f: &str, sets: &[(String, toml::Value)]) -> Scenario {
-    let text = std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{f}: {e}"));
-    load(&text, sets, None).unwrap_or_else(|e| panic!("{f}: {e}")).0
+    let text = std::fs::read_to_string(f).unwrap_or_else(|e| fail(&format!("{f}: {e}")));
+    load(&text, sets, None).unwrap_or_else(|e| fail(&format!("{f}: {e}"))).0
 }
 
 fn main() {
@@ -315,19 +381,30 @@ fn main() {
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
-            "--repeat" => repeat = args.next().and_then(|v| v.parse().ok()).expect("--repeat N"),
+            "--repeat" => repeat = count(&value(args.next(), "--repeat", "N"), "--repeat") as usize,
             "--set" => {
-                let kv = args.next().expect("--set k=v");
-                let (k, v) = kv.split_once('=').expect("--set k=v");
+                let kv = value(args.next(), "--set", "k=v");
+                let Some((k, v)) = kv.split_once('=') else { fail(&format!("--set {kv:?}: expected key=value")) };
                 sets.push((k.to_string(), parse_override_value(v)));
             }
             "--scale" => scale = true,
             "--no-pending" => with_pending = false,
             "--kv" => kv = true,
-            "--flows" => flows = args.next().expect("--flows N,N,...").split(',').map(|v| v.parse().expect("--flows N,N,...")).collect(),
-            "--duration" => duration = args.next().expect("--duration 5s"),
+            "--flows" => flows = value(args.next(), "--flows", "N,N,...").split(',').map(|v| count(v, "--flows")).collect(),
+            "--duration" => duration = value(args.next(), "--duration", "5s"),
+            "--help" | "-h" => {
+                println!("{USAGE}");
+                return;
+            }
+            _ if a.starts_with('-') => fail(&format!("unknown option {a:?}")),
             _ => files.push(a),
         }
+    }
+    if kv && files.is_empty() {
+        fail("--kv needs at least one scenario file");
+    }
+    if scale && (kv || !files.is_empty()) {
+        fail("--scale runs its own dumbbell: it takes no scenario files and no --kv");
     }
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/");
     let ov = |kv: &[(&str, &str)]| kv.iter().map(|(k, v)| (k.to_string(), parse_override_value(v))).collect::<Vec<_>>();
@@ -351,37 +428,47 @@ fn main() {
         return;
     }
     if scale {
+        // Every N's scenario checked before the first run (a bad --set or --duration fails at once).
+        let scenarios: Vec<(u64, Scenario)> = flows
+            .iter()
+            .map(|&n| {
+                let rate = format!("\"{}kbps\"", 450 * n);
+                let stagger = format!("\"{}ns\"", 1_000_000_000 / n.max(1));
+                let pairs = n.to_string();
+                let dur = format!("\"{duration}\"");
+                let mut n_sets = ov(&[("topology.pairs", &pairs), ("links.bottleneck.rate", &rate), ("tcp.mss", "1024"), ("app.stagger", &stagger), ("run.duration", &dur)]);
+                // `--set` applies to every N (e.g. run.chain_hops=true).
+                n_sets.extend(sets.iter().cloned());
+                (n, load_case(&format!("{root}geo-dumbbell-droptail.toml"), &n_sets))
+            })
+            .collect();
         println!(
             "scaling: geo-dumbbell-droptail.toml, 450 kbps of bottleneck per flow, MSS 1024, starts spread over 1 s, {duration} simulated, best of {repeat}"
         );
         header();
         let mut rows = Vec::new();
-        for &n in &flows {
-            let rate = format!("\"{}kbps\"", 450 * n);
-            let stagger = format!("\"{}ns\"", 1_000_000_000 / n.max(1));
-            let pairs = n.to_string();
-            let dur = format!("\"{duration}\"");
-            let mut n_sets = ov(&[("topology.pairs", &pairs), ("links.bottleneck.rate", &rate), ("tcp.mss", "1024"), ("app.stagger", &stagger), ("run.duration", &dur)]);
-            // `--set` applies to every N (e.g. run.chain_hops=true).
-            n_sets.extend(sets.iter().cloned());
-            let sc = load_case(&format!("{root}geo-dumbbell-droptail.toml"), &n_sets);
-            let m = measure(&sc, repeat, with_pending);
+        for (n, sc) in &scenarios {
+            let m = measure(sc, repeat, with_pending);
             row(&format!("N = {n}"), &m);
-            rows.push((n, m));
+            rows.push((*n, m));
         }
         println!();
         println!(
-            "{:>8} {:>12} {:>12} {:>12} {:>12} {:>10} {:>14}",
-            "flows", "cpu ns/bnpkt", "vs smallest", "floor ns/op", "alloc/bnpkt", "B/flow", "goodput/flow"
+            "{:>8} {:>12} {:>12} {:>11} {:>12} {:>12} {:>12} {:>10} {:>14}",
+            "flows", "cpu ns/bnpkt", "vs smallest", "of it, sys", "faults/kpkt", "floor ns/op", "alloc/bnpkt", "B/flow", "goodput/flow"
         );
         let base = rows.first().map(|(_, m)| m.cpu * 1e9 / m.bn_packets.max(1) as f64).unwrap_or(1.0);
         for (n, m) in &rows {
             let c = m.cpu * 1e9 / m.bn_packets.max(1) as f64;
             println!(
-                "{:>8} {:>12.0} {:>11.2}x {:>12} {:>12.4} {:>10.0} {:>10.0} kbps",
+                "{:>8} {:>12.0} {:>11.2}x {:>11} {:>12.1} {:>12} {:>12.4} {:>10.0} {:>10.0} kbps",
                 n,
                 c,
                 c / base,
+                // The kernel splits a thread's CPU time into user and system by sampling at its
+                // ticks: too coarse for runs of less than a second of CPU.
+                if m.cpu >= 1.0 { format!("{:.0}", m.sys * 1e9 / m.bn_packets.max(1) as f64) } else { "-".into() },
+                m.faults as f64 * 1e3 / m.bn_packets.max(1) as f64,
                 m.floor_ns.map(|f| format!("{f:.1}")).unwrap_or_else(|| "-".into()),
                 m.run_allocs as f64 / m.bn_packets.max(1) as f64,
                 m.peak_bytes as f64 / *n as f64,
@@ -404,11 +491,11 @@ fn main() {
                 c.2.extend(sets.iter().cloned());
             }
         }
+        let scenarios: Vec<(&String, Scenario)> = cases.iter().map(|(name, f, sets)| (name, load_case(f, sets))).collect();
         println!("best of {repeat}; rates and ns/bnpkt from CPU time; xfloor: CPU ns per event / floor CPU ns per heap pop+push");
         header();
-        for (name, f, sets) in &cases {
-            let sc = load_case(f, sets);
-            row(name, &measure(&sc, repeat, with_pending));
+        for (name, sc) in &scenarios {
+            row(name, &measure(sc, repeat, with_pending));
         }
     }
     if let Some(kb) = vm_hwm_kb() {

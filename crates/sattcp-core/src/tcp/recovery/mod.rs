@@ -568,6 +568,70 @@ mod tests {
         assert_eq!(b.rec.gate(b.state, b.dupacks), Gate::Window { extra: 0 });
     }
 
+    /// ns-2 NewReno's flywheel (`newreno_changes_ 1`) is in the branch `dupacks_ > numdupacks_
+    /// && (!exitFastRetrans_ || last_cwnd_action_ == CWND_ACTION_DUPACK)`: with
+    /// `exitFastRetrans_` only a fast recovery actually entered sends the new segment; without
+    /// it (ns-2.1b3) the 5th duplicate sends one even when `bugFix_` refused the fast retransmit.
+    #[test]
+    fn newreno_ns2_flywheel_without_a_recovery_only_without_exit_fast_retrans() {
+        for (exit_fast_retrans, refused, want) in [(false, false, 1), (true, false, 1), (false, true, 1), (true, true, 0)] {
+            let mut b = bare(RecoveryKind::NewrenoNs2);
+            b.ns2.exit_fast_retrans = exit_fast_retrans;
+            if refused {
+                // bugFix_: three duplicates below a fast retransmit's RECOVER do nothing.
+                b.ns2.bug_fix = BugFix::On;
+                (b.snd_una, b.recover) = (5 * MSS + 1, 20 * MSS + 1);
+            }
+            let forced: Vec<u32> = (0..5).map(|_| b.dup(None).force_new).collect();
+            assert_eq!(b.state == CongState::Recovery, !refused);
+            assert_eq!(forced, [0, 0, 0, 0, want], "exitFastRetrans_ {exit_fast_retrans}, fast retransmit refused {refused}");
+        }
+    }
+
+    /// ns-2 NewReno `exit_recovery_fix_`: the ACK that ends fast recovery sets `cwnd_ =
+    /// min(ssthresh_, maxseq_ - seqno + 1)` (the packets outstanding plus one), but only inside
+    /// `if (dupwnd_ > 0)`: after a partial ACK has zeroed `dupwnd_` cwnd stays ssthresh.
+    #[test]
+    fn newreno_ns2_exit_recovery_fix_caps_cwnd_at_the_outstanding_only_while_inflated() {
+        for (fix, partial_first, want) in [(true, false, 6 * MSS), (true, true, 10 * MSS), (false, false, 10 * MSS)] {
+            let mut b = bare(RecoveryKind::NewrenoNs2);
+            b.ns2.exit_recovery_fix = fix;
+            for _ in 0..3 {
+                b.dup(None);
+            }
+            assert_eq!((b.win.ssthresh, b.rec.inflation()), (10 * MSS, 3 * MSS));
+            if partial_first {
+                b.ack(5 * MSS + 1);
+                assert_eq!(b.rec.inflation(), 0, "ns-2 zeroes dupwnd_ on a partial ACK");
+            }
+            // Five new segments went out during the recovery: 5 outstanding beyond RECOVER.
+            b.snd_max = 25 * MSS + 1;
+            let o = b.ack(20 * MSS + 1);
+            assert!(o.exit && o.grow);
+            assert_eq!(b.win.cwnd, want, "exit_recovery_fix {fix}, partial ACK first {partial_first}: min(10, 5 + 1) segments only with dupwnd_ > 0");
+        }
+    }
+
+    /// ns-2 NewReno `partial_window_deflation_` (`partialnewack()`): a partial ACK of `deflate`
+    /// packets takes `deflate - 1` off `dupwnd_` if `dupwnd_ > deflate`; otherwise cwnd loses
+    /// `deflate - dupwnd_`, at least 1 packet remains, and `dupwnd_ = 1` flags the recovery.
+    #[test]
+    fn newreno_ns2_partial_window_deflation_takes_from_dupwnd_then_from_cwnd() {
+        let mut b = bare(RecoveryKind::NewrenoNs2);
+        b.ns2.partial_window_deflation = true;
+        for _ in 0..5 {
+            b.dup(None);
+        }
+        assert_eq!((b.win.cwnd, b.rec.inflation()), (10 * MSS, 5 * MSS));
+        let o = b.ack(2 * MSS + 1);
+        assert_eq!((o.retransmit, o.timer), (Some(2 * MSS + 1), TimerAction::Restart));
+        assert_eq!((b.win.cwnd, b.rec.inflation()), (10 * MSS, 4 * MSS), "dupwnd_ 5 - (2 - 1)");
+        b.ack(8 * MSS + 1);
+        assert_eq!((b.win.cwnd, b.rec.inflation()), (8 * MSS, MSS), "cwnd_ 10 - (6 - 4), dupwnd_ = 1");
+        b.ack(18 * MSS + 1);
+        assert_eq!((b.win.cwnd, b.rec.inflation()), (MSS, MSS), "cwnd_ 8 - (10 - 1) < 1: cwnd_ = 1");
+    }
+
     #[test]
     fn newreno_rfc6582_partial_window_deflation_and_impatient_timer() {
         let mut b = bare(RecoveryKind::NewrenoRfc6582);

@@ -356,6 +356,8 @@ mod tests {
         snd_max: u64,
         dupacks: u32,
         recover: u64,
+        /// The last RECOVER was a timeout's (the sender's `after_timeout`).
+        after_timeout: bool,
         state: CongState,
         ns2: Ns2Compat,
     }
@@ -365,12 +367,12 @@ mod tests {
         for i in 0..20 {
             sb.push(1 + i * MSS, 1 + (i + 1) * MSS, false, SimTime::ZERO);
         }
-        Bare { rec: Recovery::new(kind), win: Window { cwnd: 20 * MSS, ssthresh: 1 << 30, mss: MSS }, cc: Cc::new(CcKind::RenoAimd), sb, snd_una: 1, snd_max: 20 * MSS + 1, dupacks: 0, recover: 0, state: CongState::Open, ns2: Ns2Compat::default() }
+        Bare { rec: Recovery::new(kind), win: Window { cwnd: 20 * MSS, ssthresh: 1 << 30, mss: MSS }, cc: Cc::new(CcKind::RenoAimd), sb, snd_una: 1, snd_max: 20 * MSS + 1, dupacks: 0, recover: 0, after_timeout: false, state: CongState::Open, ns2: Ns2Compat::default() }
     }
 
     impl Bare {
         fn cx(&mut self, acked: u64) -> Cx<'_> {
-            Cx { now: SimTime::ZERO, win: &mut self.win, cc: &mut self.cc, sb: &mut self.sb, snd_una: self.snd_una, snd_nxt: self.snd_max, snd_max: self.snd_max, rwnd: 1 << 30, dupacks: self.dupacks, dup_thresh: 3, recover: self.recover, after_timeout: false, acked, state: self.state, new_data: true, ns2: &self.ns2 }
+            Cx { now: SimTime::ZERO, win: &mut self.win, cc: &mut self.cc, sb: &mut self.sb, snd_una: self.snd_una, snd_nxt: self.snd_max, snd_max: self.snd_max, rwnd: 1 << 30, dupacks: self.dupacks, dup_thresh: 3, recover: self.recover, after_timeout: self.after_timeout, acked, state: self.state, new_data: true, ns2: &self.ns2 }
         }
         fn settle(&mut self, o: &Out) {
             if o.enter {
@@ -692,6 +694,87 @@ mod tests {
         for _ in 0..5 {
             assert!(!b.dup(None).enter);
         }
+    }
+
+    /// ns-3 without SACK, outside recovery: an ACK whose new head carries no guessed mark is an
+    /// ordinary ACK (`DiscardUpTo` finds the head not SACKed): nothing marked lost, nothing
+    /// resent, the window grows.
+    #[test]
+    fn newreno_ns3_an_ack_without_marks_is_an_ordinary_ack() {
+        let mut b = bare(RecoveryKind::NewrenoNs3);
+        let o = b.ack(2 * MSS + 1);
+        assert_eq!(o, Out { rtt_sample: true, grow: true, ..Default::default() });
+        assert_eq!(b.rec.gate(b.state, 0), Gate::Window { extra: 0 });
+        assert!(!b.dup(None).enter, "no lost head: one duplicate is only a duplicate");
+    }
+
+    /// ns-3 `TcpTxBuffer::DiscardUpTo` after a recovery whose marks ran past RECOVER: an ACK of
+    /// one segment that finds its new head marked moves the mark on (`AddRenoSack`, here with no
+    /// segment left to take it) and marks the head lost (`MarkHeadAsLost`), which is resent at
+    /// once. `IsLost(m_highRxAckMark)` then needs a SACKed segment above the head: with the last
+    /// mark gone one duplicate starts nothing, the third does.
+    #[test]
+    fn newreno_ns3_a_mark_on_the_new_head_moves_on_and_without_marks_above_a_lost_head_waits_for_three() {
+        let mut b = bare(RecoveryKind::NewrenoNs3);
+        for _ in 0..3 {
+            b.dup(None);
+        }
+        // Two new segments go out during the recovery; 20 more duplicates mark up to 22001.
+        b.snd_max = 22 * MSS + 1;
+        for _ in 0..20 {
+            b.dup(None);
+        }
+        assert_eq!(b.rec.gate(b.state, 23), Gate::Window { extra: 21 * MSS }, "every segment after the head");
+        // The full ACK: 19 marks leave with the 20 segments, the one on 20001 moves to 21001.
+        let o = b.ack(20 * MSS + 1);
+        assert_eq!((o.exit, o.retransmit), (true, Some(20 * MSS + 1)));
+        assert_eq!(b.rec.gate(b.state, 0), Gate::Window { extra: MSS });
+        // One segment acknowledged finds the head (21001) marked: no segment after it to move
+        // the mark to; the head is lost and resent.
+        let o = b.ack(21 * MSS + 1);
+        assert_eq!(o, Out { rtt_sample: true, grow: true, retransmit: Some(21 * MSS + 1), ..Default::default() });
+        assert_eq!(b.rec.gate(b.state, 0), Gate::Window { extra: 0 });
+        assert!(!b.dup(None).enter, "a lost head with no mark above it is not IsLost()");
+        assert!(!b.dup(None).enter);
+        assert!(b.dup(None).enter, "the third duplicate");
+    }
+
+    /// ns-3 `ProcessAck` in `CA_LOSS`: below `m_recover` every new ACK grows the window
+    /// (`IncreaseWindow(segsAcked)`); the ACK that leaves `CA_LOSS` grows it by `(ackNumber -
+    /// m_recover) / segmentSize` segments, none unless it covers a whole segment beyond RECOVER.
+    #[test]
+    fn newreno_ns3_leaving_ca_loss_grows_only_by_whole_segments_beyond_recover() {
+        for (ack, grow) in [(10 * MSS + 1, true), (20 * MSS + 1, false), (20 * MSS + 501, false), (21 * MSS + 1, true)] {
+            let mut b = bare(RecoveryKind::NewrenoNs3);
+            (b.state, b.recover, b.after_timeout, b.snd_max) = (CongState::Loss, 20 * MSS + 1, true, 30 * MSS + 1);
+            let o = b.ack(ack);
+            assert_eq!((o.grow, o.retransmit), (grow, None), "ack {ack}, RECOVER 20001");
+        }
+    }
+
+    /// ns-3 `TcpSocketBase::DupAck` after a timeout: `m_highRxAckMark >= m_recover` lets the
+    /// third duplicate enter recovery as soon as the timeout's RECOVER is acknowledged exactly
+    /// (tcp/ns2.rs `BugFix::Ns3`).
+    #[test]
+    fn newreno_ns3_third_duplicate_after_a_timeout_enters_at_exactly_recover() {
+        let mut b = bare(RecoveryKind::NewrenoNs3);
+        (b.snd_una, b.recover, b.after_timeout) = (5 * MSS + 1, 5 * MSS + 1, true);
+        assert!(!b.dup(None).enter);
+        assert!(!b.dup(None).enter);
+        assert!(b.dup(None).enter);
+    }
+
+    /// ns-3 `ReTxTimeout` in `CA_LOSS`: ssthresh from `BytesInFlight()`, which after the last
+    /// timeout's `SetSentListLost()` counts only what go-back-N has resent since (`snd_nxt -
+    /// snd_una`), not everything outstanding.
+    #[test]
+    fn newreno_ns3_a_timeout_in_ca_loss_halves_what_go_back_n_resent() {
+        let mut b = bare(RecoveryKind::NewrenoNs3);
+        (b.state, b.recover, b.after_timeout) = (CongState::Loss, 20 * MSS + 1, true);
+        let mut rec = b.rec.clone();
+        let mut cx = b.cx(0);
+        cx.snd_nxt = 4 * MSS + 1;
+        assert_eq!(rec.on_timeout(&mut cx), 4 * MSS, "four segments resent of 20 outstanding");
     }
 
     #[test]

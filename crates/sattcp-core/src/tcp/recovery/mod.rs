@@ -811,6 +811,39 @@ mod tests {
         assert_eq!(b.win.cwnd, 10 * MSS);
     }
 
+    /// ns-2 Sack1 forgets its scoreboard at every new ACK outside fast recovery
+    /// (`ClearScoreBoard()`); under a controller that keeps SACK information (BBR, issue 14)
+    /// the table keeps what the receiver reported.
+    #[test]
+    fn sack_fall_floyd_forgets_sacks_at_a_new_ack_outside_recovery_except_under_bbr() {
+        for (cc, kept) in [(CcKind::RenoAimd, 0), (CcKind::Bbr, 2 * MSS)] {
+            let mut b = bare(RecoveryKind::SackFallFloyd);
+            b.cc = Cc::new(cc);
+            b.sb.sack(&[SackBlock { start: 5 * MSS + 1, end: 7 * MSS + 1 }]);
+            b.ack(2 * MSS + 1);
+            assert_eq!(b.sb.sacked_bytes(), kept, "{cc:?}");
+        }
+    }
+
+    /// seed 001 §2.2.1: with no hole left below the highest SACK, Sack1 sends new data only if
+    /// the application has some and the receiver's window takes one more segment (`snd_max +
+    /// MSS - snd_una <= rwnd`).
+    #[test]
+    fn sack_fall_floyd_sends_new_data_only_if_there_is_some_and_the_receivers_window_takes_it() {
+        let mut b = bare(RecoveryKind::SackFallFloyd);
+        for i in 1..=3 {
+            b.dup(Some(i));
+        }
+        b.sb.on_retransmit(1, SimTime::ZERO);
+        b.win.cwnd = 20 * MSS; // PIPE 17 < CWND 20
+        for (new_data, rwnd, want) in [(true, 21 * MSS, Some(Pick::New)), (true, 21 * MSS - 1, None), (false, 21 * MSS, None)] {
+            let mut rec = b.rec.clone();
+            let mut cx = b.cx(0);
+            (cx.new_data, cx.rwnd) = (new_data, rwnd);
+            assert_eq!(rec.pick(&cx), want, "new data {new_data}, rwnd {rwnd}, 20 segments outstanding");
+        }
+    }
+
     #[test]
     fn sack_rfc6675_enters_on_is_lost_and_sends_by_pipe() {
         let mut b = bare(RecoveryKind::SackRfc6675);

@@ -863,6 +863,84 @@ mod tests {
         assert_eq!(b.pick(), Some(Pick::New));
     }
 
+    /// RFC 6675 §2 counts as a duplicate an ACK that SACKs new data even if it also advances
+    /// the cumulative ACK, so §5 (2.2) applies to a new ACK: with DupThresh segments SACKed
+    /// above the new head, IsLost(HighACK + 1) enters recovery at once; with two it does not.
+    #[test]
+    fn sack_rfc6675_a_new_ack_that_proves_its_new_head_lost_enters_recovery() {
+        for (sacked, enter) in [(3, true), (2, false)] {
+            let mut b = bare(RecoveryKind::SackRfc6675);
+            b.sb.sack(&[SackBlock { start: 5 * MSS + 1, end: (5 + sacked) * MSS + 1 }]);
+            let o = b.ack(2 * MSS + 1);
+            assert_eq!((o.enter, o.retransmit), (enter, enter.then_some(2 * MSS + 1)), "{sacked} segments SACKed above the head");
+            if enter {
+                assert_eq!((b.win.ssthresh, b.win.cwnd), (9 * MSS, 9 * MSS), "(4.2) FlightSize 18 segments / 2");
+            }
+        }
+    }
+
+    /// RFC 6675 puts no RecoveryPoint guard on a new recovery after a fast recovery (only after
+    /// an RTO, §5.1): once the ACK of RecoveryPoint has ended one, the next DupThresh
+    /// duplicates start the next, even with HighACK exactly at the old RecoveryPoint.
+    #[test]
+    fn sack_rfc6675_three_duplicates_at_the_last_recovery_point_start_a_new_recovery() {
+        let mut b = bare(RecoveryKind::SackRfc6675);
+        (b.snd_una, b.recover) = (5 * MSS + 1, 5 * MSS + 1);
+        b.sb.ack(5 * MSS + 1);
+        assert!(!b.dup(Some(6)).enter);
+        assert!(!b.dup(Some(7)).enter);
+        let o = b.dup(Some(8));
+        assert_eq!((o.enter, o.retransmit), (true, Some(5 * MSS + 1)));
+    }
+
+    /// RFC 6675 §5 (4.3)-(4.4): right after entering, SetPipe() counts the unSACKed segments
+    /// not lost and the retransmission of the first (HighRxt covers it).
+    #[test]
+    fn sack_rfc6675_pipe_on_entering_counts_the_fast_retransmission() {
+        let mut b = bare(RecoveryKind::SackRfc6675);
+        b.sb.sack(&[SackBlock { start: 1001, end: 3001 }]);
+        assert!(b.dup(Some(3)).enter);
+        assert_eq!(b.rec.pipe_bytes(MSS), Some(17 * MSS), "segments 5-20 and the retransmission of segment 1");
+    }
+
+    /// RFC 6675 §5 (C): each segment sent adds its length to pipe (C.4), and the sender goes on
+    /// while cwnd - pipe >= 1 SMSS (C.5); NextSeg() rule 2 sends new data only if the
+    /// receiver's window takes one more segment, else rule 3 resends an unSACKed segment.
+    #[test]
+    fn sack_rfc6675_sends_while_cwnd_minus_pipe_allows_and_new_data_within_the_receivers_window() {
+        let mut b = bare(RecoveryKind::SackRfc6675);
+        b.sb.sack(&[SackBlock { start: 1001, end: 3001 }]);
+        assert!(b.dup(Some(3)).enter);
+        b.sb.on_retransmit(1, SimTime::ZERO);
+        // Segment 5 SACKed: nothing more is lost; pipe = 15 segments in flight + the
+        // retransmission = 16.
+        b.win.cwnd = 20 * MSS;
+        b.dup(Some(5));
+        for (rwnd, want) in [(21 * MSS, Pick::New), (21 * MSS - 1, Pick::Hole(4 * MSS + 1))] {
+            let mut rec = b.rec.clone();
+            let mut cx = b.cx(0);
+            cx.rwnd = rwnd;
+            assert_eq!(rec.pick(&cx), Some(want), "rwnd {rwnd}, 20 segments outstanding");
+        }
+        let picks: Vec<Option<Pick>> = (0..5).map(|_| b.pick()).collect();
+        assert_eq!(picks, [Some(Pick::New), Some(Pick::New), Some(Pick::New), Some(Pick::New), None], "pipe 16 -> 20 = cwnd");
+        assert_eq!(b.rec.pipe_bytes(MSS), Some(20 * MSS));
+    }
+
+    /// RFC 2018 §8: after a timeout the sender forgets the SACKed bits (the receiver may have
+    /// reneged); under BBR (`Cc::keeps_sack_info`, issue 14) the table is kept, as Linux does.
+    #[test]
+    fn sack_rfc6675_a_timeout_forgets_sacks_except_under_bbr() {
+        for (cc, kept) in [(CcKind::RenoAimd, 0), (CcKind::Bbr, 2 * MSS)] {
+            let mut b = bare(RecoveryKind::SackRfc6675);
+            b.cc = Cc::new(cc);
+            b.sb.sack(&[SackBlock { start: 5 * MSS + 1, end: 7 * MSS + 1 }]);
+            let mut rec = b.rec.clone();
+            assert_eq!(rec.on_timeout(&mut b.cx(0)), 20 * MSS, "RFC 5681 (4): FlightSize");
+            assert_eq!(b.sb.sacked_bytes(), kept, "{cc:?}");
+        }
+    }
+
     #[test]
     fn sack_rfc6675_next_seg_rule_3_sends_an_unsacked_segment_not_yet_lost_when_no_new_data() {
         let mut b = bare(RecoveryKind::SackRfc6675);

@@ -356,6 +356,8 @@ mod tests {
         snd_max: u64,
         dupacks: u32,
         recover: u64,
+        /// The last RECOVER was a timeout's (the sender's `after_timeout`).
+        after_timeout: bool,
         state: CongState,
         ns2: Ns2Compat,
     }
@@ -365,12 +367,12 @@ mod tests {
         for i in 0..20 {
             sb.push(1 + i * MSS, 1 + (i + 1) * MSS, false, SimTime::ZERO);
         }
-        Bare { rec: Recovery::new(kind), win: Window { cwnd: 20 * MSS, ssthresh: 1 << 30, mss: MSS }, cc: Cc::new(CcKind::RenoAimd), sb, snd_una: 1, snd_max: 20 * MSS + 1, dupacks: 0, recover: 0, state: CongState::Open, ns2: Ns2Compat::default() }
+        Bare { rec: Recovery::new(kind), win: Window { cwnd: 20 * MSS, ssthresh: 1 << 30, mss: MSS }, cc: Cc::new(CcKind::RenoAimd), sb, snd_una: 1, snd_max: 20 * MSS + 1, dupacks: 0, recover: 0, after_timeout: false, state: CongState::Open, ns2: Ns2Compat::default() }
     }
 
     impl Bare {
         fn cx(&mut self, acked: u64) -> Cx<'_> {
-            Cx { now: SimTime::ZERO, win: &mut self.win, cc: &mut self.cc, sb: &mut self.sb, snd_una: self.snd_una, snd_nxt: self.snd_max, snd_max: self.snd_max, rwnd: 1 << 30, dupacks: self.dupacks, dup_thresh: 3, recover: self.recover, after_timeout: false, acked, state: self.state, new_data: true, ns2: &self.ns2 }
+            Cx { now: SimTime::ZERO, win: &mut self.win, cc: &mut self.cc, sb: &mut self.sb, snd_una: self.snd_una, snd_nxt: self.snd_max, snd_max: self.snd_max, rwnd: 1 << 30, dupacks: self.dupacks, dup_thresh: 3, recover: self.recover, after_timeout: self.after_timeout, acked, state: self.state, new_data: true, ns2: &self.ns2 }
         }
         fn settle(&mut self, o: &Out) {
             if o.enter {
@@ -568,6 +570,70 @@ mod tests {
         assert_eq!(b.rec.gate(b.state, b.dupacks), Gate::Window { extra: 0 });
     }
 
+    /// ns-2 NewReno's flywheel (`newreno_changes_ 1`) is in the branch `dupacks_ > numdupacks_
+    /// && (!exitFastRetrans_ || last_cwnd_action_ == CWND_ACTION_DUPACK)`: with
+    /// `exitFastRetrans_` only a fast recovery actually entered sends the new segment; without
+    /// it (ns-2.1b3) the 5th duplicate sends one even when `bugFix_` refused the fast retransmit.
+    #[test]
+    fn newreno_ns2_flywheel_without_a_recovery_only_without_exit_fast_retrans() {
+        for (exit_fast_retrans, refused, want) in [(false, false, 1), (true, false, 1), (false, true, 1), (true, true, 0)] {
+            let mut b = bare(RecoveryKind::NewrenoNs2);
+            b.ns2.exit_fast_retrans = exit_fast_retrans;
+            if refused {
+                // bugFix_: three duplicates below a fast retransmit's RECOVER do nothing.
+                b.ns2.bug_fix = BugFix::On;
+                (b.snd_una, b.recover) = (5 * MSS + 1, 20 * MSS + 1);
+            }
+            let forced: Vec<u32> = (0..5).map(|_| b.dup(None).force_new).collect();
+            assert_eq!(b.state == CongState::Recovery, !refused);
+            assert_eq!(forced, [0, 0, 0, 0, want], "exitFastRetrans_ {exit_fast_retrans}, fast retransmit refused {refused}");
+        }
+    }
+
+    /// ns-2 NewReno `exit_recovery_fix_`: the ACK that ends fast recovery sets `cwnd_ =
+    /// min(ssthresh_, maxseq_ - seqno + 1)` (the packets outstanding plus one), but only inside
+    /// `if (dupwnd_ > 0)`: after a partial ACK has zeroed `dupwnd_` cwnd stays ssthresh.
+    #[test]
+    fn newreno_ns2_exit_recovery_fix_caps_cwnd_at_the_outstanding_only_while_inflated() {
+        for (fix, partial_first, want) in [(true, false, 6 * MSS), (true, true, 10 * MSS), (false, false, 10 * MSS)] {
+            let mut b = bare(RecoveryKind::NewrenoNs2);
+            b.ns2.exit_recovery_fix = fix;
+            for _ in 0..3 {
+                b.dup(None);
+            }
+            assert_eq!((b.win.ssthresh, b.rec.inflation()), (10 * MSS, 3 * MSS));
+            if partial_first {
+                b.ack(5 * MSS + 1);
+                assert_eq!(b.rec.inflation(), 0, "ns-2 zeroes dupwnd_ on a partial ACK");
+            }
+            // Five new segments went out during the recovery: 5 outstanding beyond RECOVER.
+            b.snd_max = 25 * MSS + 1;
+            let o = b.ack(20 * MSS + 1);
+            assert!(o.exit && o.grow);
+            assert_eq!(b.win.cwnd, want, "exit_recovery_fix {fix}, partial ACK first {partial_first}: min(10, 5 + 1) segments only with dupwnd_ > 0");
+        }
+    }
+
+    /// ns-2 NewReno `partial_window_deflation_` (`partialnewack()`): a partial ACK of `deflate`
+    /// packets takes `deflate - 1` off `dupwnd_` if `dupwnd_ > deflate`; otherwise cwnd loses
+    /// `deflate - dupwnd_`, at least 1 packet remains, and `dupwnd_ = 1` flags the recovery.
+    #[test]
+    fn newreno_ns2_partial_window_deflation_takes_from_dupwnd_then_from_cwnd() {
+        let mut b = bare(RecoveryKind::NewrenoNs2);
+        b.ns2.partial_window_deflation = true;
+        for _ in 0..5 {
+            b.dup(None);
+        }
+        assert_eq!((b.win.cwnd, b.rec.inflation()), (10 * MSS, 5 * MSS));
+        let o = b.ack(2 * MSS + 1);
+        assert_eq!((o.retransmit, o.timer), (Some(2 * MSS + 1), TimerAction::Restart));
+        assert_eq!((b.win.cwnd, b.rec.inflation()), (10 * MSS, 4 * MSS), "dupwnd_ 5 - (2 - 1)");
+        b.ack(8 * MSS + 1);
+        assert_eq!((b.win.cwnd, b.rec.inflation()), (8 * MSS, MSS), "cwnd_ 10 - (6 - 4), dupwnd_ = 1");
+        b.ack(18 * MSS + 1);
+        assert_eq!((b.win.cwnd, b.rec.inflation()), (MSS, MSS), "cwnd_ 8 - (10 - 1) < 1: cwnd_ = 1");
+    }
+
     #[test]
     fn newreno_rfc6582_partial_window_deflation_and_impatient_timer() {
         let mut b = bare(RecoveryKind::NewrenoRfc6582);
@@ -630,6 +696,87 @@ mod tests {
         }
     }
 
+    /// ns-3 without SACK, outside recovery: an ACK whose new head carries no guessed mark is an
+    /// ordinary ACK (`DiscardUpTo` finds the head not SACKed): nothing marked lost, nothing
+    /// resent, the window grows.
+    #[test]
+    fn newreno_ns3_an_ack_without_marks_is_an_ordinary_ack() {
+        let mut b = bare(RecoveryKind::NewrenoNs3);
+        let o = b.ack(2 * MSS + 1);
+        assert_eq!(o, Out { rtt_sample: true, grow: true, ..Default::default() });
+        assert_eq!(b.rec.gate(b.state, 0), Gate::Window { extra: 0 });
+        assert!(!b.dup(None).enter, "no lost head: one duplicate is only a duplicate");
+    }
+
+    /// ns-3 `TcpTxBuffer::DiscardUpTo` after a recovery whose marks ran past RECOVER: an ACK of
+    /// one segment that finds its new head marked moves the mark on (`AddRenoSack`, here with no
+    /// segment left to take it) and marks the head lost (`MarkHeadAsLost`), which is resent at
+    /// once. `IsLost(m_highRxAckMark)` then needs a SACKed segment above the head: with the last
+    /// mark gone one duplicate starts nothing, the third does.
+    #[test]
+    fn newreno_ns3_a_mark_on_the_new_head_moves_on_and_without_marks_above_a_lost_head_waits_for_three() {
+        let mut b = bare(RecoveryKind::NewrenoNs3);
+        for _ in 0..3 {
+            b.dup(None);
+        }
+        // Two new segments go out during the recovery; 20 more duplicates mark up to 22001.
+        b.snd_max = 22 * MSS + 1;
+        for _ in 0..20 {
+            b.dup(None);
+        }
+        assert_eq!(b.rec.gate(b.state, 23), Gate::Window { extra: 21 * MSS }, "every segment after the head");
+        // The full ACK: 19 marks leave with the 20 segments, the one on 20001 moves to 21001.
+        let o = b.ack(20 * MSS + 1);
+        assert_eq!((o.exit, o.retransmit), (true, Some(20 * MSS + 1)));
+        assert_eq!(b.rec.gate(b.state, 0), Gate::Window { extra: MSS });
+        // One segment acknowledged finds the head (21001) marked: no segment after it to move
+        // the mark to; the head is lost and resent.
+        let o = b.ack(21 * MSS + 1);
+        assert_eq!(o, Out { rtt_sample: true, grow: true, retransmit: Some(21 * MSS + 1), ..Default::default() });
+        assert_eq!(b.rec.gate(b.state, 0), Gate::Window { extra: 0 });
+        assert!(!b.dup(None).enter, "a lost head with no mark above it is not IsLost()");
+        assert!(!b.dup(None).enter);
+        assert!(b.dup(None).enter, "the third duplicate");
+    }
+
+    /// ns-3 `ProcessAck` in `CA_LOSS`: below `m_recover` every new ACK grows the window
+    /// (`IncreaseWindow(segsAcked)`); the ACK that leaves `CA_LOSS` grows it by `(ackNumber -
+    /// m_recover) / segmentSize` segments, none unless it covers a whole segment beyond RECOVER.
+    #[test]
+    fn newreno_ns3_leaving_ca_loss_grows_only_by_whole_segments_beyond_recover() {
+        for (ack, grow) in [(10 * MSS + 1, true), (20 * MSS + 1, false), (20 * MSS + 501, false), (21 * MSS + 1, true)] {
+            let mut b = bare(RecoveryKind::NewrenoNs3);
+            (b.state, b.recover, b.after_timeout, b.snd_max) = (CongState::Loss, 20 * MSS + 1, true, 30 * MSS + 1);
+            let o = b.ack(ack);
+            assert_eq!((o.grow, o.retransmit), (grow, None), "ack {ack}, RECOVER 20001");
+        }
+    }
+
+    /// ns-3 `TcpSocketBase::DupAck` after a timeout: `m_highRxAckMark >= m_recover` lets the
+    /// third duplicate enter recovery as soon as the timeout's RECOVER is acknowledged exactly
+    /// (tcp/ns2.rs `BugFix::Ns3`).
+    #[test]
+    fn newreno_ns3_third_duplicate_after_a_timeout_enters_at_exactly_recover() {
+        let mut b = bare(RecoveryKind::NewrenoNs3);
+        (b.snd_una, b.recover, b.after_timeout) = (5 * MSS + 1, 5 * MSS + 1, true);
+        assert!(!b.dup(None).enter);
+        assert!(!b.dup(None).enter);
+        assert!(b.dup(None).enter);
+    }
+
+    /// ns-3 `ReTxTimeout` in `CA_LOSS`: ssthresh from `BytesInFlight()`, which after the last
+    /// timeout's `SetSentListLost()` counts only what go-back-N has resent since (`snd_nxt -
+    /// snd_una`), not everything outstanding.
+    #[test]
+    fn newreno_ns3_a_timeout_in_ca_loss_halves_what_go_back_n_resent() {
+        let mut b = bare(RecoveryKind::NewrenoNs3);
+        (b.state, b.recover, b.after_timeout) = (CongState::Loss, 20 * MSS + 1, true);
+        let mut rec = b.rec.clone();
+        let mut cx = b.cx(0);
+        cx.snd_nxt = 4 * MSS + 1;
+        assert_eq!(rec.on_timeout(&mut cx), 4 * MSS, "four segments resent of 20 outstanding");
+    }
+
     #[test]
     fn sack_fall_floyd_pipe_holes_then_new_data() {
         let mut b = bare(RecoveryKind::SackFallFloyd);
@@ -664,6 +811,39 @@ mod tests {
         assert_eq!(b.win.cwnd, 10 * MSS);
     }
 
+    /// ns-2 Sack1 forgets its scoreboard at every new ACK outside fast recovery
+    /// (`ClearScoreBoard()`); under a controller that keeps SACK information (BBR, issue 14)
+    /// the table keeps what the receiver reported.
+    #[test]
+    fn sack_fall_floyd_forgets_sacks_at_a_new_ack_outside_recovery_except_under_bbr() {
+        for (cc, kept) in [(CcKind::RenoAimd, 0), (CcKind::Bbr, 2 * MSS)] {
+            let mut b = bare(RecoveryKind::SackFallFloyd);
+            b.cc = Cc::new(cc);
+            b.sb.sack(&[SackBlock { start: 5 * MSS + 1, end: 7 * MSS + 1 }]);
+            b.ack(2 * MSS + 1);
+            assert_eq!(b.sb.sacked_bytes(), kept, "{cc:?}");
+        }
+    }
+
+    /// seed 001 §2.2.1: with no hole left below the highest SACK, Sack1 sends new data only if
+    /// the application has some and the receiver's window takes one more segment (`snd_max +
+    /// MSS - snd_una <= rwnd`).
+    #[test]
+    fn sack_fall_floyd_sends_new_data_only_if_there_is_some_and_the_receivers_window_takes_it() {
+        let mut b = bare(RecoveryKind::SackFallFloyd);
+        for i in 1..=3 {
+            b.dup(Some(i));
+        }
+        b.sb.on_retransmit(1, SimTime::ZERO);
+        b.win.cwnd = 20 * MSS; // PIPE 17 < CWND 20
+        for (new_data, rwnd, want) in [(true, 21 * MSS, Some(Pick::New)), (true, 21 * MSS - 1, None), (false, 21 * MSS, None)] {
+            let mut rec = b.rec.clone();
+            let mut cx = b.cx(0);
+            (cx.new_data, cx.rwnd) = (new_data, rwnd);
+            assert_eq!(rec.pick(&cx), want, "new data {new_data}, rwnd {rwnd}, 20 segments outstanding");
+        }
+    }
+
     #[test]
     fn sack_rfc6675_enters_on_is_lost_and_sends_by_pipe() {
         let mut b = bare(RecoveryKind::SackRfc6675);
@@ -681,6 +861,84 @@ mod tests {
         }
         // Now 11 SACKed; segments 12..19 in flight (8) + the retransmission: pipe 9 < 10.
         assert_eq!(b.pick(), Some(Pick::New));
+    }
+
+    /// RFC 6675 §2 counts as a duplicate an ACK that SACKs new data even if it also advances
+    /// the cumulative ACK, so §5 (2.2) applies to a new ACK: with DupThresh segments SACKed
+    /// above the new head, IsLost(HighACK + 1) enters recovery at once; with two it does not.
+    #[test]
+    fn sack_rfc6675_a_new_ack_that_proves_its_new_head_lost_enters_recovery() {
+        for (sacked, enter) in [(3, true), (2, false)] {
+            let mut b = bare(RecoveryKind::SackRfc6675);
+            b.sb.sack(&[SackBlock { start: 5 * MSS + 1, end: (5 + sacked) * MSS + 1 }]);
+            let o = b.ack(2 * MSS + 1);
+            assert_eq!((o.enter, o.retransmit), (enter, enter.then_some(2 * MSS + 1)), "{sacked} segments SACKed above the head");
+            if enter {
+                assert_eq!((b.win.ssthresh, b.win.cwnd), (9 * MSS, 9 * MSS), "(4.2) FlightSize 18 segments / 2");
+            }
+        }
+    }
+
+    /// RFC 6675 puts no RecoveryPoint guard on a new recovery after a fast recovery (only after
+    /// an RTO, §5.1): once the ACK of RecoveryPoint has ended one, the next DupThresh
+    /// duplicates start the next, even with HighACK exactly at the old RecoveryPoint.
+    #[test]
+    fn sack_rfc6675_three_duplicates_at_the_last_recovery_point_start_a_new_recovery() {
+        let mut b = bare(RecoveryKind::SackRfc6675);
+        (b.snd_una, b.recover) = (5 * MSS + 1, 5 * MSS + 1);
+        b.sb.ack(5 * MSS + 1);
+        assert!(!b.dup(Some(6)).enter);
+        assert!(!b.dup(Some(7)).enter);
+        let o = b.dup(Some(8));
+        assert_eq!((o.enter, o.retransmit), (true, Some(5 * MSS + 1)));
+    }
+
+    /// RFC 6675 §5 (4.3)-(4.4): right after entering, SetPipe() counts the unSACKed segments
+    /// not lost and the retransmission of the first (HighRxt covers it).
+    #[test]
+    fn sack_rfc6675_pipe_on_entering_counts_the_fast_retransmission() {
+        let mut b = bare(RecoveryKind::SackRfc6675);
+        b.sb.sack(&[SackBlock { start: 1001, end: 3001 }]);
+        assert!(b.dup(Some(3)).enter);
+        assert_eq!(b.rec.pipe_bytes(MSS), Some(17 * MSS), "segments 5-20 and the retransmission of segment 1");
+    }
+
+    /// RFC 6675 §5 (C): each segment sent adds its length to pipe (C.4), and the sender goes on
+    /// while cwnd - pipe >= 1 SMSS (C.5); NextSeg() rule 2 sends new data only if the
+    /// receiver's window takes one more segment, else rule 3 resends an unSACKed segment.
+    #[test]
+    fn sack_rfc6675_sends_while_cwnd_minus_pipe_allows_and_new_data_within_the_receivers_window() {
+        let mut b = bare(RecoveryKind::SackRfc6675);
+        b.sb.sack(&[SackBlock { start: 1001, end: 3001 }]);
+        assert!(b.dup(Some(3)).enter);
+        b.sb.on_retransmit(1, SimTime::ZERO);
+        // Segment 5 SACKed: nothing more is lost; pipe = 15 segments in flight + the
+        // retransmission = 16.
+        b.win.cwnd = 20 * MSS;
+        b.dup(Some(5));
+        for (rwnd, want) in [(21 * MSS, Pick::New), (21 * MSS - 1, Pick::Hole(4 * MSS + 1))] {
+            let mut rec = b.rec.clone();
+            let mut cx = b.cx(0);
+            cx.rwnd = rwnd;
+            assert_eq!(rec.pick(&cx), Some(want), "rwnd {rwnd}, 20 segments outstanding");
+        }
+        let picks: Vec<Option<Pick>> = (0..5).map(|_| b.pick()).collect();
+        assert_eq!(picks, [Some(Pick::New), Some(Pick::New), Some(Pick::New), Some(Pick::New), None], "pipe 16 -> 20 = cwnd");
+        assert_eq!(b.rec.pipe_bytes(MSS), Some(20 * MSS));
+    }
+
+    /// RFC 2018 §8: after a timeout the sender forgets the SACKed bits (the receiver may have
+    /// reneged); under BBR (`Cc::keeps_sack_info`, issue 14) the table is kept, as Linux does.
+    #[test]
+    fn sack_rfc6675_a_timeout_forgets_sacks_except_under_bbr() {
+        for (cc, kept) in [(CcKind::RenoAimd, 0), (CcKind::Bbr, 2 * MSS)] {
+            let mut b = bare(RecoveryKind::SackRfc6675);
+            b.cc = Cc::new(cc);
+            b.sb.sack(&[SackBlock { start: 5 * MSS + 1, end: 7 * MSS + 1 }]);
+            let mut rec = b.rec.clone();
+            assert_eq!(rec.on_timeout(&mut b.cx(0)), 20 * MSS, "RFC 5681 (4): FlightSize");
+            assert_eq!(b.sb.sacked_bytes(), kept, "{cc:?}");
+        }
     }
 
     #[test]

@@ -635,6 +635,19 @@ mod tests {
     }
 
     #[test]
+    fn newreno_ns2_partial_window_deflation_of_less_than_a_segment_inflates_by_the_difference() {
+        // ns-2 counts whole packets; in bytes a partial ACK of half a segment deflates by
+        // (acked - 1 packet) < 0, i.e. adds the other half (was an overflow panic in debug builds).
+        let mut b = bare(RecoveryKind::NewrenoNs2);
+        b.ns2.partial_window_deflation = true;
+        for _ in 0..5 {
+            b.dup(None);
+        }
+        b.ack(MSS / 2 + 1);
+        assert_eq!((b.win.cwnd, b.rec.inflation()), (10 * MSS, 5 * MSS + MSS / 2), "dupwnd_ 5 - (1/2 - 1)");
+    }
+
+    #[test]
     fn newreno_rfc6582_partial_window_deflation_and_impatient_timer() {
         let mut b = bare(RecoveryKind::NewrenoRfc6582);
         for _ in 0..3 {

@@ -67,7 +67,8 @@ impl NewrenoNs2 {
                 // ns-2 `partialnewack()`: deflate by the data acknowledged, less one packet.
                 let (mss, deflate) = (cx.mss(), cx.acked);
                 if self.dupwnd > deflate {
-                    self.dupwnd -= deflate - mss;
+                    // dupwnd_ - (acked - 1 packet), in that order: acked may be under a packet.
+                    self.dupwnd = self.dupwnd + mss - deflate;
                 } else {
                     cx.win.cwnd = cx.win.cwnd.saturating_sub(deflate - self.dupwnd).max(mss);
                     self.dupwnd = mss; // "leave dupwnd_ > 0 to flag the fast recovery phase"

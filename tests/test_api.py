@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -247,6 +249,14 @@ def test_tables_are_built_only_when_asked():
 
 
 def test_a_huge_scenario_file_is_refused_with_its_size(tmp_path):
+    # Not a regular file: named, never read (a device or a pipe would be read without end).
+    for path, says in ((Path("/dev/zero"), "not a regular file"), (tmp_path, "is a directory")):
+        with pytest.raises(ScenarioError, match=says):
+            sattcp.run(path)
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(ScenarioError, match="not a regular file"):
+        sattcp.run(fifo)
     big = tmp_path / "big.toml"
     big.write_text(GEO.read_text() + "#" * (1 << 20) + "\n")
     with pytest.raises(ScenarioError, match=r"scenario file is 1,04\d,\d{3} bytes, more than the 1,048,576"):
@@ -261,12 +271,45 @@ def test_an_enormous_run_or_trace_is_refused_before_it_starts():
         sattcp.run(GEO, overrides={"run.duration": "1000000s", "links.bottleneck.rate": "45Gbps"})
     p = e.value.problems[0]
     assert p["path"] == "run.duration" and "engine events" in p["rule"] and "force" in p["rule"], p
-    with pytest.raises(ScenarioError) as e:
-        sattcp.run(GEO, overrides={"run.duration": "1000s", "links.bottleneck.rate": "45Gbps", "trace.flows": [0]})
-    p = e.value.problems[0]
-    assert p["path"] == "trace" and "GiB" in p["rule"], p
+    # Time series past their bound (trace.max_points) and a packet log past its own.
+    for trace in ({"trace.flows": [0], "trace.max_points": 10**12}, {"trace.packets": "all", "trace.max_packet_events": 2**63 - 1}):
+        with pytest.raises(ScenarioError) as e:
+            sattcp.run(GEO, overrides={"run.duration": "1000s", "links.bottleneck.rate": "45Gbps", **trace})
+        p = e.value.problems[0]
+        assert p["path"] == "trace" and "GiB" in p["rule"], p
     # Refused at once, not after running (a generous bound: it does no simulation at all).
     assert time.perf_counter() - t0 < 60
+
+
+def test_the_trace_estimate_keeps_to_the_traces_bounds():
+    """The time series stop at trace.max_points and the packet log at trace.max_packet_events
+    (docs/traces.md "Bounds"), so the estimate does too: a bounded trace of a long run is not
+    refused (it was: 21 GiB estimated for traces capped at 1,000 points)."""
+    from sattcp.api import PACKET_EVENT_BYTES, PACKET_EVENTS_PER_PACKET, TRACE_BYTES_PER_POINT, estimate_work
+
+    cfg = sattcp.resolve(GEO, overrides={"run.duration": "200000s", "topology.pairs": 10, "trace.links": ["bottleneck"], "trace.flows": list(range(10)), "trace.max_points": 1000})
+    est = estimate_work(cfg)
+    assert est["trace_points"] == 1000 and est["packet_events"] == 0
+    assert est["trace_bytes"] == 1000 * TRACE_BYTES_PER_POINT
+    # The packet log: every packet, then only some flows' packets, each within its bound.
+    base = {"run.duration": "100s", "topology.pairs": 10}
+    packets = estimate_work(sattcp.resolve(GEO, overrides=base))["packets"]
+    every = estimate_work(sattcp.resolve(GEO, overrides={**base, "trace.packets": "all", "trace.max_packet_events": 10**12}))
+    assert every["packet_events"] == pytest.approx(packets * PACKET_EVENTS_PER_PACKET)
+    assert every["trace_bytes"] == pytest.approx(every["packet_events"] * PACKET_EVENT_BYTES)
+    some = estimate_work(sattcp.resolve(GEO, overrides={**base, "trace.packets": {"flows": [0, 1]}, "trace.max_packet_events": 10**12}))
+    assert some["packet_events"] == pytest.approx(every["packet_events"] * 2 / 10)
+    capped = estimate_work(sattcp.resolve(GEO, overrides={**base, "run.duration": "100000s", "trace.packets": "all"}))
+    assert capped["packet_events"] == 5_000_000, "the core's default bound"
+
+
+def test_a_sweep_refusal_does_not_offer_a_force_it_has_not():
+    from sattcp.api import check_resources
+
+    cfg = sattcp.resolve(GEO, overrides={"run.duration": "1000000s", "links.bottleneck.rate": "45Gbps"})
+    with pytest.raises(ScenarioError) as e:
+        check_resources(cfg, how_to_force=None)
+    assert "force" not in e.value.problems[0]["rule"] and e.value.problems[0]["rule"].endswith("shorten run.duration")
 
 
 def test_a_long_run_warns_with_its_estimate():

@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 import sys
 import time
 import warnings
 from collections.abc import Callable, Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .errors import OutputPathError, ScenarioError, SimulationInterrupted
 
@@ -80,11 +81,21 @@ def read_scenario(scenario: str | Path | Mapping[str, Any]) -> str:
         return scenario_from_dict(scenario)
     if isinstance(scenario, Path) or (isinstance(scenario, str) and _looks_like_path(scenario)):
         path = Path(scenario)
+        def refuse(rule: str) -> NoReturn:
+            raise ScenarioError([{"path": "", "rule": rule, "got": str(path)}])
+
         try:
-            size = path.stat().st_size
-            if size > MAX_SCENARIO_BYTES and path.is_file():
-                raise ScenarioError([{"path": "", "rule": f"scenario file is {size:,} bytes, more than the {MAX_SCENARIO_BYTES:,} a scenario may have (is it a scenario?)", "got": str(path)}])
-            return path.read_text(encoding="utf-8")
+            mode = path.stat().st_mode
+            if stat.S_ISDIR(mode):
+                refuse("scenario path is a directory, not a file")
+            if not stat.S_ISREG(mode):
+                # A device or a pipe (/dev/zero) would be read without end.
+                refuse("scenario path is not a regular file (a device, pipe or socket?)")
+            with path.open("rb") as f:
+                data = f.read(MAX_SCENARIO_BYTES + 1)
+            if len(data) > MAX_SCENARIO_BYTES:
+                refuse(f"scenario file is {path.stat().st_size:,} bytes, more than the {MAX_SCENARIO_BYTES:,} a scenario may have (is it a scenario?)")
+            return data.decode("utf-8")
         except FileNotFoundError:
             raise ScenarioError([{"path": "", "rule": "scenario file not found", "got": str(path)}]) from None
         except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
@@ -373,6 +384,14 @@ WARN_EVENTS = 1e9
 MAX_EVENTS = 1e12
 #: Bytes of memory per recorded trace point (two f64 in Rust, then JSON and two Python floats).
 TRACE_BYTES_PER_POINT = 80
+#: Packet-log events per packet crossing the bottleneck with every packet traced, and bytes per
+#: event (64 in Rust, about as many again in the Python table): 7 million events for 476 k
+#: bottleneck packets, 718 MB of peak memory (docs/traces.md, "Bounds").
+PACKET_EVENTS_PER_PACKET = 15
+PACKET_EVENT_BYTES = 128
+#: The core's defaults of trace.max_points and trace.max_packet_events (docs/traces.md).
+DEFAULT_MAX_POINTS = 10_000_000
+DEFAULT_MAX_PACKET_EVENTS = 5_000_000
 #: Above this estimated trace memory a run warns; above MAX a share of RAM it is refused.
 WARN_TRACE_BYTES = 1 << 30
 
@@ -409,8 +428,22 @@ def estimate_work(config: Mapping[str, Any]) -> dict[str, float]:
     pairs = max(int(config.get("topology", {}).get("pairs") or 1), 1)
     trace = config.get("trace", {})
     points = 3 * packets * len(trace.get("flows") or []) / pairs + 2 * packets * len(trace.get("links") or [])
+    points = min(points, _count(trace.get("max_points"), DEFAULT_MAX_POINTS))
+    sel = trace.get("packets", "none")
+    if sel == "none" or not sel:
+        packet_events = 0.0
+    else:
+        packet_events = packets * PACKET_EVENTS_PER_PACKET
+        if isinstance(sel, Mapping) and sel.get("flows"):
+            packet_events *= min(len(sel["flows"]) / pairs, 1.0)
+        packet_events = min(packet_events, _count(trace.get("max_packet_events"), DEFAULT_MAX_PACKET_EVENTS))
     return {"packets": packets, "events": events, "wall_s": events / EVENTS_PER_SECOND, "trace_points": points,
-            "trace_bytes": points * TRACE_BYTES_PER_POINT}
+            "packet_events": packet_events, "trace_bytes": points * TRACE_BYTES_PER_POINT + packet_events * PACKET_EVENT_BYTES}
+
+
+def _count(v: Any, default: int) -> float:
+    """A resolved count of the scenario, or the core's default where absent."""
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else float(default)
 
 
 def _memory_bytes() -> float:
@@ -420,26 +453,32 @@ def _memory_bytes() -> float:
         return float("inf")
 
 
-def check_resources(config: Mapping[str, Any], force: bool = False) -> dict[str, float]:
+def _trace_size(est: Mapping[str, float]) -> str:
+    return f"{est['trace_points']:.2g} time-series points, {est['packet_events']:.2g} packet events"
+
+
+def check_resources(config: Mapping[str, Any], force: bool = False, how_to_force: str | None = "force it (force=True, sattcp run --force)") -> dict[str, float]:
     """Refuses (ScenarioError) a run whose estimated work or trace memory is enormous, and warns
     (:class:`SattcpWarning`) about a long one, each with the numbers; ``force`` turns refusals
-    into warnings."""
+    into warnings. ``how_to_force`` ends the refusal's advice (None where nothing can force it,
+    as in a sweep)."""
     est = estimate_work(config)
+    force_it = f", or {how_to_force}" if how_to_force else ""
     problems, notes = [], []
     if est["events"] > MAX_EVENTS:
         problems.append({"path": "run.duration", "rule": f"the run would take about {est['events']:.2g} engine events "
                          f"({est['packets']:.2g} packets across the bottleneck, roughly {est['wall_s'] / 3600:,.0f} hours); "
-                         f"the limit is {MAX_EVENTS:.0e}: shorten run.duration, or force it (force=True, --force)",
+                         f"the limit is {MAX_EVENTS:.0e}: shorten run.duration{force_it}",
                          "got": json.dumps(config.get("run", {}).get("duration"))})
     elif est["events"] > WARN_EVENTS:
         notes.append(f"a long run: about {est['events']:.2g} engine events, roughly {est['wall_s']:,.0f} s of wall time")
     mem = _memory_bytes()
     if est["trace_bytes"] > mem / 2:
         problems.append({"path": "trace", "rule": f"the traces would need about {est['trace_bytes'] / 2**30:,.1f} GiB "
-                         f"({est['trace_points']:.2g} points), more than half of this machine's {mem / 2**30:,.1f} GiB: "
-                         "trace fewer flows or links, shorten run.duration, or force it (force=True, --force)", "got": ""})
+                         f"({_trace_size(est)}), more than half of this machine's {mem / 2**30:,.1f} GiB: "
+                         f"trace fewer flows, links or packets, lower trace.max_points or trace.max_packet_events, shorten run.duration{force_it}", "got": ""})
     elif est["trace_bytes"] > WARN_TRACE_BYTES:
-        notes.append(f"large traces: about {est['trace_bytes'] / 2**30:,.1f} GiB ({est['trace_points']:.2g} points)")
+        notes.append(f"large traces: about {est['trace_bytes'] / 2**30:,.1f} GiB ({_trace_size(est)})")
     if problems and not force:
         raise ScenarioError(problems)
     for p in problems:

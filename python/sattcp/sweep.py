@@ -338,7 +338,7 @@ def _core_config(text: str, overrides: Mapping[str, Any]) -> tuple[dict[str, Any
         if guard is not None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # long runs warn when they run
-                guard(config)
+                guard(config, how_to_force=None)  # a study's runs cannot be forced
     except ScenarioError as e:
         return {}, list(e.problems)
     return config, []

@@ -543,3 +543,22 @@ fn prefetching_does_not_change_a_run() {
         assert_eq!(serde_json::to_string(&on.flows).unwrap(), serde_json::to_string(&off.flows).unwrap(), "{name}");
     }
 }
+
+#[test]
+fn flows_that_never_open_are_named_in_the_warnings() {
+    let run = |sets: &[(&str, &str)]| {
+        let mut sim = Simulation::new(&scenario(include_str!("../../../scenarios/geo-dumbbell-droptail.toml"), sets));
+        sim.run();
+        sim.finish()
+    };
+    let short = [("topology.pairs", "3"), ("run.duration", "\"3s\"")];
+    // Starts at 0, 2 and 4 s: the last one after the end.
+    let r = run(&[short[0], short[1], ("app.stagger", "\"2s\"")]);
+    assert_eq!(r.flows.iter().map(|f| f.bytes_sent > 0).collect::<Vec<_>>(), [true, true, false]);
+    let w: Vec<_> = r.warnings.iter().filter(|w| w.contains("never opened")).collect();
+    assert_eq!(w, ["1 of 3 flows never opened a connection before the run ended (the first: flow 2); their applications did not start them in time (bulk flows: check app.start and app.stagger against run.duration)"]);
+    let r = run(&[short[0], short[1], ("app.start", "\"5s\"")]);
+    assert!(r.warnings.iter().any(|w| w.starts_with("3 of 3 flows never opened")), "{:?}", r.warnings);
+    let r = run(&short);
+    assert!(r.warnings.iter().all(|w| !w.contains("never opened")), "{:?}", r.warnings);
+}

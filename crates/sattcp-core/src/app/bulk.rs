@@ -40,6 +40,10 @@ impl App for Bulk {
         cx.open_at(self.flow, self.at);
     }
 
+    fn scheduled_open(&self) -> Option<(FlowId, SimTime)> {
+        Some((self.flow, self.at))
+    }
+
     fn on_open(&mut self, cx: &mut AppCx<'_>, _flow: FlowId) {
         self.write(cx);
     }

@@ -100,6 +100,12 @@ pub trait App: Send + Sync {
     fn done(&self) -> bool {
         false
     }
+    /// The flow this application opens at a time fixed when the run is built, and that time
+    /// (a bulk source's `app.start` + its stagger); None where the application decides as it
+    /// runs (WWW, request-response). A run warns of such opens at or after its end.
+    fn scheduled_open(&self) -> Option<(FlowId, SimTime)> {
+        None
+    }
     /// At the end of the run (`end`): what the application adds to the result.
     fn report(&mut self, _end: SimTime) -> Option<AppReport> {
         None

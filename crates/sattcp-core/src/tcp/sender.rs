@@ -1004,10 +1004,6 @@ impl TcpSender {
             _ => None,
         }
     }
-    /// True once the connection has been opened (its SYN, or its first segment, sent).
-    pub fn opened(&self) -> bool {
-        self.snd_max > 0
-    }
     /// Data bytes cumulatively acknowledged.
     pub fn bytes_acked(&self) -> u64 {
         self.snd_una.saturating_sub(1).min(self.app_end - 1)

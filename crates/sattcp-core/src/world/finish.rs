@@ -65,19 +65,10 @@ pub(super) fn result(mut w: World, name: String, seed: u64, events: u64, digest:
     }
     // Traces that reached their bounds (docs/traces.md) say so in the warnings.
     let mut packets = w.tap.take().and_then(|t| t.into_packet_log());
-    let mut notes: Vec<String> = crate::metrics::result::traces_warning(w.traces.iter(), w.max_points).into_iter().collect();
-    // A flow never opened is most likely a start at or after the end (app.start, app.stagger).
-    let unopened: Vec<usize> = w.flows.iter().enumerate().filter(|(_, f)| !f.sender.opened()).map(|(i, _)| i).collect();
-    if let Some(first) = unopened.first() {
-        notes.push(format!(
-            "{} of {} flows never opened a connection before the run ended (the first: flow {first}); their applications did not start them in time (bulk flows: check app.start and app.stagger against run.duration)",
-            unopened.len(),
-            w.flows.len()
-        ));
-    }
+    let mut trace_warnings: Vec<String> = crate::metrics::result::traces_warning(w.traces.iter(), w.max_points).into_iter().collect();
     if let Some(log) = &mut packets {
         log.finish(end);
-        notes.extend(log.warning());
+        trace_warnings.extend(log.warning());
     }
     let mut flows: Vec<FlowResult> = w
         .flows
@@ -129,7 +120,7 @@ pub(super) fn result(mut w: World, name: String, seed: u64, events: u64, digest:
         }
         w.traces.extend(r.traces);
         app_data.extend(r.data);
-        notes.extend(r.warnings);
+        trace_warnings.extend(r.warnings);
         if let Some((k, v)) = r.section {
             sections.insert(k, v);
         }
@@ -179,7 +170,7 @@ pub(super) fn result(mut w: World, name: String, seed: u64, events: u64, digest:
                 let at = l.at.as_ref().map(|n| format!(" through link {n}")).unwrap_or_default();
                 format!("scripted loss never happened: flow {} did not send data offset {} a {} time (transmission {}){at}", l.flow, l.offset, ordinal(l.transmission as u64 + 1), l.transmission)
             })
-            .chain(notes)
+            .chain(trace_warnings)
             .collect(),
         packets,
     }

@@ -856,7 +856,20 @@ impl Simulation {
     pub fn finish(mut self) -> crate::metrics::result::RunResult {
         let capacity_bps = self.w.hops[self.w.bottleneck as usize].capacity_bps(&self.w.links, self.mss);
         let end = self.w.duration;
-        let reports = self.apps.iter_mut().filter_map(|e| e.app.report(end)).collect();
+        let mut reports: Vec<_> = self.apps.iter_mut().filter_map(|e| e.app.report(end)).collect();
+        // Opens fixed at build time that the run never reached: zeros, not a result (one line
+        // for all of them: with 100,000 flows there may be as many).
+        let late: Vec<(FlowId, SimTime)> = self.apps.iter().filter_map(|e| e.app.scheduled_open()).filter(|&(_, at)| at >= end).collect();
+        if let Some(&(flow, at)) = late.iter().min_by_key(|&&(f, _)| f) {
+            let warning = format!(
+                "{} of {} flows open at or after the run's end ({} s), so send nothing (the first: flow {flow} at {} s): check app.start and app.stagger against run.duration",
+                late.len(),
+                self.w.flows.len(),
+                end.as_secs_f64(),
+                at.as_secs_f64()
+            );
+            reports.push(crate::app::AppReport { warnings: vec![warning], ..Default::default() });
+        }
         finish::result(self.w, self.name, self.seed, self.events, self.digest, capacity_bps, reports)
     }
 }

@@ -43,8 +43,23 @@ def _load_runner(spec: str | None) -> Callable[..., Any] | None:
     return fn
 
 
-def _guard(cmd: str, body: Callable[[], int]) -> int:
-    """Run a handler body, turning expected errors into a message and an exit status."""
+#: What an interrupted command has kept, by how it keeps its runs (see :func:`_guard`).
+SAVED = "every finished run is saved, run the same command to resume"
+IN_MEMORY = "this study keeps its runs in memory: nothing was saved, a rerun starts over"
+#: Studies of ``reproduce`` that run their own experiments in memory, with no results store.
+IN_MEMORY_STUDIES = ("zhou-sgw", "netpipe-sat")
+
+
+def interrupted_message(terminated: bool, kept: str | None) -> str:
+    """What ``_guard`` says when Ctrl-C (or SIGTERM) stops a command; ``kept`` is what is left
+    (:data:`SAVED`, :data:`IN_MEMORY`), None for a command that runs nothing (analyze, export)."""
+    how = "terminated (SIGTERM)" if terminated else "interrupted"
+    return f"{how}; {kept}" if kept else how
+
+
+def _guard(cmd: str, body: Callable[[], int], kept: str | None = SAVED) -> int:
+    """Run a handler body, turning expected errors into a message and an exit status. ``kept``:
+    what an interruption leaves, for its message (:func:`interrupted_message`)."""
     import duckdb
 
     from sattcp.store import StoreLocked
@@ -53,9 +68,9 @@ def _guard(cmd: str, body: Callable[[], int]) -> int:
     try:
         return body()
     except KeyboardInterrupt as e:
-        how = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
-        _err(cmd, f"{how}; every finished run is saved, run the same command to resume")
-        return EXIT_TERMINATED if isinstance(e, Terminated) else EXIT_INTERRUPTED
+        terminated = isinstance(e, Terminated)
+        _err(cmd, interrupted_message(terminated, kept))
+        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     except SimulatorUnavailable as e:
         _err(cmd, str(e))
         return EXIT_FAILED
@@ -222,7 +237,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             print(f"report: {path}")
         return EXIT_OK
 
-    return _guard("analyze", body)
+    return _guard("analyze", body, kept=None)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -243,7 +258,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                 print(p)
         return EXIT_OK
 
-    return _guard("export", body)
+    return _guard("export", body, kept=None)
 
 
 def _positive_int(v: str) -> int:
@@ -266,7 +281,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         # by each branch below, once its folder is known.
         if args.real and args.name != "netpipe-sat":
             raise ValueError("--real is for netpipe-sat only")
-        if args.name in ("netpipe-sat", "zhou-sgw"):  # they run their own experiments, not a study
+        if args.name in IN_MEMORY_STUDIES:  # they run their own experiments, not a study
             given = [opt for opt, v in (("--replications", args.replications), ("--cluster", args.cluster),
                                         ("--runner", args.runner), ("--retry-failed", args.retry_failed or None))
                      if v is not None]
@@ -324,7 +339,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         print(f"report: {path}")
         return EXIT_FAILED if s.failed else EXIT_OK
 
-    return _guard("reproduce", body)
+    return _guard("reproduce", body, kept=IN_MEMORY if args.name in IN_MEMORY_STUDIES else SAVED)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -291,3 +291,11 @@ def test_ctrl_c_in_analyze_or_export_promises_nothing():
     assert interrupted_message(False, None) == "interrupted"
     assert interrupted_message(True, SAVED) == f"terminated (SIGTERM); {SAVED}"
     assert interrupted_message(False, IN_MEMORY).startswith("interrupted; this study keeps its runs in memory")
+
+
+def test_netpipe_prints_a_resource_warning_as_sattcp_does():
+    # The estimate counts the whole run.duration; the ping-pong itself ends in a moment.
+    p = run_cli("netpipe", "scenarios/netpipe-e1.toml", "--set", "run.duration=1000000s", "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.startswith("sattcp: warning: a long run: about"), p.stderr
+    assert "SattcpWarning" not in p.stderr and "netpipe_cli.py" not in p.stderr, p.stderr

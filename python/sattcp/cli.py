@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from .errors import InternalError, SattcpError, ScenarioError, SimulationError
 
@@ -25,6 +26,20 @@ def _parse_set(items: Sequence[str]) -> dict[str, str]:
     if problems:
         raise ScenarioError(problems)
     return out
+
+
+@contextlib.contextmanager
+def warnings_to_stderr() -> Iterator[None]:
+    """Warnings raised inside (sattcp's resource notes, "a long run: about 2e9 engine events...",
+    before a run starts) print as ``sattcp: warning: MESSAGE``, without Python's source line."""
+    import warnings
+
+    from .api import SattcpWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", SattcpWarning)
+        warnings.showwarning = lambda message, *a, **k: print(f"sattcp: warning: {message}", file=sys.stderr)
+        yield
 
 
 def _fmt_table(rows: list[list[str]], header: list[str]) -> str:
@@ -83,10 +98,9 @@ def format_summary(result) -> str:  # noqa: ANN001 - RunResult, imported lazily
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import warnings
     from pathlib import Path
 
-    from .api import SattcpWarning, check_output_path, resolve, run
+    from .api import check_output_path, resolve, run
 
     overrides = _parse_set(args.set or [])
     # On the command line the scenario is always a file.
@@ -103,10 +117,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         except SattcpError as e:
             print(f"sattcp: {e}", file=sys.stderr)
             return EXIT_BAD_INPUT
-    with warnings.catch_warnings():
-        # Resource notes ("a long run: about 2e9 engine events...") before the run starts.
-        warnings.simplefilter("always", SattcpWarning)
-        warnings.showwarning = lambda message, *a, **k: print(f"sattcp: warning: {message}", file=sys.stderr)
+    with warnings_to_stderr():
         progress = (not args.quiet and sys.stderr.isatty()) or args.progress
         result = run(scenario, seed=args.seed, overrides=overrides, progress=progress, raw_overrides=True, force=args.force)
     for w in result.data.get("warnings", []):

@@ -74,7 +74,7 @@ def _check_out(path: Path) -> None:
 
 def cmd_netpipe(args: argparse.Namespace) -> int:
     from .api import resolve, run
-    from .cli import EXIT_BAD_INPUT, _parse_set
+    from .cli import EXIT_BAD_INPUT, _parse_set, warnings_to_stderr
 
     overrides = _parse_set(args.set or [])
     scenario = Path(args.scenario)
@@ -90,7 +90,8 @@ def cmd_netpipe(args: argparse.Namespace) -> int:
         raise ScenarioError([{"path": "app.kind", "rule": "must be \"pingpong\" for sattcp netpipe (NetPIPE's ping-pong; "
                               "see scenarios/netpipe-e1.toml)", "got": json.dumps(kind)}])
     progress = not args.quiet and sys.stderr.isatty()
-    result = run(scenario, seed=args.seed, overrides=overrides, raw_overrides=True, progress=progress)
+    with warnings_to_stderr():
+        result = run(scenario, seed=args.seed, overrides=overrides, raw_overrides=True, progress=progress)
     for w in result.data.get("warnings", []):
         print(f"sattcp: warning: {w}", file=sys.stderr)
     s = result.summary

@@ -299,3 +299,25 @@ def test_netpipe_prints_a_resource_warning_as_sattcp_does():
     assert p.returncode == 0, p.stderr
     assert p.stderr.startswith("sattcp: warning: a long run: about"), p.stderr
     assert "SattcpWarning" not in p.stderr and "netpipe_cli.py" not in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["run", "scenarios/geo-bulk.toml", "--set", "run.duration=1s", "--out", ""],
+    ["run", "scenarios/geo-bulk.toml", "--print-config", "--out", ""],
+    ["netpipe", "scenarios/netpipe-e1.toml", "--out", ""],
+    ["sweep", "study.toml", "--store", ""],
+    ["analyze", "results.duckdb", "--study", "s", "--html", ""],
+    ["export", "results.duckdb", "--out", ""],
+    ["reproduce", "kota-www", "--quick", "--out", ""],
+    ["emulate", "scenarios/emulate/modern-geo.toml", "--stats", "", "--", "true"],
+])
+def test_an_empty_output_path_is_refused(tmp_path, args):
+    # Was ignored (`if args.out:`), or taken for the current folder (export, sweep). Run in an
+    # empty folder, which must stay empty (scenarios by absolute path).
+    from conftest import ROOT
+
+    args = [str(ROOT / a) if a.startswith("scenarios/") else a for a in args]
+    p = run_cli(*args, cwd=tmp_path)
+    opt = args[args.index("") - 1]
+    assert p.returncode == 2 and f"argument {opt}: empty path" in p.stderr, (p.stdout, p.stderr)
+    assert list(tmp_path.iterdir()) == []

@@ -28,6 +28,14 @@ def _parse_set(items: Sequence[str]) -> dict[str, str]:
     return out
 
 
+def output_path(value: str) -> str:
+    """argparse ``type`` of an output path (``--out``, ``--html``, ``--store``, ``--stats``): an
+    empty one is refused (exit 2), not taken for "no option" or for the current folder."""
+    if not value:
+        raise argparse.ArgumentTypeError("empty path")
+    return value
+
+
 @contextlib.contextmanager
 def warnings_to_stderr() -> Iterator[None]:
     """Warnings raised inside (sattcp's resource notes, "a long run: about 2e9 engine events...",
@@ -106,12 +114,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     # On the command line the scenario is always a file.
     scenario = Path(args.scenario)
     if args.print_config:
-        if args.out:  # --print-config runs nothing, so there would be nothing to write
+        if args.out is not None:  # --print-config runs nothing, so there would be nothing to write
             print("sattcp: --out cannot be given with --print-config (which prints the scenario and runs nothing)", file=sys.stderr)
             return EXIT_BAD_INPUT
         print(resolve(scenario, seed=args.seed, overrides=overrides, raw_overrides=True, format="toml"), end="")
         return 0
-    if args.out:
+    if args.out is not None:
         try:
             check_output_path(args.out, "--out")
         except SattcpError as e:
@@ -122,7 +130,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         result = run(scenario, seed=args.seed, overrides=overrides, progress=progress, raw_overrides=True, force=args.force)
     for w in result.data.get("warnings", []):
         print(f"sattcp: warning: {w}", file=sys.stderr)
-    if args.out:
+    if args.out is not None:
         result.save(args.out)
         for p in result.output_paths(args.out).values():
             print(f"wrote {p}", file=sys.stderr)
@@ -141,7 +149,7 @@ def register_run(sub: argparse._SubParsersAction) -> None:
     # What is printed: the result as JSON, or the resolved scenario without running.
     printed = r.add_mutually_exclusive_group()
     printed.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
-    r.add_argument("--out", metavar="FILE", help="write the result: FILE.json (everything), or FILE.parquet (flows) "
+    r.add_argument("--out", metavar="FILE", type=output_path, help="write the result: FILE.json (everything), or FILE.parquet (flows) "
                    "with FILE.links.parquet and, when traces are recorded, FILE.traces.parquet beside it")
     printed.add_argument("--print-config", action="store_true", help="print the resolved scenario (every key with its effective value, "
                    "defaults included) as TOML and exit without running")

@@ -101,11 +101,13 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 
 def register(subparsers: Any) -> None:
     """Add ``sweep``, ``analyze``, ``export`` and ``reproduce`` to an argparse subparsers object."""
+    from sattcp.cli import output_path
+
     p = subparsers.add_parser("sweep", help="run every combination of a study's factors",
                               description="Run a study's full factorial x replications into a "
                               "DuckDB store; runs already stored are skipped (resume).")
     p.add_argument("study", metavar="STUDY.toml", help="study file")
-    p.add_argument("--store", default="results.duckdb", help="results file (default: %(default)s)")
+    p.add_argument("--store", default="results.duckdb", type=output_path, help="results file (default: %(default)s)")
     p.add_argument("--quick", action="store_true", help="the study's reduced [quick] variant")
     _add_run_options(p)
     p.set_defaults(handler=cmd_sweep, func=cmd_sweep)
@@ -119,7 +121,7 @@ def register(subparsers: Any) -> None:
                    help="response to analyse (repeatable; default: the study's responses)")
     p.add_argument("--block", default=None, help="only this block (e.g. GEO)")
     p.add_argument("--confidence", type=float, default=0.90, help="default: %(default)s")
-    p.add_argument("--html", metavar="DIR", default=None,
+    p.add_argument("--html", metavar="DIR", default=None, type=output_path,
                    help="also write DIR/report.html (figures embedded), variation.csv, effects.csv")
     p.add_argument("--allow-mixed-builds", action="store_true",
                    help="analyse even if the runs were made by different sattcp builds")
@@ -130,7 +132,7 @@ def register(subparsers: Any) -> None:
                               "flows, links, traces and studies, keyed by study and run_key "
                               "(docs/analysis.md).")
     p.add_argument("store", metavar="STORE")
-    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--out", required=True, type=output_path, help="output folder")
     p.add_argument("--format", choices=["parquet", "csv"], default="parquet")
     p.add_argument("--study", default=None, help="only this study")
     p.add_argument("--include-stale", action="store_true",
@@ -150,7 +152,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--replications", type=_positive_int, default=None, metavar="N",
                    help="N runs (seeds 1..N) per combination instead of the paper's one; the "
                         "analysis then separates pure error from interactions")
-    p.add_argument("--out", default=None, help="output folder (default: out/NAME[-quick])")
+    p.add_argument("--out", default=None, type=output_path, help="output folder (default: out/NAME[-quick])")
     _add_run_options(p)
     p.set_defaults(handler=cmd_reproduce, func=cmd_reproduce)
 
@@ -223,13 +225,13 @@ def _check_builds(store: str | Path, study: str, allow_mixed: bool) -> None:
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     def body() -> int:
-        if args.html:  # before the analysis, which may take a while
+        if args.html is not None:  # before the analysis, which may take a while
             from sattcp.paths import check_folder
 
             check_folder(args.html, "--html")
         _check_builds(args.store, args.study, args.allow_mixed_builds)
         print(analyze_text(args.store, args.study, args.response, args.block, args.confidence))
-        if args.html:
+        if args.html is not None:
             from sattcp.report import build_study_report
 
             path = build_study_report(args.store, args.study, args.html, args.response,

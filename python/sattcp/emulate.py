@@ -318,11 +318,13 @@ def format_stats(stats: dict[str, Any]) -> str:
 
 # -- the command line ------------------------------------------------------------------------
 def _add_options(p: argparse.ArgumentParser) -> None:
+    from .cli import output_path
+
     p.add_argument("--set", action="append", metavar="PATH=VALUE", help="override a scenario key, e.g. --set emulate.delay=200ms")
     p.add_argument("--server", metavar="CMD", help="command (one shell-quoted string) to run in the server namespace, in the background")
     p.add_argument("--wait-port", type=int, metavar="PORT", help="wait until the server listens on this TCP port before COMMAND")
     p.add_argument("--linger", type=float, metavar="SECONDS", help=f"after COMMAND, wait this long for the server command to end by itself (default {LINGER_S:g})")
-    p.add_argument("--stats", metavar="FILE", help="write the emulator's counters as JSON")
+    p.add_argument("--stats", metavar="FILE", type=output_path, help="write the emulator's counters as JSON")
     p.add_argument("--json", action="store_true", help="print the emulator's counters as JSON on stdout at the end")
 
 
@@ -376,7 +378,7 @@ def check_options(args: argparse.Namespace) -> None:
             raise ValueError(f"--wait-port: must be a TCP port from 1 to 65535, got {args.wait_port}")
         if not args.server:
             raise ValueError("--wait-port needs --server (nothing else runs in the server namespace)")
-    if args.stats:
+    if args.stats is not None:
         check_file(args.stats, "--stats")  # written at the end: refuse now, not after the emulation
 
 
@@ -428,7 +430,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, old)
     if em is not None and em.stats:
         print(format_stats(em.stats), file=sys.stderr)
-        if args.stats:
+        if args.stats is not None:
             Path(args.stats).write_text(json.dumps(em.stats, indent=1) + "\n")
         if args.json:
             print(json.dumps(em.stats))

@@ -104,11 +104,20 @@ def missing_privileges() -> list[str]:
     return missing
 
 
+def check_scenario_path(scenario: str | Path) -> None:
+    """ScenarioError unless ``scenario`` is a regular file (needs no emulator program)."""
+    p = Path(scenario)
+    if p.is_file():
+        return
+    rule = ("is a directory, not a scenario file" if p.is_dir() else
+            "is not a regular file" if p.exists() else "scenario file not found")
+    raise ScenarioError([{"path": "", "rule": rule, "got": str(scenario)}])
+
+
 def check_scenario(scenario: str | Path, overrides: dict[str, str] | None = None, binary: Path | None = None) -> dict[str, Any]:
     """The validated emulation (``sattcp-emu check``) as a dict; ScenarioError on bad input."""
+    check_scenario_path(scenario)  # before looking for the program: the path's fault first
     binary = binary or find_binary()
-    if not Path(scenario).is_file():
-        raise ScenarioError([{"path": "", "rule": "scenario file not found", "got": str(scenario)}])
     p = subprocess.run([str(binary), "check", str(scenario), *_set_args(overrides)], capture_output=True, text=True, timeout=60)
     out = p.stdout.strip().splitlines()
     doc = json.loads(out[-1]) if out else {}
@@ -364,13 +373,37 @@ def _split_rest(args: argparse.Namespace) -> list[str]:
     return command
 
 
-def check_options(args: argparse.Namespace) -> None:
-    """The options' values, before any namespace is set up (no privileges needed); ValueError
-    naming the option."""
+def _check_program(argv: Sequence[str], label: str) -> None:
+    """ValueError unless ``argv[0]`` can be executed: the namespaces share this file system, so a
+    program missing here is missing there, and `ip netns exec` would only print "exec of ...
+    failed" in the background."""
+    prog = argv[0]
+    if shutil.which(prog) is None:
+        if "/" not in prog:
+            raise ValueError(f"{label}: {prog}: no such program on PATH")
+        p = Path(prog)
+        why = ("does not exist" if not p.exists() else "is a directory" if p.is_dir() else
+               "is not a regular file" if not p.is_file() else "is not executable")
+        raise ValueError(f"{label}: {prog} {why}")
+
+
+def check_options(args: argparse.Namespace, command: Sequence[str] = ()) -> None:
+    """The options' values and the programs of ``--server`` and COMMAND, before any namespace
+    is set up (no privileges needed); ValueError naming the option."""
     import math
 
     from .paths import check_file
 
+    if args.server is not None:
+        try:
+            server = shlex.split(args.server)
+        except ValueError as e:  # "No closing quotation"
+            raise ValueError(f"--server {args.server!r}: {e}") from None
+        if not server:
+            raise ValueError("--server: empty command")
+        _check_program(server, "--server")
+    if command:
+        _check_program(command, "COMMAND")
     if args.linger is not None and not (math.isfinite(args.linger) and args.linger >= 0):
         raise ValueError(f"--linger: must be a number of seconds >= 0, got {args.linger:g}")
     if args.wait_port is not None:
@@ -391,8 +424,9 @@ def cmd_emulate(args: argparse.Namespace) -> int:
 
     command = _split_rest(args)
     overrides = _parse_set(args.set or [])
+    check_scenario_path(args.scenario)  # before the emulator program is looked for
     try:
-        check_options(args)
+        check_options(args, command)
     except ValueError as e:
         print(f"sattcp emulate: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -403,7 +437,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         em = Emulation(args.scenario, overrides)
         with em:
             print(f"sattcp emulate: server {ADDRS['server']} in netns {em.ns['server']}, client {ADDRS['client']} in netns {em.ns['client']}", file=sys.stderr)
-            server = em.popen("server", shlex.split(args.server)) if args.server else None
+            server = em.popen("server", shlex.split(args.server)) if args.server is not None else None
             if args.wait_port:
                 em.wait_listening("server", args.wait_port)
             if command:

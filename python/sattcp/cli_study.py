@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main", "register"]
+__all__ = ["main", "positive_int", "register"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 
@@ -89,7 +89,7 @@ def _guard(cmd: str, body: Callable[[], int], kept: str | None = SAVED) -> int:
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--jobs", "-j", type=_positive_int, default=None,
+    p.add_argument("--jobs", "-j", type=positive_int, default=None,
                    help="parallel runs on this machine (default: all cores)")
     p.add_argument("--cluster", metavar="ADDRESS", default=None,
                    help="run on a Dask distributed scheduler, e.g. tcp://10.0.0.1:8786")
@@ -149,7 +149,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--real", action="store_true",
                    help="netpipe-sat: also on the kernel's TCP through `sattcp emulate` (root, NPtcp)")
     p.add_argument("--quick", action="store_true", help="reduced variant (about a minute)")
-    p.add_argument("--replications", type=_positive_int, default=None, metavar="N",
+    p.add_argument("--replications", type=positive_int, default=None, metavar="N",
                    help="N runs (seeds 1..N) per combination instead of the paper's one; the "
                         "analysis then separates pure error from interactions")
     p.add_argument("--out", default=None, type=output_path, help="output folder (default: out/NAME[-quick])")
@@ -263,7 +263,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     return _guard("export", body, kept=None)
 
 
-def _positive_int(v: str) -> int:
+def positive_int(v: str) -> int:
     try:
         n = int(v)
     except ValueError:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -24,6 +25,8 @@ import matplotlib.pyplot as plt
 
 # seed 000 §4.3: maximum TCP goodput of the 45 Mbps T3 after TCP/IP/LLC/AAL5/cell overheads.
 CAPACITY_BPS = {"WAN, MSS 1024": 37.80e6, "MEO/GEO, MSS 9180": 40.39e6}
+#: The command that writes --csv (its --out) and summary.json beside it.
+PRODUCER = "cargo run -p sattcp-core --example workload_stats -- --out {csv}"
 CLASS_NAMES = ["0: 0-1 KB", "1: 1-10 KB", "2: 10-100 KB", "3: 100 KB-1 MB", "4: 1-10 MB"]
 
 
@@ -117,18 +120,23 @@ def plot_server_load(rows: list[dict[str, int]], summary: dict, out: Path) -> No
     plt.close(fig)
 
 
-def main() -> None:
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--csv", type=Path, default=Path("target/workload/requests.csv"))
     ap.add_argument("--out", type=Path, default=Path("docs/img"))
     args = ap.parse_args()
+    for need in (args.csv, args.csv.with_name("summary.json")):
+        if not need.is_file():
+            print(f"plot_workload.py: error: {need} not found; `{PRODUCER.format(csv=args.csv)}` writes it", file=sys.stderr)
+            return 2
     summary = json.loads(args.csv.with_name("summary.json").read_text())
     rows = read_requests(args.csv)
     args.out.mkdir(parents=True, exist_ok=True)
     plot_file_sizes(rows, summary, args.out)
     plot_server_load(rows, summary, args.out)
     print(f"wrote {args.out}/workload_file_sizes.png and {args.out}/workload_server_load.png")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -12,16 +12,37 @@ from pathlib import Path
 import pandas as pd
 
 from sattcp.analysis import allocation_of_variation
-from sattcp.store import Store
+from sattcp.store import Store, StoreError
 
 ROOT = Path(__file__).resolve().parents[1]
 FLAVOUR = {"vanilla": "Vanilla", "reno": "Reno", "newreno": "NewReno", "sack": "SACK"}
 BUFFER = {"0.5bdp": 0.5, "1bdp": 1.0, "2bdp": 2.0}
 
 
-def main(store_path: str) -> None:
+STUDY = "kota-www"
+#: The full study's factors this script reads (the --quick variant varies fewer).
+FACTORS = ("tcp.flavor", "switch.policy", "switch.buffer")
+USAGE_EXIT = 2
+
+
+def load(store_path: str) -> pd.DataFrame:
+    """The full study's runs; StoreError (a ValueError) saying what the store lacks."""
     with Store(store_path, read_only=True) as st:
-        ours = st.runs("kota-www")
+        studies = st.studies()
+        if STUDY not in studies:
+            raise StoreError(f"{store_path}: no {STUDY} study in this store (it has: {', '.join(studies) or 'none'}); "
+                             f"this script needs the full study's factors ({', '.join(FACTORS)}): "
+                             f"run `sattcp reproduce {STUDY}` without --quick")
+        ours = st.runs(STUDY)
+    missing = [f for f in FACTORS if f not in ours.columns]
+    if ours.empty or missing:
+        raise StoreError(f"{store_path}: the {STUDY} runs here lack the full study's factors "
+                         f"({', '.join(missing or FACTORS)}): run `sattcp reproduce {STUDY}` without --quick")
+    return ours
+
+
+def main(store_path: str) -> None:
+    ours = load(store_path)
     ours = ours.assign(
         link=ours.block,
         tcp=ours["tcp.flavor"].map(FLAVOUR),
@@ -54,4 +75,8 @@ def main(store_path: str) -> None:
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    main(sys.argv[1])
+    try:
+        main(sys.argv[1])
+    except StoreError as e:  # StoreMissing, a damaged or foreign file, the --quick variant
+        print(f"reproduction_numbers.py: error: {e}", file=sys.stderr)
+        sys.exit(USAGE_EXIT)

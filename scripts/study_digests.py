@@ -52,9 +52,11 @@ def diff(now: list[str], stored: list[str]) -> list[str]:
 
 
 def main() -> int:
+    from sattcp.cli_study import positive_int
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="record the digests instead of comparing")
-    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--jobs", type=positive_int, default=2, help="parallel runs (default: %(default)s)")
     a = ap.parse_args()
     rows = compute(a.jobs)
     if a.write:

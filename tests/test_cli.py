@@ -256,3 +256,68 @@ def test_out_parquet_writes_every_table(tmp_path):
     assert p.returncode == 0, p.stderr
     for name in ("r.parquet", "r.links.parquet", "r.traces.parquet"):
         assert (tmp_path / name).exists() and f"wrote {tmp_path / name}" in p.stderr
+
+
+@pytest.mark.parametrize(("name", "module"), [("zhou-sgw", "sattcp.zhou"), ("netpipe-sat", "sattcp.netpipe_sat"),
+                                              ("kota-www", "sattcp.cli_study")])
+def test_ctrl_c_in_reproduce_says_what_was_kept(tmp_path, monkeypatch, capsys, name, module):
+    """zhou-sgw and netpipe-sat keep their runs in memory: an interruption must not promise a
+    resume. kota-www sweeps into a store, which keeps every finished run."""
+    import importlib
+
+    from sattcp import cli_study
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    attr = "run_sweep" if name == "kota-www" else "reproduce"
+    if name == "kota-www":
+        monkeypatch.setattr("sattcp.sweep.run_sweep", interrupted)
+        monkeypatch.setattr("sattcp.sweep._check_api", lambda: None)
+    else:
+        monkeypatch.setattr(importlib.import_module(module), attr, interrupted)
+    assert cli_study.main(["reproduce", name, "--quick", "--no-progress", "--out", str(tmp_path / "o")]) == 130
+    err = capsys.readouterr().err
+    if name == "kota-www":
+        assert "interrupted; every finished run is saved, run the same command to resume" in err, err
+    else:
+        assert "interrupted; this study keeps its runs in memory: nothing was saved, a rerun starts over" in err, err
+        assert "resume" not in err
+
+
+def test_ctrl_c_in_analyze_or_export_promises_nothing():
+    from sattcp.cli_study import IN_MEMORY, SAVED, interrupted_message
+
+    assert interrupted_message(False, None) == "interrupted"
+    assert interrupted_message(True, SAVED) == f"terminated (SIGTERM); {SAVED}"
+    assert interrupted_message(False, IN_MEMORY).startswith("interrupted; this study keeps its runs in memory")
+
+
+def test_netpipe_prints_a_resource_warning_as_sattcp_does():
+    # The estimate counts the whole run.duration; the ping-pong itself ends in a moment.
+    p = run_cli("netpipe", "scenarios/netpipe-e1.toml", "--set", "run.duration=1000000s", "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.startswith("sattcp: warning: a long run: about"), p.stderr
+    assert "SattcpWarning" not in p.stderr and "netpipe_cli.py" not in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["run", "scenarios/geo-bulk.toml", "--set", "run.duration=1s", "--out", ""],
+    ["run", "scenarios/geo-bulk.toml", "--print-config", "--out", ""],
+    ["netpipe", "scenarios/netpipe-e1.toml", "--out", ""],
+    ["sweep", "study.toml", "--store", ""],
+    ["analyze", "results.duckdb", "--study", "s", "--html", ""],
+    ["export", "results.duckdb", "--out", ""],
+    ["reproduce", "kota-www", "--quick", "--out", ""],
+    ["emulate", "scenarios/emulate/modern-geo.toml", "--stats", "", "--", "true"],
+])
+def test_an_empty_output_path_is_refused(tmp_path, args):
+    # Was ignored (`if args.out:`), or taken for the current folder (export, sweep). Run in an
+    # empty folder, which must stay empty (scenarios by absolute path).
+    from conftest import ROOT
+
+    args = [str(ROOT / a) if a.startswith("scenarios/") else a for a in args]
+    p = run_cli(*args, cwd=tmp_path)
+    opt = args[args.index("") - 1]
+    assert p.returncode == 2 and f"argument {opt}: empty path" in p.stderr, (p.stdout, p.stderr)
+    assert list(tmp_path.iterdir()) == []

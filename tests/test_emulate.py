@@ -303,3 +303,50 @@ def test_nptcp_runs_through_the_emulator(privileged: Path, tmp_path: Path) -> No
     floor = 0.010 + 53 * 8 / 2.048e6  # 1 byte + 40 header bytes + 12 of timestamps
     for r in rows:
         assert floor <= r["time_s"] < floor + 0.003, r
+
+
+@pytest.mark.parametrize(("scenario", "message"), [
+    ("{tmp}/missing.toml", "scenario file not found, got {tmp}/missing.toml"),
+    ("{tmp}", "is a directory, not a scenario file, got {tmp}"),
+    ("/dev/zero", "is not a regular file, got /dev/zero"),
+])
+def test_a_bad_scenario_path_is_named_before_the_emulator_is_looked_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys: pytest.CaptureFixture[str],
+                                                                       scenario: str, message: str) -> None:
+    # As if the emulator were not built: the path's fault is still the one reported.
+    from sattcp import cli
+
+    def not_built() -> Path:
+        raise emulate.EmulateError("the emulator program sattcp-emu is not built")
+
+    monkeypatch.setattr(emulate, "find_binary", not_built)
+    assert cli.main(["emulate", scenario.format(tmp=tmp_path), "--", "true"]) == 2
+    err = capsys.readouterr().err
+    assert message.format(tmp=tmp_path) in err and "not built" not in err, err
+
+
+@pytest.mark.parametrize(("opts", "command", "message"), [
+    (["--server", "/nonexistent"], ["true"], "--server: /nonexistent does not exist"),
+    (["--server", "no-such-program-x -l"], ["true"], "--server: no-such-program-x: no such program on PATH"),
+    (["--server", "/dev/null"], ["true"], "--server: /dev/null is not a regular file"),
+    (["--server", "{tmp}"], ["true"], "--server: {tmp} is a directory"),
+    (["--server", "{tmp}/emu.toml"], ["true"], "--server: {tmp}/emu.toml is not executable"),
+    (["--server", "'sleep 1"], ["true"], "--server \"'sleep 1\": No closing quotation"),
+    (["--server", ""], ["true"], "--server: empty command"),
+    ([], ["/nonexistent", "-x"], "COMMAND: /nonexistent does not exist"),
+])
+def test_a_server_or_command_that_cannot_run_is_refused_up_front(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str],
+                                                                opts: list[str], command: list[str], message: str) -> None:
+    # Was: `ip netns exec` printed "exec of /nonexistent failed" in the background and the
+    # emulation went on, ending with COMMAND's status 0.
+    from sattcp import cli
+
+    def no_setup(*a: object, **k: object) -> None:
+        raise AssertionError("the emulation was set up")
+
+    monkeypatch.setattr(emulate, "Emulation", no_setup)
+    s = _scenario(tmp_path, 'rate = "2Mbps"\n')
+    opts = [o.format(tmp=tmp_path) for o in opts]
+    assert cli.main(["emulate", str(s), *opts, "--", *command]) == 2
+    assert f"sattcp emulate: {message.format(tmp=tmp_path)}" in capsys.readouterr().err

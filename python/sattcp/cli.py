@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from .errors import InternalError, SattcpError, ScenarioError, SimulationError
 
@@ -25,6 +26,28 @@ def _parse_set(items: Sequence[str]) -> dict[str, str]:
     if problems:
         raise ScenarioError(problems)
     return out
+
+
+def output_path(value: str) -> str:
+    """argparse ``type`` of an output path (``--out``, ``--html``, ``--store``, ``--stats``): an
+    empty one is refused (exit 2), not taken for "no option" or for the current folder."""
+    if not value:
+        raise argparse.ArgumentTypeError("empty path")
+    return value
+
+
+@contextlib.contextmanager
+def warnings_to_stderr() -> Iterator[None]:
+    """Warnings raised inside (sattcp's resource notes, "a long run: about 2e9 engine events...",
+    before a run starts) print as ``sattcp: warning: MESSAGE``, without Python's source line."""
+    import warnings
+
+    from .api import SattcpWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", SattcpWarning)
+        warnings.showwarning = lambda message, *a, **k: print(f"sattcp: warning: {message}", file=sys.stderr)
+        yield
 
 
 def _fmt_table(rows: list[list[str]], header: list[str]) -> str:
@@ -83,35 +106,31 @@ def format_summary(result) -> str:  # noqa: ANN001 - RunResult, imported lazily
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import warnings
     from pathlib import Path
 
-    from .api import SattcpWarning, check_output_path, resolve, run
+    from .api import check_output_path, resolve, run
 
     overrides = _parse_set(args.set or [])
     # On the command line the scenario is always a file.
     scenario = Path(args.scenario)
     if args.print_config:
-        if args.out:  # --print-config runs nothing, so there would be nothing to write
+        if args.out is not None:  # --print-config runs nothing, so there would be nothing to write
             print("sattcp: --out cannot be given with --print-config (which prints the scenario and runs nothing)", file=sys.stderr)
             return EXIT_BAD_INPUT
         print(resolve(scenario, seed=args.seed, overrides=overrides, raw_overrides=True, format="toml"), end="")
         return 0
-    if args.out:
+    if args.out is not None:
         try:
             check_output_path(args.out, "--out")
         except SattcpError as e:
             print(f"sattcp: {e}", file=sys.stderr)
             return EXIT_BAD_INPUT
-    with warnings.catch_warnings():
-        # Resource notes ("a long run: about 2e9 engine events...") before the run starts.
-        warnings.simplefilter("always", SattcpWarning)
-        warnings.showwarning = lambda message, *a, **k: print(f"sattcp: warning: {message}", file=sys.stderr)
+    with warnings_to_stderr():
         progress = (not args.quiet and sys.stderr.isatty()) or args.progress
         result = run(scenario, seed=args.seed, overrides=overrides, progress=progress, raw_overrides=True, force=args.force)
     for w in result.data.get("warnings", []):
         print(f"sattcp: warning: {w}", file=sys.stderr)
-    if args.out:
+    if args.out is not None:
         result.save(args.out)
         for p in result.output_paths(args.out).values():
             print(f"wrote {p}", file=sys.stderr)
@@ -130,7 +149,7 @@ def register_run(sub: argparse._SubParsersAction) -> None:
     # What is printed: the result as JSON, or the resolved scenario without running.
     printed = r.add_mutually_exclusive_group()
     printed.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
-    r.add_argument("--out", metavar="FILE", help="write the result: FILE.json (everything), or FILE.parquet (flows) "
+    r.add_argument("--out", metavar="FILE", type=output_path, help="write the result: FILE.json (everything), or FILE.parquet (flows) "
                    "with FILE.links.parquet and, when traces are recorded, FILE.traces.parquet beside it")
     printed.add_argument("--print-config", action="store_true", help="print the resolved scenario (every key with its effective value, "
                    "defaults included) as TOML and exit without running")

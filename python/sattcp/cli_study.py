@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main", "register"]
+__all__ = ["main", "positive_int", "register"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 
@@ -43,8 +43,23 @@ def _load_runner(spec: str | None) -> Callable[..., Any] | None:
     return fn
 
 
-def _guard(cmd: str, body: Callable[[], int]) -> int:
-    """Run a handler body, turning expected errors into a message and an exit status."""
+#: What an interrupted command has kept, by how it keeps its runs (see :func:`_guard`).
+SAVED = "every finished run is saved, run the same command to resume"
+IN_MEMORY = "this study keeps its runs in memory: nothing was saved, a rerun starts over"
+#: Studies of ``reproduce`` that run their own experiments in memory, with no results store.
+IN_MEMORY_STUDIES = ("zhou-sgw", "netpipe-sat")
+
+
+def interrupted_message(terminated: bool, kept: str | None) -> str:
+    """What ``_guard`` says when Ctrl-C (or SIGTERM) stops a command; ``kept`` is what is left
+    (:data:`SAVED`, :data:`IN_MEMORY`), None for a command that runs nothing (analyze, export)."""
+    how = "terminated (SIGTERM)" if terminated else "interrupted"
+    return f"{how}; {kept}" if kept else how
+
+
+def _guard(cmd: str, body: Callable[[], int], kept: str | None = SAVED) -> int:
+    """Run a handler body, turning expected errors into a message and an exit status. ``kept``:
+    what an interruption leaves, for its message (:func:`interrupted_message`)."""
     import duckdb
 
     from sattcp.store import StoreLocked
@@ -53,9 +68,9 @@ def _guard(cmd: str, body: Callable[[], int]) -> int:
     try:
         return body()
     except KeyboardInterrupt as e:
-        how = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
-        _err(cmd, f"{how}; every finished run is saved, run the same command to resume")
-        return EXIT_TERMINATED if isinstance(e, Terminated) else EXIT_INTERRUPTED
+        terminated = isinstance(e, Terminated)
+        _err(cmd, interrupted_message(terminated, kept))
+        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     except SimulatorUnavailable as e:
         _err(cmd, str(e))
         return EXIT_FAILED
@@ -74,7 +89,7 @@ def _guard(cmd: str, body: Callable[[], int]) -> int:
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--jobs", "-j", type=_positive_int, default=None,
+    p.add_argument("--jobs", "-j", type=positive_int, default=None,
                    help="parallel runs on this machine (default: all cores)")
     p.add_argument("--cluster", metavar="ADDRESS", default=None,
                    help="run on a Dask distributed scheduler, e.g. tcp://10.0.0.1:8786")
@@ -86,11 +101,13 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 
 def register(subparsers: Any) -> None:
     """Add ``sweep``, ``analyze``, ``export`` and ``reproduce`` to an argparse subparsers object."""
+    from sattcp.cli import output_path
+
     p = subparsers.add_parser("sweep", help="run every combination of a study's factors",
                               description="Run a study's full factorial x replications into a "
                               "DuckDB store; runs already stored are skipped (resume).")
     p.add_argument("study", metavar="STUDY.toml", help="study file")
-    p.add_argument("--store", default="results.duckdb", help="results file (default: %(default)s)")
+    p.add_argument("--store", default="results.duckdb", type=output_path, help="results file (default: %(default)s)")
     p.add_argument("--quick", action="store_true", help="the study's reduced [quick] variant")
     _add_run_options(p)
     p.set_defaults(handler=cmd_sweep, func=cmd_sweep)
@@ -104,7 +121,7 @@ def register(subparsers: Any) -> None:
                    help="response to analyse (repeatable; default: the study's responses)")
     p.add_argument("--block", default=None, help="only this block (e.g. GEO)")
     p.add_argument("--confidence", type=float, default=0.90, help="default: %(default)s")
-    p.add_argument("--html", metavar="DIR", default=None,
+    p.add_argument("--html", metavar="DIR", default=None, type=output_path,
                    help="also write DIR/report.html (figures embedded), variation.csv, effects.csv")
     p.add_argument("--allow-mixed-builds", action="store_true",
                    help="analyse even if the runs were made by different sattcp builds")
@@ -115,7 +132,7 @@ def register(subparsers: Any) -> None:
                               "flows, links, traces and studies, keyed by study and run_key "
                               "(docs/analysis.md).")
     p.add_argument("store", metavar="STORE")
-    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--out", required=True, type=output_path, help="output folder")
     p.add_argument("--format", choices=["parquet", "csv"], default="parquet")
     p.add_argument("--study", default=None, help="only this study")
     p.add_argument("--include-stale", action="store_true",
@@ -132,10 +149,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--real", action="store_true",
                    help="netpipe-sat: also on the kernel's TCP through `sattcp emulate` (root, NPtcp)")
     p.add_argument("--quick", action="store_true", help="reduced variant (about a minute)")
-    p.add_argument("--replications", type=_positive_int, default=None, metavar="N",
+    p.add_argument("--replications", type=positive_int, default=None, metavar="N",
                    help="N runs (seeds 1..N) per combination instead of the paper's one; the "
                         "analysis then separates pure error from interactions")
-    p.add_argument("--out", default=None, help="output folder (default: out/NAME[-quick])")
+    p.add_argument("--out", default=None, type=output_path, help="output folder (default: out/NAME[-quick])")
     _add_run_options(p)
     p.set_defaults(handler=cmd_reproduce, func=cmd_reproduce)
 
@@ -208,13 +225,13 @@ def _check_builds(store: str | Path, study: str, allow_mixed: bool) -> None:
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     def body() -> int:
-        if args.html:  # before the analysis, which may take a while
+        if args.html is not None:  # before the analysis, which may take a while
             from sattcp.paths import check_folder
 
             check_folder(args.html, "--html")
         _check_builds(args.store, args.study, args.allow_mixed_builds)
         print(analyze_text(args.store, args.study, args.response, args.block, args.confidence))
-        if args.html:
+        if args.html is not None:
             from sattcp.report import build_study_report
 
             path = build_study_report(args.store, args.study, args.html, args.response,
@@ -222,7 +239,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             print(f"report: {path}")
         return EXIT_OK
 
-    return _guard("analyze", body)
+    return _guard("analyze", body, kept=None)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -243,10 +260,10 @@ def cmd_export(args: argparse.Namespace) -> int:
                 print(p)
         return EXIT_OK
 
-    return _guard("export", body)
+    return _guard("export", body, kept=None)
 
 
-def _positive_int(v: str) -> int:
+def positive_int(v: str) -> int:
     try:
         n = int(v)
     except ValueError:
@@ -266,7 +283,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         # by each branch below, once its folder is known.
         if args.real and args.name != "netpipe-sat":
             raise ValueError("--real is for netpipe-sat only")
-        if args.name in ("netpipe-sat", "zhou-sgw"):  # they run their own experiments, not a study
+        if args.name in IN_MEMORY_STUDIES:  # they run their own experiments, not a study
             given = [opt for opt, v in (("--replications", args.replications), ("--cluster", args.cluster),
                                         ("--runner", args.runner), ("--retry-failed", args.retry_failed or None))
                      if v is not None]
@@ -324,7 +341,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         print(f"report: {path}")
         return EXIT_FAILED if s.failed else EXIT_OK
 
-    return _guard("reproduce", body)
+    return _guard("reproduce", body, kept=IN_MEMORY if args.name in IN_MEMORY_STUDIES else SAVED)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

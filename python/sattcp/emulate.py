@@ -104,11 +104,20 @@ def missing_privileges() -> list[str]:
     return missing
 
 
+def check_scenario_path(scenario: str | Path) -> None:
+    """ScenarioError unless ``scenario`` is a regular file (needs no emulator program)."""
+    p = Path(scenario)
+    if p.is_file():
+        return
+    rule = ("is a directory, not a scenario file" if p.is_dir() else
+            "is not a regular file" if p.exists() else "scenario file not found")
+    raise ScenarioError([{"path": "", "rule": rule, "got": str(scenario)}])
+
+
 def check_scenario(scenario: str | Path, overrides: dict[str, str] | None = None, binary: Path | None = None) -> dict[str, Any]:
     """The validated emulation (``sattcp-emu check``) as a dict; ScenarioError on bad input."""
+    check_scenario_path(scenario)  # before looking for the program: the path's fault first
     binary = binary or find_binary()
-    if not Path(scenario).is_file():
-        raise ScenarioError([{"path": "", "rule": "scenario file not found", "got": str(scenario)}])
     p = subprocess.run([str(binary), "check", str(scenario), *_set_args(overrides)], capture_output=True, text=True, timeout=60)
     out = p.stdout.strip().splitlines()
     doc = json.loads(out[-1]) if out else {}
@@ -318,11 +327,13 @@ def format_stats(stats: dict[str, Any]) -> str:
 
 # -- the command line ------------------------------------------------------------------------
 def _add_options(p: argparse.ArgumentParser) -> None:
+    from .cli import output_path
+
     p.add_argument("--set", action="append", metavar="PATH=VALUE", help="override a scenario key, e.g. --set emulate.delay=200ms")
     p.add_argument("--server", metavar="CMD", help="command (one shell-quoted string) to run in the server namespace, in the background")
     p.add_argument("--wait-port", type=int, metavar="PORT", help="wait until the server listens on this TCP port before COMMAND")
     p.add_argument("--linger", type=float, metavar="SECONDS", help=f"after COMMAND, wait this long for the server command to end by itself (default {LINGER_S:g})")
-    p.add_argument("--stats", metavar="FILE", help="write the emulator's counters as JSON")
+    p.add_argument("--stats", metavar="FILE", type=output_path, help="write the emulator's counters as JSON")
     p.add_argument("--json", action="store_true", help="print the emulator's counters as JSON on stdout at the end")
 
 
@@ -362,13 +373,37 @@ def _split_rest(args: argparse.Namespace) -> list[str]:
     return command
 
 
-def check_options(args: argparse.Namespace) -> None:
-    """The options' values, before any namespace is set up (no privileges needed); ValueError
-    naming the option."""
+def _check_program(argv: Sequence[str], label: str) -> None:
+    """ValueError unless ``argv[0]`` can be executed: the namespaces share this file system, so a
+    program missing here is missing there, and `ip netns exec` would only print "exec of ...
+    failed" in the background."""
+    prog = argv[0]
+    if shutil.which(prog) is None:
+        if "/" not in prog:
+            raise ValueError(f"{label}: {prog}: no such program on PATH")
+        p = Path(prog)
+        why = ("does not exist" if not p.exists() else "is a directory" if p.is_dir() else
+               "is not a regular file" if not p.is_file() else "is not executable")
+        raise ValueError(f"{label}: {prog} {why}")
+
+
+def check_options(args: argparse.Namespace, command: Sequence[str] = ()) -> None:
+    """The options' values and the programs of ``--server`` and COMMAND, before any namespace
+    is set up (no privileges needed); ValueError naming the option."""
     import math
 
     from .paths import check_file
 
+    if args.server is not None:
+        try:
+            server = shlex.split(args.server)
+        except ValueError as e:  # "No closing quotation"
+            raise ValueError(f"--server {args.server!r}: {e}") from None
+        if not server:
+            raise ValueError("--server: empty command")
+        _check_program(server, "--server")
+    if command:
+        _check_program(command, "COMMAND")
     if args.linger is not None and not (math.isfinite(args.linger) and args.linger >= 0):
         raise ValueError(f"--linger: must be a number of seconds >= 0, got {args.linger:g}")
     if args.wait_port is not None:
@@ -376,7 +411,7 @@ def check_options(args: argparse.Namespace) -> None:
             raise ValueError(f"--wait-port: must be a TCP port from 1 to 65535, got {args.wait_port}")
         if not args.server:
             raise ValueError("--wait-port needs --server (nothing else runs in the server namespace)")
-    if args.stats:
+    if args.stats is not None:
         check_file(args.stats, "--stats")  # written at the end: refuse now, not after the emulation
 
 
@@ -389,8 +424,9 @@ def cmd_emulate(args: argparse.Namespace) -> int:
 
     command = _split_rest(args)
     overrides = _parse_set(args.set or [])
+    check_scenario_path(args.scenario)  # before the emulator program is looked for
     try:
-        check_options(args)
+        check_options(args, command)
     except ValueError as e:
         print(f"sattcp emulate: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -401,7 +437,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         em = Emulation(args.scenario, overrides)
         with em:
             print(f"sattcp emulate: server {ADDRS['server']} in netns {em.ns['server']}, client {ADDRS['client']} in netns {em.ns['client']}", file=sys.stderr)
-            server = em.popen("server", shlex.split(args.server)) if args.server else None
+            server = em.popen("server", shlex.split(args.server)) if args.server is not None else None
             if args.wait_port:
                 em.wait_listening("server", args.wait_port)
             if command:
@@ -428,7 +464,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, old)
     if em is not None and em.stats:
         print(format_stats(em.stats), file=sys.stderr)
-        if args.stats:
+        if args.stats is not None:
             Path(args.stats).write_text(json.dumps(em.stats, indent=1) + "\n")
         if args.json:
             print(json.dumps(em.stats))

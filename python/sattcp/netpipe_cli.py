@@ -74,11 +74,11 @@ def _check_out(path: Path) -> None:
 
 def cmd_netpipe(args: argparse.Namespace) -> int:
     from .api import resolve, run
-    from .cli import EXIT_BAD_INPUT, _parse_set
+    from .cli import EXIT_BAD_INPUT, _parse_set, warnings_to_stderr
 
     overrides = _parse_set(args.set or [])
     scenario = Path(args.scenario)
-    out = Path(args.out) if args.out else None
+    out = Path(args.out) if args.out is not None else None
     if out is not None:
         try:
             _check_out(out)
@@ -90,7 +90,8 @@ def cmd_netpipe(args: argparse.Namespace) -> int:
         raise ScenarioError([{"path": "app.kind", "rule": "must be \"pingpong\" for sattcp netpipe (NetPIPE's ping-pong; "
                               "see scenarios/netpipe-e1.toml)", "got": json.dumps(kind)}])
     progress = not args.quiet and sys.stderr.isatty()
-    result = run(scenario, seed=args.seed, overrides=overrides, raw_overrides=True, progress=progress)
+    with warnings_to_stderr():
+        result = run(scenario, seed=args.seed, overrides=overrides, raw_overrides=True, progress=progress)
     for w in result.data.get("warnings", []):
         print(f"sattcp: warning: {w}", file=sys.stderr)
     s = result.summary
@@ -103,11 +104,13 @@ def cmd_netpipe(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: Any) -> None:
+    from .cli import output_path
+
     p = subparsers.add_parser("netpipe", help="run a ping-pong scenario and print NetPIPE's table",
                               description=__doc__.split("\n\n")[0] if __doc__ else None)
     p.add_argument("scenario", help="scenario file (.toml) with app.kind = \"pingpong\"")
     p.add_argument("--set", action="append", metavar="PATH=VALUE", help="override a scenario key (repeatable)")
     p.add_argument("--seed", type=int, help="random seed (replaces run.seed)")
-    p.add_argument("--out", metavar="FILE", help="write the table as FILE.csv or FILE.parquet")
+    p.add_argument("--out", metavar="FILE", type=output_path, help="write the table as FILE.csv or FILE.parquet")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_netpipe)

@@ -1,0 +1,64 @@
+"""The scripts in scripts/ (and bench/startup.py) on bad input: exit 2 with a one-line message
+naming what is wrong, no traceback, and no work done first."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import NEEDS_PROC, ROOT
+
+
+def _script(path: str, *args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(ROOT / path), *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def _refused(p: subprocess.CompletedProcess[str], needle: str) -> None:
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert needle in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize(("path", "args", "needle"), [
+    ("bench/startup.py", ["--repeat", "0"], "argument --repeat: must be a whole number >= 1, got '0'"),
+    ("scripts/study_digests.py", ["--jobs", "0"], "argument --jobs: must be a whole number >= 1, got '0'"),
+    ("scripts/plot_cwnd.py", ["--out", "{tmp}"], "--out {tmp}: is a folder, not a file"),
+    pytest.param("scripts/plot_cwnd.py", ["--out", "/proc/x.png"], "--out /proc/x.png: cannot be created in folder /proc",
+                 marks=NEEDS_PROC),
+    ("scripts/plot_workload.py", ["--csv", "{tmp}/w/requests.csv", "--out", "{tmp}/img"],
+     "{tmp}/w/requests.csv not found; `cargo run -p sattcp-core --example workload_stats -- --out {tmp}/w/requests.csv` writes it"),
+    ("scripts/reproduction_numbers.py", ["{tmp}/none.duckdb"], "no results store at {tmp}/none.duckdb"),
+])
+def test_bad_arguments_are_refused_before_any_work(tmp_path: Path, path: str, args: list[str], needle: str) -> None:
+    # Were tracebacks: min() of no repeats, a pool of 0 workers, savefig after a minute of
+    # simulations, a missing summary.json, StoreMissing.
+    p = _script(path, *(a.format(tmp=tmp_path) for a in args), cwd=tmp_path)
+    _refused(p, needle.format(tmp=tmp_path))
+    assert not (tmp_path / "img").exists()
+
+
+def test_plot_workload_names_the_missing_summary(tmp_path: Path) -> None:
+    (tmp_path / "requests.csv").write_text("seed,server,class,bytes\n")
+    p = _script("scripts/plot_workload.py", "--csv", str(tmp_path / "requests.csv"), "--out", str(tmp_path / "img"))
+    _refused(p, f"{tmp_path}/summary.json not found; `cargo run -p sattcp-core --example workload_stats")
+
+
+@pytest.mark.parametrize(("study", "factors", "needle"), [
+    ("kota-www-quick", {"tcp.flavor": "reno", "switch.policy": "epd", "switch.buffer": "1bdp"},
+     "no kota-www study in this store (it has: kota-www-quick); this script needs the full study's factors"),
+    ("kota-www", {"tcp.flavor": "reno"}, "the kota-www runs here lack the full study's factors (switch.policy, switch.buffer)"),
+])
+def test_reproduction_numbers_says_what_the_store_lacks(tmp_path: Path, study: str, factors: dict[str, str], needle: str) -> None:
+    # A --quick store was a KeyError 'tcp.flavor' traceback.
+    from sattcp.store import Store
+
+    path = tmp_path / "results.duckdb"
+    with Store(path) as s:
+        s.save_study(study, {"factors": {k: [v] for k, v in factors.items()}})
+        s.record_run(study, "k1", factors=factors, status="ok", seed=1,
+                     summary={"efficiency": 0.5, "fairness": 0.9, "events": 10, "digest": "ab", "sim_time_s": 1.0})
+    p = _script("scripts/reproduction_numbers.py", str(path))
+    _refused(p, needle)
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr

@@ -257,6 +257,13 @@ def test_a_huge_scenario_file_is_refused_with_its_size(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(ScenarioError, match="not a regular file"):
         sattcp.run(fifo)
+    # A syntax error names the file (the core sees only the text).
+    broken = tmp_path / "broken.toml"
+    broken.write_text("name = \n")
+    with pytest.raises(ScenarioError, match=r"broken\.toml: TOML syntax error at line 1"):
+        sattcp.run(broken)
+    with pytest.raises(ScenarioError, match=r"^invalid scenario \(1 problem\):\n  \(scenario\): TOML syntax error"):
+        sattcp.run("name = \n[run\n")
     big = tmp_path / "big.toml"
     big.write_text(GEO.read_text() + "#" * (1 << 20) + "\n")
     with pytest.raises(ScenarioError, match=r"scenario file is 1,04\d,\d{3} bytes, more than the 1,048,576"):

@@ -14,7 +14,8 @@ import stat
 import sys
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -105,6 +106,19 @@ def read_scenario(scenario: str | Path | Mapping[str, Any]) -> str:
             raise ScenarioError([{"path": "", "rule": f"scenario text is {len(scenario.encode()):,} bytes, more than the {MAX_SCENARIO_BYTES:,} a scenario may have", "got": ""}])
         return scenario
     raise ScenarioError([{"path": "", "rule": "scenario must be a path, TOML text or a dict", "got": type(scenario).__name__}])
+
+
+@contextmanager
+def _naming_file(scenario: Any) -> Iterator[None]:
+    """Problems the core finds in the text as a whole (a TOML syntax error: its path is empty)
+    name the scenario's file where it came from one."""
+    try:
+        yield
+    except ScenarioError as e:
+        if not (isinstance(scenario, Path) or (isinstance(scenario, str) and _looks_like_path(scenario))):
+            raise
+        problems = [dict(p, rule=f"{scenario}: {p.get('rule', '')}") if not p.get("path") else p for p in e.problems]
+        raise ScenarioError(problems) from None
 
 
 def _override_pairs(overrides: Mapping[str, Any] | None, raw: bool) -> list[tuple[str, str]]:
@@ -364,7 +378,8 @@ def resolve(
         raise ValueError(f"format must be 'dict', 'json' or 'toml', got {format!r}")
     text = read_scenario(scenario)
     _check_seed(seed)
-    out = _core.resolve(text, _override_pairs(overrides, raw_overrides), seed, "toml" if format == "toml" else "json")
+    with _naming_file(scenario):
+        out = _core.resolve(text, _override_pairs(overrides, raw_overrides), seed, "toml" if format == "toml" else "json")
     return json.loads(out) if format == "dict" else out
 
 
@@ -509,7 +524,8 @@ def run(
 
     text = read_scenario(scenario)
     _check_seed(seed)
-    sim = _core.Simulation(text, _override_pairs(overrides, raw_overrides), seed)
+    with _naming_file(scenario):
+        sim = _core.Simulation(text, _override_pairs(overrides, raw_overrides), seed)
     config = json.loads(sim.config_json)
     check_resources(config, force=force)
     t0 = time.perf_counter()

@@ -604,10 +604,11 @@ impl Ctx {
     }
 }
 
-/// The first few of `names`, and how many there are if more ("a, b, c, ... (10 links)").
-fn few_names(names: &[String]) -> String {
+/// The first few of `names` (`what`: "links", "nodes"), and how many there are if more ("a, b,
+/// c, ... (10 links)").
+fn few_names(names: &[String], what: &str) -> String {
     let few: Vec<&str> = names.iter().take(6).map(|n| n.as_str()).collect();
-    let more = if names.len() > few.len() { format!(", ... ({} links)", names.len()) } else { String::new() };
+    let more = if names.len() > few.len() { format!(", ... ({} {what})", names.len()) } else { String::new() };
     format!("{}{more}", few.join(", "))
 }
 
@@ -932,7 +933,7 @@ fn section_graph(c: &mut Ctx, raw: &RawScenario) -> Topology {
             Some(n) => match nodes.iter().position(|x| x == n) {
                 Some(i) => Some(i as u32),
                 None => {
-                    c.err(path, format!("must name a node of topology.nodes: {}", few_names(&nodes)), format!("{n:?}"));
+                    c.err(path, format!("must name a node of topology.nodes: {}", few_names(&nodes, "nodes")), format!("{n:?}"));
                     None
                 }
             },
@@ -988,7 +989,7 @@ fn section_graph(c: &mut Ctx, raw: &RawScenario) -> Topology {
                 Some(i) => i / 2,
                 None => {
                     if complete {
-                        c.err("topology.bottleneck", format!("must name a link: {}", few_names(&names)), format!("{name:?}"));
+                        c.err("topology.bottleneck", format!("must name a link: {}", few_names(&names, "links")), format!("{name:?}"));
                     }
                     0
                 }
@@ -1454,7 +1455,7 @@ fn section_loss(c: &mut Ctx, raw: &RawScenario, j: &Judged<'_>) -> Vec<LossSpec>
                 if matches!(kind, SwitchKind::Atm { .. }) {
                     c.err(&path, "a scripted loss at a link needs drop-tail IP links (switch.kind = \"droptail\"); ATM ports drop cells", format!("{name:?}"));
                 } else if !c.bad("topology") && !topology.link_names().iter().any(|n| n == name) {
-                    c.err(&path, format!("must be \"sender\" or name a link of the topology: {}", few_names(&topology.link_names())), format!("{name:?}"));
+                    c.err(&path, format!("must be \"sender\" or name a link of the topology: {}", few_names(&topology.link_names(), "links")), format!("{name:?}"));
                 }
                 Some(name.to_string())
             }
@@ -1483,7 +1484,7 @@ fn section_trace(c: &mut Ctx, raw: &RawScenario, topology: &Topology, flows: Flo
     if !names.is_empty() {
         for (i, name) in trace.links.iter().enumerate() {
             if !names.contains(name) {
-                c.err(&format!("trace.links.{i}"), format!("must name a link of the topology: {}", few_names(&names)), format!("{name:?}"));
+                c.err(&format!("trace.links.{i}"), format!("must name a link of the topology: {}", few_names(&names, "links")), format!("{name:?}"));
             }
         }
     }
@@ -1790,6 +1791,9 @@ mod tests {
         assert_only(GRAPH, &[("topology.nodes", r#"["a", "r", "b", "a"]"#)], "topology.nodes.3: duplicate node name, got \"a\"");
         assert_only(&GRAPH.replace("to = \"b\"", "to = \"x\""), &[], "links.graph.1.to: must name a node of topology.nodes: a, r, b, got \"x\"");
         assert_only(GRAPH, &[("topology.flows", r#"["a->z"]"#)], "topology.flows.0: must name a node of topology.nodes: a, r, b, got \"z\"");
+        let seven = r#"["a", "r", "b", "n3", "n4", "n5", "n6"]"#;
+        let errs = problems(GRAPH, &[("topology.nodes", seven), ("topology.flows", r#"["a->z"]"#)]);
+        assert!(errs.iter().any(|e| e == "topology.flows.0: must name a node of topology.nodes: a, r, b, n3, n4, n5, ... (7 nodes), got \"z\""), "{errs:?}");
         assert_only(GRAPH, &[("topology.nodes", r#"["a", "r", "b", "island"]"#), ("topology.flows", r#"["a->b", "island->a"]"#)], "topology.flows.1: no path joins \"island\" to \"a\", got \"island->a\"");
         assert_only(GRAPH, &[("topology.bottleneck", "a->b")], "topology.bottleneck: must name a link: a->r, r->a, r->b, b->r, got \"a->b\"");
         assert_only(GRAPH, &[("switch.kind", "atm")], "switch.kind: ATM switches are modelled on the dumbbell topology, got \"atm\"");

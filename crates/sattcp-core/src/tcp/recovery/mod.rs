@@ -921,14 +921,7 @@ mod tests {
     /// receiver's window takes one more segment, else rule 3 resends an unSACKed segment.
     #[test]
     fn sack_rfc6675_sends_while_cwnd_minus_pipe_allows_and_new_data_within_the_receivers_window() {
-        let mut b = bare(RecoveryKind::SackRfc6675);
-        b.sb.sack(&[SackBlock { start: 1001, end: 3001 }]);
-        assert!(b.dup(Some(3)).enter);
-        b.sb.on_retransmit(1, SimTime::ZERO);
-        // Segment 5 SACKed: nothing more is lost; pipe = 15 segments in flight + the
-        // retransmission = 16.
-        b.win.cwnd = 20 * MSS;
-        b.dup(Some(5));
+        let mut b = rfc6675_one_hole_repaired_cwnd_20();
         for (rwnd, want) in [(21 * MSS, Pick::New), (21 * MSS - 1, Pick::Hole(4 * MSS + 1))] {
             let mut rec = b.rec.clone();
             let mut cx = b.cx(0);
@@ -954,16 +947,22 @@ mod tests {
         }
     }
 
-    #[test]
-    fn sack_rfc6675_next_seg_rule_3_sends_an_unsacked_segment_not_yet_lost_when_no_new_data() {
+    /// RFC 6675 recovery entered on segments 2-3 SACKed, segment 1 resent, cwnd 20 segments,
+    /// then segment 5 SACKed: segment 4 has one SACKed segment above it, so IsLost() is false
+    /// and nothing more is lost; pipe = 15 unSACKed in flight + the retransmission = 16.
+    fn rfc6675_one_hole_repaired_cwnd_20() -> Bare {
         let mut b = bare(RecoveryKind::SackRfc6675);
         b.sb.sack(&[SackBlock { start: 1001, end: 3001 }]);
         assert!(b.dup(Some(3)).enter);
         b.sb.on_retransmit(1, SimTime::ZERO);
-        // Segment 5 SACKed: segment 4 has one SACKed segment above it, so IsLost() is false.
-        // With cwnd 20: pipe = 15 unSACKed in flight + the retransmission = 16 < 20.
         b.win.cwnd = 20 * MSS;
         b.dup(Some(5));
+        b
+    }
+
+    #[test]
+    fn sack_rfc6675_next_seg_rule_3_sends_an_unsacked_segment_not_yet_lost_when_no_new_data() {
+        let mut b = rfc6675_one_hole_repaired_cwnd_20();
         let Recovery::SackRfc6675(r) = &b.rec else { unreachable!() };
         assert_eq!(r.pipe(), 16 * MSS);
         let (mut with_new, mut without_new) = (b.rec.clone(), b.rec.clone());

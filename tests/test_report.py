@@ -89,6 +89,33 @@ def test_report_of_unknown_study_is_an_error(tmp_path):
         build_report(store, "nope", tmp_path / "out", paper_dir=DATA)
 
 
+def test_an_interrupted_rebuild_leaves_no_stale_report_and_a_failed_one_keeps_it(tmp_path, monkeypatch):
+    """Ctrl-C while the figures are rewritten: the old report.html (which would show other
+    figures) is gone, not left beside them; a rebuild refused before any figure (unknown study)
+    keeps it; a finished one is written whole (no temporary file left)."""
+    import sattcp.report as report
+
+    store = fake_store(tmp_path / "r.duckdb")
+    out = tmp_path / "out"
+    old = build_report(store, "kota-www", out, paper_dir=DATA).read_text()
+    with pytest.raises(ValueError, match="no runs"):
+        build_report(store, "nope", out, paper_dir=DATA)
+    assert (out / "report.html").read_text() == old
+    saved = []
+
+    def interrupted(fig, stem):
+        saved.append(stem)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report.plots, "save", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        build_report(store, "kota-www", out, paper_dir=DATA)
+    assert saved and not (out / "report.html").exists()
+    monkeypatch.undo()
+    assert build_report(store, "kota-www", out, paper_dir=DATA).exists()
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []
+
+
 CHROMIUM = next((shutil.which(c) for c in ("chromium", "chromium-browser", "google-chrome")
                  if shutil.which(c)), None)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import html
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -571,6 +572,26 @@ def check_conclusions_summary(store_path: str | Path, study: str,
     return "\n".join(lines)
 
 
+
+def start_report(out: Path) -> Path:
+    """The path of ``out/report.html``, the old one removed before any figure is rewritten: an
+    interrupted rebuild leaves no report beside figures it does not show (a rerun writes both)."""
+    path = out / "report.html"
+    path.unlink(missing_ok=True)
+    return path
+
+
+def write_report(path: Path, html: str) -> Path:
+    """Writes the report whole or not at all (a temporary file renamed into place)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(html, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
 def build_report(
     store_path: str | Path,
     study: str,
@@ -585,6 +606,7 @@ def build_report(
     paper_aov = paper.analysis()
     runs, definition, ours_df, ours_aov, problems = _analyse(store_path, study)
     claims = check_conclusions(ours_aov, paper_aov) + check_buffer_recommendations(ours_df, paper.results)
+    path = start_report(out)  # the analysis stood: the old report goes before its figures
 
     head = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>sattcp reproduction: {_e(study)}</title><style>{_CSS}</style></head><body>")
@@ -679,10 +701,7 @@ def build_report(
     parts.append(_img(plots.save(fig, stem), "Allocation of variation, paper and ours",
                       f"figures/{stem.name}.png/.svg/.pdf", name=stem.name, levels={"link": LINKS}))
     parts.append(_SCRIPT + "</body></html>")
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "report.html"
-    path.write_text("\n".join(parts), encoding="utf-8")
-    return path
+    return write_report(path, "\n".join(parts))
 
 
 # -- any study ---------------------------------------------------------------------------------
@@ -755,6 +774,7 @@ def build_study_report(
     with Store(store_path, read_only=True) as st:
         runs = st.runs(study)
         definition = st.study_definition(study)
+    path = start_report(out)  # the analysis stood: the old report goes before its figures
     head = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>sattcp study: {_e(study)}</title><style>{_CSS}</style></head><body>")
     parts = [head, f"<h1>Study {_e(study)}</h1><p>{_e(definition.get('description', ''))}</p>"]
@@ -794,9 +814,7 @@ def build_study_report(
     out.mkdir(parents=True, exist_ok=True)
     pd.concat(variation).to_csv(out / "variation.csv", index=False)
     pd.concat(effects).to_csv(out / "effects.csv", index=False)
-    path = out / "report.html"
-    path.write_text("\n".join(parts), encoding="utf-8")
-    return path
+    return write_report(path, "\n".join(parts))
 
 
 def _slug(s: str) -> str:

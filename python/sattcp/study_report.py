@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from sattcp import plots
-from sattcp.report import _CSS, _SCRIPT, _color_key, _e, _img, _run_info, _slug, _table, analyse_study
+from sattcp.report import _CSS, _SCRIPT, _color_key, _e, _img, _run_info, _slug, _table, analyse_study, start_report, write_report
 from sattcp.store import Store
 
 __all__ = ["SECTIONS", "build_generic_report", "level_means"]
@@ -65,6 +65,7 @@ def build_generic_report(store_path: str | Path, study: str, out_dir: str | Path
         runs = st.runs(study)
         definition = st.study_definition(study)
     results = analyse_study(store_path, study, confidence=confidence)
+    path = start_report(out)  # the analysis stood: the old report goes before its figures
     factors = list(definition["factors"])
     levels = {k: list(v) for k, v in definition["factors"].items()}
     responses = list(definition.get("responses") or ["efficiency"])
@@ -150,6 +151,4 @@ def build_generic_report(store_path: str | Path, study: str, out_dir: str | Path
     var.to_csv(out / "variation.csv")
     pd.concat(effects).to_csv(out / "effects.csv", index=False)
     cells.to_csv(out / "cells.csv", index=False)
-    path = out / "report.html"
-    path.write_text("\n".join(parts), encoding="utf-8")
-    return path
+    return write_report(path, "\n".join(parts))

@@ -75,27 +75,43 @@ def _looks_like_path(s: str) -> bool:
     return "\n" not in s and ("=" not in s or Path(s).is_file())
 
 
+def _is_path(scenario: Any) -> bool:
+    """A scenario given as a file's path (a Path, or a string that reads as one)."""
+    return isinstance(scenario, Path) or (isinstance(scenario, str) and _looks_like_path(scenario))
+
+
+def check_scenario_file(scenario: str | Path) -> None:
+    """ScenarioError unless ``scenario`` names a regular file: a directory, or a device or a pipe
+    (``/dev/zero`` would be read without end), is named for what it is. Reads nothing."""
+
+    def refuse(rule: str) -> NoReturn:
+        raise ScenarioError([{"path": "", "rule": rule, "got": str(scenario)}])
+
+    try:
+        mode = Path(scenario).stat().st_mode
+    except FileNotFoundError:
+        refuse("scenario file not found")
+    except OSError as e:  # a folder on the way that cannot be searched, a name too long
+        refuse(f"cannot read scenario file ({e.__class__.__name__})")
+    if stat.S_ISDIR(mode):
+        refuse("is a directory, not a scenario file")
+    if not stat.S_ISREG(mode):
+        refuse("is not a regular file")
+
+
 def read_scenario(scenario: str | Path | Mapping[str, Any]) -> str:
     """The TOML text of a scenario given as a path, as TOML text, or as a dict. A one-line
     string without ``=`` (or naming an existing file) is a path."""
     if isinstance(scenario, Mapping):
         return scenario_from_dict(scenario)
-    if isinstance(scenario, Path) or (isinstance(scenario, str) and _looks_like_path(scenario)):
+    if _is_path(scenario):
         path = Path(scenario)
-        def refuse(rule: str) -> NoReturn:
-            raise ScenarioError([{"path": "", "rule": rule, "got": str(path)}])
-
+        check_scenario_file(path)
         try:
-            mode = path.stat().st_mode
-            if stat.S_ISDIR(mode):
-                refuse("scenario path is a directory, not a file")
-            if not stat.S_ISREG(mode):
-                # A device or a pipe (/dev/zero) would be read without end.
-                refuse("scenario path is not a regular file (a device, pipe or socket?)")
             with path.open("rb") as f:
                 data = f.read(MAX_SCENARIO_BYTES + 1)
             if len(data) > MAX_SCENARIO_BYTES:
-                refuse(f"scenario file is {path.stat().st_size:,} bytes, more than the {MAX_SCENARIO_BYTES:,} a scenario may have (is it a scenario?)")
+                raise ScenarioError([{"path": "", "rule": f"scenario file is {path.stat().st_size:,} bytes, more than the {MAX_SCENARIO_BYTES:,} a scenario may have (is it a scenario?)", "got": str(path)}])
             return data.decode("utf-8")
         except FileNotFoundError:
             raise ScenarioError([{"path": "", "rule": "scenario file not found", "got": str(path)}]) from None
@@ -115,7 +131,7 @@ def _naming_file(scenario: Any) -> Iterator[None]:
     try:
         yield
     except ScenarioError as e:
-        if not (isinstance(scenario, Path) or (isinstance(scenario, str) and _looks_like_path(scenario))):
+        if not _is_path(scenario):
             raise
         problems = [dict(p, rule=f"{scenario}: {p.get('rule', '')}") if not p.get("path") else p for p in e.problems]
         raise ScenarioError(problems) from None

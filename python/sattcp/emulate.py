@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .api import check_scenario_file
 from .errors import SattcpError, ScenarioError
 
 __all__ = ["ADDRS", "Emulation", "EmulateError", "PrivilegeError", "find_binary", "missing_privileges", "register"]
@@ -104,19 +105,9 @@ def missing_privileges() -> list[str]:
     return missing
 
 
-def check_scenario_path(scenario: str | Path) -> None:
-    """ScenarioError unless ``scenario`` is a regular file (needs no emulator program)."""
-    p = Path(scenario)
-    if p.is_file():
-        return
-    rule = ("is a directory, not a scenario file" if p.is_dir() else
-            "is not a regular file" if p.exists() else "scenario file not found")
-    raise ScenarioError([{"path": "", "rule": rule, "got": str(scenario)}])
-
-
 def check_scenario(scenario: str | Path, overrides: dict[str, str] | None = None, binary: Path | None = None) -> dict[str, Any]:
     """The validated emulation (``sattcp-emu check``) as a dict; ScenarioError on bad input."""
-    check_scenario_path(scenario)  # before looking for the program: the path's fault first
+    check_scenario_file(scenario)  # before looking for the program: the path's fault first
     binary = binary or find_binary()
     p = subprocess.run([str(binary), "check", str(scenario), *_set_args(overrides)], capture_output=True, text=True, timeout=60)
     out = p.stdout.strip().splitlines()
@@ -424,7 +415,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
 
     command = _split_rest(args)
     overrides = _parse_set(args.set or [])
-    check_scenario_path(args.scenario)  # before the emulator program is looked for
+    check_scenario_file(args.scenario)  # before the emulator program is looked for
     try:
         check_options(args, command)
     except ValueError as e:

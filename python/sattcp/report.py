@@ -572,7 +572,6 @@ def check_conclusions_summary(store_path: str | Path, study: str,
     return "\n".join(lines)
 
 
-
 def start_report(out: Path) -> Path:
     """The path of ``out/report.html``, the old one removed before any figure is rewritten: an
     interrupted rebuild leaves no report beside figures it does not show (a rerun writes both)."""
@@ -591,6 +590,7 @@ def write_report(path: Path, html: str) -> Path:
     finally:
         tmp.unlink(missing_ok=True)
     return path
+
 
 def build_report(
     store_path: str | Path,

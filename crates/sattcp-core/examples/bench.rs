@@ -324,6 +324,13 @@ fn measure(sc: &Scenario, repeat: usize, with_pending: bool) -> Measured {
     Measured { wall: best, cpu: best_cpu, sys, faults, events, bn_packets, bn_cells, peak_bytes, pending, floor_ns, goodput_bps, run_allocs, moves_per_event: moves.map(|m| m as f64 / events.max(1) as f64) }
 }
 
+impl Measured {
+    /// `x` per bottleneck packet of the run.
+    fn per_packet(&self, x: f64) -> f64 {
+        x / self.bn_packets.max(1) as f64
+    }
+}
+
 /// The event queue's moves so far (feature `queue-stats`).
 fn queue_moves() -> Option<u64> {
     #[cfg(feature = "queue-stats")]
@@ -350,11 +357,11 @@ fn row(name: &str, m: &Measured) {
         m.cpu,
         m.events,
         m.events as f64 / m.cpu / 1e6,
-        m.events as f64 / m.bn_packets.max(1) as f64,
-        m.cpu * 1e9 / m.bn_packets.max(1) as f64,
+        m.per_packet(m.events as f64),
+        m.per_packet(m.cpu * 1e9),
         cells,
         m.peak_bytes as f64 / 1e6,
-        m.run_allocs as f64 / m.bn_packets.max(1) as f64,
+        m.per_packet(m.run_allocs as f64),
         opt(m.pending, 0),
         opt(m.floor_ns, 1),
         opt(m.floor_ns.map(|f| ns_per_event / f), 1)
@@ -457,9 +464,9 @@ fn main() {
             "{:>8} {:>12} {:>12} {:>11} {:>12} {:>12} {:>12} {:>10} {:>14}",
             "flows", "cpu ns/bnpkt", "vs smallest", "of it, sys", "faults/kpkt", "floor ns/op", "alloc/bnpkt", "B/flow", "goodput/flow"
         );
-        let base = rows.first().map(|(_, m)| m.cpu * 1e9 / m.bn_packets.max(1) as f64).unwrap_or(1.0);
+        let base = rows.first().map(|(_, m)| m.per_packet(m.cpu * 1e9)).unwrap_or(1.0);
         for (n, m) in &rows {
-            let c = m.cpu * 1e9 / m.bn_packets.max(1) as f64;
+            let c = m.per_packet(m.cpu * 1e9);
             println!(
                 "{:>8} {:>12.0} {:>11.2}x {:>11} {:>12.1} {:>12} {:>12.4} {:>10.0} {:>10.0} kbps",
                 n,
@@ -467,10 +474,10 @@ fn main() {
                 c / base,
                 // The kernel splits a thread's CPU time into user and system by sampling at its
                 // ticks: too coarse for runs of less than a second of CPU.
-                if m.cpu >= 1.0 { format!("{:.0}", m.sys * 1e9 / m.bn_packets.max(1) as f64) } else { "-".into() },
-                m.faults as f64 * 1e3 / m.bn_packets.max(1) as f64,
+                if m.cpu >= 1.0 { format!("{:.0}", m.per_packet(m.sys * 1e9)) } else { "-".into() },
+                m.per_packet(m.faults as f64 * 1e3),
                 m.floor_ns.map(|f| format!("{f:.1}")).unwrap_or_else(|| "-".into()),
-                m.run_allocs as f64 / m.bn_packets.max(1) as f64,
+                m.per_packet(m.run_allocs as f64),
                 m.peak_bytes as f64 / *n as f64,
                 m.goodput_bps / *n as f64 / 1e3
             );

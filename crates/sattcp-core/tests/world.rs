@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::scenario;
+use common::{run, scenario};
 use sattcp_core::{SimTime, Simulation};
 
 const GEO_BULK: &str = include_str!("../../../scenarios/geo-bulk.toml");
@@ -546,28 +546,18 @@ fn prefetching_does_not_change_a_run() {
 
 #[test]
 fn bulk_flows_that_open_after_the_end_are_named_in_the_warnings() {
-    let run = |sets: &[(&str, &str)]| {
-        let mut sim = Simulation::new(&scenario(include_str!("../../../scenarios/geo-dumbbell-droptail.toml"), sets));
-        sim.run();
-        sim.finish()
-    };
+    let dumbbell = include_str!("../../../scenarios/geo-dumbbell-droptail.toml");
     let short = [("topology.pairs", "3"), ("run.duration", "\"3s\"")];
     // Starts at 0, 2 and 4 s: the last one after the end.
-    let r = run(&[short[0], short[1], ("app.stagger", "\"2s\"")]);
+    let r = run(dumbbell, &[short[0], short[1], ("app.stagger", "\"2s\"")]);
     assert_eq!(r.flows.iter().map(|f| f.bytes_sent > 0).collect::<Vec<_>>(), [true, true, false]);
     let w: Vec<_> = r.warnings.iter().filter(|w| w.contains("at or after the run's end")).collect();
     assert_eq!(w, ["1 of 3 flows open at or after the run's end (3 s), so send nothing (the first: flow 2 at 4 s): check app.start and app.stagger against run.duration"]);
-    let r = run(&[short[0], short[1], ("app.start", "\"5s\"")]);
+    let r = run(dumbbell, &[short[0], short[1], ("app.start", "\"5s\"")]);
     assert!(r.warnings.iter().any(|w| w.starts_with("3 of 3 flows open at or after")), "{:?}", r.warnings);
-    let r = run(&short);
+    let r = run(dumbbell, &short);
     assert!(r.warnings.iter().all(|w| !w.contains("run's end")), "{:?}", r.warnings);
     // Applications that open as they run (WWW) are not second-guessed: a short run is theirs.
-    let r = run_kota_geo_briefly();
+    let r = run(include_str!("../../../scenarios/kota-geo.toml"), &[("run.duration", "\"2s\"")]);
     assert!(r.warnings.iter().all(|w| !w.contains("run's end")), "{:?}", r.warnings);
-}
-
-fn run_kota_geo_briefly() -> sattcp_core::metrics::result::RunResult {
-    let mut sim = Simulation::new(&scenario(include_str!("../../../scenarios/kota-geo.toml"), &[("run.duration", "\"2s\"")]));
-    sim.run();
-    sim.finish()
 }

@@ -129,7 +129,7 @@ pub const KEYS: &[Key] = &[
     key!("tcp.ns2.exit_recovery_fix", "boolean", "", Dflt::Value("false"), "", "", "ns-2 NewReno exit_recovery_fix_: cwnd = min(ssthresh, outstanding) on leaving recovery."),
     key!("tcp.ns2.singledup", "boolean", "", Dflt::Value("false"), "", "", "ns-2 singledup_: limited transmit (RFC 3042) on the first two duplicate ACKs."),
     key!("tcp.ns2.sack_old_code", "boolean", "", Dflt::Value("true"), "", "", "ns-2 Sack1 oldCode_: PIPE = cwnd - 3 (true, seed 001) or packets outstanding - 3."),
-    key!("tcp.ns2.sack_dupack_needs_news", "boolean", "", Dflt::Value("false"), "", "", "ns-2 Sack1 CheckUpdate(): outside recovery a duplicate ACK counts only if it SACKs new data."),
+    key!("tcp.ns2.sack_dupack_needs_news", "boolean", "", Dflt::Value("false"), "", "", "ns-2 Sack1 CheckUpdate(): outside recovery a duplicate ACK counts only if it SACKs new data (sack_rfc6675 always counts so: RFC 6675 §2)."),
     key!("tcp.ns2.rfc2988_rto", "boolean", "", Dflt::Value("false"), "", "", "ns-2 rfc2988_: an RTO below min_rto becomes min_rto before the backoff multiplies."),
     key!("tcp.ns2.tick_phase", "duration", DURATION_UNITS, Dflt::Value("\"0s\""), ">= 0 (taken modulo the tick)", "", "ns-2 boot_time_: phase of the RTT tick grid."),
     key!("tcp.ns2.sack_option_bytes", "boolean", "", Dflt::Value("false"), "", "", "ns-2's SACK sink adds 8 bytes per SACK block to the ACK."),

@@ -384,8 +384,9 @@ impl TcpSender {
             };
             sack_news = newly > 0;
         }
-        // tcp/ns2.rs `sack_dupack_needs_news` (ns-2 Sack1 `CheckUpdate()`).
-        let counts = sack_news || !self.sack_ok || !self.ns2.sack_dupack_needs_news || self.state == CongState::Recovery;
+        // tcp/ns2.rs `sack_dupack_needs_news` (ns-2 Sack1 `CheckUpdate()`); RFC 6675 §2.
+        let needs_news = self.ns2.sack_dupack_needs_news || self.rec.dupack_needs_sack_news();
+        let counts = sack_news || !self.sack_ok || !needs_news || self.state == CongState::Recovery;
         let mut o = Out { rtt_sample: true, ..Default::default() };
         let new_ack = ack > self.snd_una;
         if new_ack {
@@ -1020,6 +1021,7 @@ mod tests {
     use super::*;
     use crate::net::packet::SackBlock;
     use super::super::config::RttEstimatorKind;
+    use super::super::config::RecoveryKind;
 
     const MSS: u64 = 1000;
     const T0: SimTime = SimTime::ZERO;
@@ -1439,6 +1441,26 @@ mod tests {
             s.on_segment(t, &dup, &mut out);
             s.on_segment(t, &dup, &mut out);
             assert_eq!(s.stats().dupacks_received, dupacks, "sack_dupack_needs_news = {needs_news}");
+        }
+    }
+
+    /// RFC 6675 §2: with SACK, a duplicate acknowledgment is an ACK that SACKs data not
+    /// SACKed before. The RFC 6675 recovery counts only those outside recovery, whatever
+    /// `tcp.ns2.sack_dupack_needs_news` says (after a timeout, go-back-N resends data the
+    /// receiver already had, whose ACKs carry no news and must not start a fast
+    /// retransmission); the other recoveries count every duplicate (RFC 5681).
+    #[test]
+    fn rfc6675_counts_only_duplicate_acks_with_sack_news() {
+        for (recovery, dupacks) in [(RecoveryKind::SackRfc6675, 1), (RecoveryKind::NewrenoNs3, 2)] {
+            let (mut s, out) = established(TcpConfig { initial_cwnd: 4, recovery, ..cfg() }, 10 * MSS);
+            assert_eq!(out.len(), 4);
+            let mut out = Vec::new();
+            let dup = Segment { sack: [SackBlock { start: 2001, end: 3001 }, SackBlock::default(), SackBlock::default()], n_sack: 1, ..ack(1) };
+            let t = SimTime::from_millis(200);
+            s.on_segment(t, &ack(1), &mut out);
+            s.on_segment(t, &dup, &mut out);
+            s.on_segment(t, &dup, &mut out);
+            assert_eq!(s.stats().dupacks_received, dupacks, "{recovery:?}");
         }
     }
 

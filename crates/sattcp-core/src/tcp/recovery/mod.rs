@@ -327,6 +327,14 @@ impl Recovery {
     pub fn skips_sacked_after_timeout(&self) -> bool {
         matches!(self, Recovery::SackRfc6675(_))
     }
+    /// Whether, outside recovery, an ACK counts as a duplicate only if its SACK blocks report
+    /// data not SACKed before: RFC 6675 §2's definition of a duplicate acknowledgment (a
+    /// duplicate caused by a needlessly retransmitted segment, e.g. go-back-N resending data
+    /// received before a timeout, does not count). The other recoveries take RFC 5681's
+    /// (ns-2 Sack1's rule is `tcp.ns2.sack_dupack_needs_news`).
+    pub fn dupack_needs_sack_news(&self) -> bool {
+        matches!(self, Recovery::SackRfc6675(_))
+    }
     /// Extra window the recovery currently grants (ns-2 `dupwnd_`), for reporting.
     pub fn inflation(&self) -> u64 {
         match self {
@@ -904,6 +912,22 @@ mod tests {
         assert!(!b.dup(Some(7)).enter);
         let o = b.dup(Some(8));
         assert_eq!((o.enter, o.retransmit), (true, Some(5 * MSS + 1)));
+    }
+
+    /// RFC 6675 §5.1: after an RTO a new recovery MUST NOT start until HighACK >= the
+    /// RecoveryPoint the RTO set (HighData then; `recover` is the octet after it). One octet
+    /// short, DupThresh duplicates do nothing; with HighACK exactly there, they start one.
+    #[test]
+    fn sack_rfc6675_after_a_timeout_recovers_again_once_highack_reaches_the_recovery_point() {
+        for (una, enter) in [(5 * MSS, false), (5 * MSS + 1, true)] {
+            let mut b = bare(RecoveryKind::SackRfc6675);
+            (b.snd_una, b.recover, b.after_timeout) = (una, 5 * MSS + 1, true);
+            b.sb.ack(una);
+            assert!(!b.dup(Some(6)).enter);
+            assert!(!b.dup(Some(7)).enter);
+            let o = b.dup(Some(8));
+            assert_eq!((o.enter, o.retransmit), (enter, enter.then_some(una)), "snd_una {una}, recover {}", 5 * MSS + 1);
+        }
     }
 
     /// RFC 6675 §5 (4.3)-(4.4): right after entering, SetPipe() counts the unSACKed segments

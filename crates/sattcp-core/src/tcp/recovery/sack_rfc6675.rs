@@ -45,10 +45,12 @@ impl SackRfc6675 {
             self.update(cx);
             return;
         }
-        // RFC 6675 §5 (3)-(4): DupAcks >= DupThresh, or IsLost(HighACK + 1).
+        // RFC 6675 §5 (3)-(4): DupAcks >= DupThresh, or IsLost(HighACK + 1); after an RTO, not
+        // before HighACK >= RecoveryPoint (§5.1: HighACK = snd_una - 1, RecoveryPoint = HighData
+        // = recover - 1).
         let lost = cx.sb.first_is_lost(cx.dup_thresh, cx.mss());
         let ok = cx.state != CongState::Loss || cx.snd_una > cx.recover;
-        if ok && (cx.dupacks >= cx.dup_thresh || lost) && (!cx.after_timeout || cx.snd_una > cx.recover) {
+        if ok && (cx.dupacks >= cx.dup_thresh || lost) && (!cx.after_timeout || cx.snd_una >= cx.recover) {
             self.enter(cx, out);
         }
     }

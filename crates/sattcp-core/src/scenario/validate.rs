@@ -397,6 +397,9 @@ struct Ctx {
     /// from a value already reported invalid ([`Ctx::poison`]): validation sees their defaults
     /// or a meaningless value, so problems at or under them would be consequences, not findings.
     unread: Vec<String>,
+    /// Every `*.queue` that [`Ctx::link`] read, in that order: (its path, its size, the value
+    /// as written), for the drop-tail rules of [`section_switch`].
+    queues: Vec<(String, Size, String)>,
 }
 
 /// `path` is `at` or lies under it ("tcp.mss" under "tcp").
@@ -611,14 +614,13 @@ impl Ctx {
         if l.schedule.is_some() && l.delay.is_some() {
             self.err(&format!("{path}.delay"), format!("is set by {path}.schedule; remove one"), l.delay.as_ref().map(|v| v.to_string()).unwrap_or_default());
         }
-        LinkSpec {
-            rate,
-            payload_rate,
-            delay: schedule.as_ref().map_or_else(|| self.duration(&format!("{path}.delay"), l.delay.as_ref(), SimTime::ZERO), |s| s.initial_delay()),
-            ber: self.float(&format!("{path}.ber"), l.ber.as_ref(), 0.0, 0.0, 1.0),
-            queue: self.size(&format!("{path}.queue"), l.queue.as_ref()),
-            schedule,
+        let delay = schedule.as_ref().map_or_else(|| self.duration(&format!("{path}.delay"), l.delay.as_ref(), SimTime::ZERO), |s| s.initial_delay());
+        let ber = self.float(&format!("{path}.ber"), l.ber.as_ref(), 0.0, 0.0, 1.0);
+        let queue = self.size(&format!("{path}.queue"), l.queue.as_ref());
+        if let (Some(size), Some(v)) = (queue, &l.queue) {
+            self.queues.push((format!("{path}.queue"), size, v.to_string()));
         }
+        LinkSpec { rate, payload_rate, delay, ber, queue, schedule }
     }
 }
 
@@ -1044,7 +1046,7 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
 /// [`section_links`], [`section_tcp`] and [`section_tcp_groups`], [`section_switch`],
 /// [`section_app`], [`section_loss`], [`section_trace`].
 pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[String]) -> Result<Scenario, ScenarioError> {
-    let mut c = Ctx { problems: Vec::new(), unread: unread.to_vec() };
+    let mut c = Ctx { problems: Vec::new(), unread: unread.to_vec(), queues: Vec::new() };
     // Links cannot be judged against a topology whose kind is unknown.
     if c.bad("topology.kind") {
         c.unread.push("links".into());
@@ -1271,7 +1273,7 @@ fn section_tcp_groups(c: &mut Ctx, raw: &RawScenario, bdp: Bdp, flows: Flows) ->
     let mut tcp_of_flow = std::collections::BTreeMap::new();
     for (i, g) in raw.tcp.groups.iter().flatten().enumerate() {
         let p = format!("tcp.groups.{i}");
-        let mut scratch = Ctx { problems: Vec::new(), unread: c.unread.clone() };
+        let mut scratch = Ctx { problems: Vec::new(), unread: c.unread.clone(), queues: Vec::new() };
         let cfg = section_tcp(&mut scratch, &p, &raw.tcp.with_group(g), bdp);
         let given = g.given();
         for pr in scratch.problems {
@@ -1309,31 +1311,8 @@ fn section_switch(c: &mut Ctx, raw: &RawScenario, topology: &Topology, tcp: &Tcp
     // The default (1 bdp) is checked too: on a short path it may not hold one packet.
     let buffer_ok = !c.bad("switch.buffer");
     let buffer_got = raw.switch.buffer.as_ref().map(|v| v.to_string()).unwrap_or_default();
-    // The queues links.*.queue set, with the value as written.
-    let link_queues: Vec<(String, Size, String)> = {
-        let raw_links: Vec<(String, Option<&RawLink>)> = match &topology {
-            Topology::Dumbbell { .. } => vec![("links.access".into(), raw.links.access.as_ref()), ("links.bottleneck".into(), raw.links.bottleneck.as_ref())],
-            Topology::Path { hops } => (0..hops.len()).map(|i| (format!("links.path.{i}"), raw.links.path.as_ref().and_then(|p| p.get(i)))).collect(),
-            Topology::Gateway(g) => {
-                let raw_g = raw.gateway.as_ref();
-                let mut v: Vec<(String, Option<&RawLink>)> = vec![("gateway.satellite".into(), raw_g.and_then(|g| g.satellite.as_ref())), ("gateway.return".into(), raw_g.and_then(|g| g.return_link.as_ref()))];
-                v.extend((0..g.servers.len()).map(|i| (format!("gateway.servers.{i}"), raw_g.and_then(|g| g.servers.as_ref()).and_then(|s| s.get(i)))));
-                v
-            }
-            Topology::Graph(g) => (0..g.links.len()).map(|i| (format!("links.graph.{i}"), raw.links.graph.as_ref().and_then(|p| p.get(i)))).collect(),
-        };
-        let specs: Vec<&LinkSpec> = match &topology {
-            Topology::Dumbbell { access, bottleneck, .. } => vec![access, bottleneck],
-            Topology::Path { hops } => hops.iter().collect(),
-            Topology::Gateway(g) => [&g.satellite, &g.return_link].into_iter().chain(g.servers.iter()).collect(),
-            Topology::Graph(g) => g.links.iter().map(|l| &l.2).collect(),
-        };
-        raw_links
-            .into_iter()
-            .zip(specs)
-            .filter_map(|((path, l), spec)| Some((format!("{path}.queue"), spec.queue?, l?.queue.as_ref()?.to_string())))
-            .collect()
-    };
+    // The queues links.*.queue (gateway.*.queue) set, with the value as written.
+    let link_queues = std::mem::take(&mut c.queues);
     let mut buffer_cells_n = 0;
     let kind = match c.keyword("switch.kind", raw.switch.kind.as_deref(), SwitchKindName::DropTail) {
         Some(SwitchKindName::DropTail) => {
@@ -2034,5 +2013,19 @@ mod tests {
         // Link names against a graph that lost a link to an unknown node.
         let lost = format!("{DIAMOND}\n[trace]\nlinks = [\"r1->r2\", \"r2->b\"]\n").replacen("to = \"b\"", "to = \"B\"", 1);
         assert_only(&lost, &[], "links.graph.5.to: must name a node of topology.nodes: a, c, r1, r2, r3, b, ... (7 nodes), got \"B\"");
+    }
+
+    /// Each queue is judged under its own path, also when a link before it was left out of the
+    /// graph (they were matched by position in the graph's links).
+    #[test]
+    fn a_link_queue_keeps_its_path_beside_a_link_left_out() {
+        let text = DIAMOND.replacen("to = \"b\"", "to = \"B\"", 1).replacen("to = \"d\"", "to = \"d\"\nqueue = \"0pkt\"", 1);
+        assert_eq!(
+            problems(&text, &[]),
+            [
+                "links.graph.5.to: must name a node of topology.nodes: a, c, r1, r2, r3, b, ... (7 nodes), got \"B\"",
+                "links.graph.6.queue: must hold at least one packet (1500 bytes at MSS 1460), got \"0pkt\"",
+            ]
+        );
     }
 }

@@ -31,6 +31,20 @@ def test_set_changes_one_parameter():
     assert b["links"][0]["rate_bps"] == 10_000_000 and a["links"][0]["rate_bps"] == 45_000_000
 
 
+def test_set_with_a_table_value_merges_into_the_files_table():
+    import tomllib
+
+    def config(*sets: str) -> dict:
+        p = run_cli("run", "scenarios/geo-bulk.toml", *(a for s in sets for a in ("--set", s)), "--print-config")
+        assert p.returncode == 0, p.stderr
+        return tomllib.loads(p.stdout)
+
+    # tcp={mss=1000} is tcp.mss=1000: geo-bulk's window_scale 6 and 100 ms timer stay.
+    merged = config("tcp={mss=1000}")
+    assert merged == config("tcp.mss=1000")
+    assert (merged["tcp"]["mss"], merged["tcp"]["window_scale"], merged["tcp"]["timer_granularity"]) == (1000, 6, "100ms")
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [

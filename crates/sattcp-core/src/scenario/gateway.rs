@@ -120,8 +120,9 @@ fn one_of<T: Copy>(c: &mut Ctx, path: &str, v: Option<&str>, default: T, all: &[
     }
 }
 
-/// Validates `[gateway]` for `topology.kind = "gateway"`; `mss` is tcp.mss.
-pub(super) fn validate(c: &mut Ctx, g: Option<&RawGateway>, mss: u32) -> GatewaySpec {
+/// Validates `[gateway]` for `topology.kind = "gateway"`; `mss` is tcp.mss, None if that is
+/// invalid (reported with `[tcp]`): sizes are then not judged against it.
+pub(super) fn validate(c: &mut Ctx, g: Option<&RawGateway>, mss: Option<u32>) -> GatewaySpec {
     let empty = RawGateway::default();
     let g = match g {
         Some(g) => g,
@@ -168,7 +169,7 @@ pub(super) fn validate(c: &mut Ctx, g: Option<&RawGateway>, mss: u32) -> Gateway
             }
         }
     }
-    let seg_bytes = mss as u64 + 40;
+    let seg_bytes = mss.unwrap_or(crate::tcp::TcpConfig::default().mss) as u64 + 40;
     let sat_rtt = satellite.delay + return_link.delay;
     let buffers: Vec<u64> = match (&g.buffer, &g.peak_rate) {
         (Some(_), Some(_)) => {
@@ -177,7 +178,7 @@ pub(super) fn validate(c: &mut Ctx, g: Option<&RawGateway>, mss: u32) -> Gateway
         }
         (Some(b), None) => {
             let b = c.bytes("gateway.buffer", Some(b), None).unwrap_or(0);
-            if b < mss as u64 && !c.bad("gateway.buffer") && !c.bad("tcp.mss") {
+            if let Some(mss) = mss.filter(|&m| b < m as u64 && !c.bad("gateway.buffer")) {
                 c.err("gateway.buffer", format!("must hold at least one segment ({mss} bytes)"), b.to_string());
             }
             vec![b; servers.len()]
@@ -208,7 +209,7 @@ pub(super) fn validate(c: &mut Ctx, g: Option<&RawGateway>, mss: u32) -> Gateway
         None => DEFAULT_CLIENT_BUFFER,
         Some(v) => c.bytes("gateway.client_buffer", Some(v), None).unwrap_or(DEFAULT_CLIENT_BUFFER),
     };
-    if client_buffer < mss as u64 && !c.bad("gateway.client_buffer") {
+    if let Some(mss) = mss.filter(|&m| client_buffer < m as u64 && !c.bad("gateway.client_buffer")) {
         c.err("gateway.client_buffer", format!("must hold at least one segment ({mss} bytes)"), client_buffer.to_string());
     }
     let timer_granularity = c.duration("gateway.timer_granularity", g.timer_granularity.as_ref(), DEFAULT_TIMER_GRANULARITY);

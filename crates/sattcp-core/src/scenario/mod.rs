@@ -70,7 +70,10 @@ pub fn parse_override_value(s: &str) -> toml::Value {
     }
 }
 
-/// Sets `path` (dotted) to `value` in a TOML tree, creating tables on the way.
+/// Sets `path` (dotted) to `value` in a TOML tree, creating tables on the way. A table value
+/// merges into the table already at `path`, key by key and recursively (`tcp={mss=1000}`
+/// sets tcp.mss and keeps the other keys of `[tcp]`, as `tcp.mss=1000` does); any other
+/// value, or a table where there is none or a value that is not a table, replaces it.
 pub fn set_path(root: &mut toml::Table, path: &str, value: toml::Value) -> Result<(), Problem> {
     let parts: Vec<&str> = path.split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
@@ -90,8 +93,22 @@ pub fn set_path(root: &mut toml::Table, path: &str, value: toml::Value) -> Resul
             }
         };
     }
-    table.insert(parts[parts.len() - 1].to_string(), value);
+    merge_into(table, parts[parts.len() - 1], value);
     Ok(())
+}
+
+/// `table[key] = value`, a table merging into a table (see [`set_path`]).
+fn merge_into(table: &mut toml::Table, key: &str, value: toml::Value) {
+    match (table.get_mut(key), value) {
+        (Some(toml::Value::Table(old)), toml::Value::Table(new)) => {
+            for (k, v) in new {
+                merge_into(old, &k, v);
+            }
+        }
+        (_, value) => {
+            table.insert(key.to_string(), value);
+        }
+    }
 }
 
 /// Parses TOML text and applies overrides, returning the merged tree.
@@ -370,6 +387,36 @@ mod tests {
     fn toml_syntax_error_names_the_line() {
         let p = problems("[run]\nduration = \n", &[]);
         assert!(p[0].rule.contains("TOML syntax error at line 2"), "{p:?}");
+    }
+
+    #[track_caller]
+    fn merged(text: &str, overrides: &[(&str, &str)]) -> toml::Table {
+        let ov: Vec<_> = overrides.iter().map(|(k, v)| (k.to_string(), parse_override_value(v))).collect();
+        merged_tree(text, &ov).unwrap()
+    }
+
+    #[test]
+    fn a_table_value_merges_into_the_table_there() {
+        let tcp = |t: &toml::Table| t["tcp"].as_table().unwrap().clone();
+        // tcp={mss=1000} is tcp.mss=1000: flavor and window_scale stay.
+        let by_table = merged(GOOD, &[("tcp", "{mss=1000}")]);
+        assert_eq!(by_table, merged(GOOD, &[("tcp.mss", "1000")]));
+        assert_eq!(tcp(&by_table).keys().collect::<Vec<_>>(), ["flavor", "mss", "window_scale"]);
+        assert_eq!(tcp(&by_table)["mss"].as_integer(), Some(1000));
+        // Recursively: links={bottleneck={rate="10Mbps"}} keeps the bottleneck's delay and the access link.
+        let t = merged(GOOD, &[("links", r#"{bottleneck={rate="10Mbps"}}"#)]);
+        assert_eq!(t, merged(GOOD, &[("links.bottleneck.rate", "10Mbps")]));
+        assert_eq!(t["links"]["bottleneck"]["delay"].as_str(), Some("275ms"));
+        // A table where there was none is set whole; a value that is not a table replaces one.
+        assert_eq!(merged(GOOD, &[("app", "{kind=\"bulk\"}")])["app"]["kind"].as_str(), Some("bulk"));
+        assert_eq!(merged(GOOD, &[("run.duration", "{x=1}")])["run"]["duration"]["x"].as_integer(), Some(1));
+        assert_eq!(merged(GOOD, &[("tcp", "5")])["tcp"].as_integer(), Some(5));
+        // Lists are values, replaced whole.
+        let t = merged("[trace]\nflows = [0, 1]\n", &[("trace", "{flows=[2]}")]);
+        assert_eq!(t["trace"]["flows"].as_array().unwrap().len(), 1);
+        // Through load: the scenario keeps the other keys of the file's [tcp].
+        let (s, _) = load(GOOD, &[("tcp".into(), parse_override_value("{mss=1000}"))], None).unwrap();
+        assert_eq!((s.tcp.mss, s.tcp.window_scale), (1000, 6));
     }
 
     #[test]

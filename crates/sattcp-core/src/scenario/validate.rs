@@ -393,9 +393,13 @@ impl Scenario {
 /// Collects problems while converting.
 struct Ctx {
     problems: Vec<Problem>,
-    /// Paths whose value could not be read (a type error, already reported): validation sees
-    /// their defaults, so problems at or under them would be consequences, not findings.
+    /// Paths whose value could not be read (a type error, already reported), or was derived
+    /// from a value already reported invalid ([`Ctx::poison`]): validation sees their defaults
+    /// or a meaningless value, so problems at or under them would be consequences, not findings.
     unread: Vec<String>,
+    /// Every `*.queue` that [`Ctx::link`] read, in that order: (its path, its size, the value
+    /// as written), for the drop-tail rules of [`section_switch`].
+    queues: Vec<(String, Size, String)>,
 }
 
 /// `path` is `at` or lies under it ("tcp.mss" under "tcp").
@@ -427,17 +431,29 @@ impl Ctx {
         self.problems.iter().any(|p| related(&p.path)) || self.unread.iter().any(|u| related(u))
     }
 
+    /// Whether `path` as a whole is invalid or unread: a problem at it or above it (problems
+    /// under it, in its parts, do not count).
+    fn bad_whole(&self, path: &str) -> bool {
+        self.problems.iter().any(|p| at_or_under(path, &p.path)) || self.unread.iter().any(|u| at_or_under(path, u))
+    }
+
+    /// The value at `path` was derived from one already reported invalid (a size in bdp of a
+    /// bandwidth-delay product computed from an invalid link): it is not judged, as if unread.
+    fn poison(&mut self, path: &str) {
+        self.unread.push(path.to_string());
+    }
+
     /// The rules of a drop-tail queue, shared by `switch.buffer` and every `links.*.queue`:
     /// sizes in bytes, packets or a bdp multiple (cells are for ATM ports), holding at least
     /// one packet of MSS + 40 bytes. A size in bytes is not judged against an invalid MSS, nor
-    /// a bdp multiple against an invalid link: that would only repeat their problem.
-    fn droptail_queue(&mut self, path: &str, size: Size, got: &str, mss: u32, bdp: u64) {
+    /// a bdp multiple against an unknown bdp: that would only repeat their problem.
+    fn droptail_queue(&mut self, path: &str, size: Size, got: &str, mss: u32, bdp: Bdp) {
         let packet = (mss + IP_HEADER + TCP_HEADER) as u64;
         let mss_ok = !self.bad("tcp.mss");
         let too_small = match size {
             Size::Bytes(b) => b < packet && mss_ok,
             Size::Packets(p) => p < 1,
-            Size::Bdp(k) => ((k * bdp as f64) as u64) < packet && mss_ok && !self.bad("links") && !self.bad("topology"),
+            Size::Bdp(k) => ((k * bdp.bytes as f64) as u64) < packet && mss_ok && bdp.known,
             Size::Cells(_) => {
                 self.err(path, "cells are for ATM switches; give bytes, packets or a bdp multiple", got);
                 false
@@ -540,14 +556,19 @@ impl Ctx {
         }
     }
 
-    /// A byte count: integer or size string in bytes ("bdp" allowed when `bdp` is given).
-    fn bytes(&mut self, path: &str, v: Option<&Val>, bdp: Option<u64>) -> Option<u64> {
+    /// A byte count: integer or size string in bytes ("bdp" allowed when `bdp` is given). A
+    /// multiple of an unknown bdp is poisoned (`Ctx::poison`) and None.
+    fn bytes(&mut self, path: &str, v: Option<&Val>, bdp: Option<Bdp>) -> Option<u64> {
         let got = v.map(|v| v.to_string()).unwrap_or_default();
         match self.size(path, v)? {
             Size::Bytes(b) => Some(b),
             Size::Bdp(k) => match bdp {
+                Some(bdp) if !bdp.known => {
+                    self.poison(path);
+                    None
+                }
                 // `as u64` would saturate silently at u64::MAX (2^64 as f64 is the first miss).
-                Some(bdp) if (k * bdp as f64).round() < 18_446_744_073_709_551_616.0 => Some((k * bdp as f64).round() as u64),
+                Some(Bdp { bytes: bdp, .. }) if (k * bdp as f64).round() < 18_446_744_073_709_551_616.0 => Some((k * bdp as f64).round() as u64),
                 Some(_) => {
                     self.err(path, "too large (at most 2^64 - 1 bytes)", got);
                     None
@@ -586,21 +607,20 @@ impl Ctx {
             None => rate,
             Some(v) => self.rate(&format!("{path}.payload_rate"), Some(v)),
         };
-        if payload_rate > rate {
+        if payload_rate > rate && !self.bad(&format!("{path}.rate")) {
             self.err(&format!("{path}.payload_rate"), "must not exceed the link's rate", l.payload_rate.as_ref().map(|v| v.to_string()).unwrap_or_default());
         }
         let schedule = l.schedule.as_ref().and_then(|s| self.schedule(&format!("{path}.schedule"), s));
         if l.schedule.is_some() && l.delay.is_some() {
             self.err(&format!("{path}.delay"), format!("is set by {path}.schedule; remove one"), l.delay.as_ref().map(|v| v.to_string()).unwrap_or_default());
         }
-        LinkSpec {
-            rate,
-            payload_rate,
-            delay: schedule.as_ref().map_or_else(|| self.duration(&format!("{path}.delay"), l.delay.as_ref(), SimTime::ZERO), |s| s.initial_delay()),
-            ber: self.float(&format!("{path}.ber"), l.ber.as_ref(), 0.0, 0.0, 1.0),
-            queue: self.size(&format!("{path}.queue"), l.queue.as_ref()),
-            schedule,
+        let delay = schedule.as_ref().map_or_else(|| self.duration(&format!("{path}.delay"), l.delay.as_ref(), SimTime::ZERO), |s| s.initial_delay());
+        let ber = self.float(&format!("{path}.ber"), l.ber.as_ref(), 0.0, 0.0, 1.0);
+        let queue = self.size(&format!("{path}.queue"), l.queue.as_ref());
+        if let (Some(size), Some(v)) = (queue, &l.queue) {
+            self.queues.push((format!("{path}.queue"), size, v.to_string()));
         }
+        LinkSpec { rate, payload_rate, delay, ber, queue, schedule }
     }
 }
 
@@ -614,7 +634,7 @@ fn few_names(names: &[String], what: &str) -> String {
 
 /// The `[tcp]` section (`p` = "tcp") or one `[[tcp.groups]]` entry merged over it (`p` =
 /// "tcp.groups.N"): a TCP configuration; `bdp` serves the default ssthresh and "bdp" sizes.
-fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
+fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: Bdp) -> TcpConfig {
     let mut tcp = TcpConfig::default();
     // tcp/ns2.rs: ns-2.35's switches and timers; the keys below override them.
     if c.keyword(&format!("{p}.profile"), t.profile.as_deref(), TcpProfile::Default) == Some(TcpProfile::Ns2) {
@@ -671,12 +691,17 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
     // RFC 7323 (2.3): the shift count is limited to 14.
     tcp.window_scale = c.int(&format!("{p}.window_scale"), t.window_scale, 0, 0, 14) as u8;
     tcp.initial_ssthresh = match &t.ssthresh {
-        None => bdp.max(2 * tcp.mss as u64),
-        Some(Val::Str(s)) if s == "bdp" => bdp,
+        None => bdp.bytes.max(2 * tcp.mss as u64),
+        Some(Val::Str(s)) if s == "bdp" => {
+            if !bdp.known {
+                c.poison(&format!("{p}.ssthresh"));
+            }
+            bdp.bytes
+        }
         v => c.bytes(&format!("{p}.ssthresh"), v.as_ref(), Some(bdp)).unwrap_or(65_535),
     };
-    // Checks against a rate or MSS already reported invalid would only repeat that problem.
-    if tcp.initial_ssthresh == 0 && !c.bad("links") && !c.bad(&format!("{p}.mss")) {
+    // 0 as given, or a bdp multiple of a valid bdp (one of an invalid bdp is poisoned).
+    if tcp.initial_ssthresh == 0 {
         c.err(&format!("{p}.ssthresh"), "must be > 0", "0");
     }
     tcp.initial_cwnd = c.int(&format!("{p}.initial_cwnd"), t.initial_cwnd, tcp.initial_cwnd as i64, 1, 1000) as u32;
@@ -721,7 +746,7 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: u64) -> TcpConfig {
     tcp.initial_rto = c.duration(&format!("{p}.initial_rto"), t.initial_rto.as_ref(), tcp.initial_rto);
     tcp.min_rto = c.duration(&format!("{p}.min_rto"), t.min_rto.as_ref(), tcp.min_rto);
     tcp.max_rto = c.duration(&format!("{p}.max_rto"), t.max_rto.as_ref(), tcp.max_rto);
-    if tcp.min_rto > tcp.max_rto {
+    if tcp.min_rto > tcp.max_rto && !c.bad(&format!("{p}.min_rto")) && !c.bad(&format!("{p}.max_rto")) {
         c.err(&format!("{p}.min_rto"), format!("must not exceed {p}.max_rto"), tcp.min_rto.to_string());
     }
     tcp.dupack_threshold = c.int(&format!("{p}.dupack_threshold"), t.dupack_threshold, 3, 1, 1000) as u32;
@@ -924,6 +949,10 @@ fn section_graph(c: &mut Ctx, raw: &RawScenario) -> Topology {
             c.err(&format!("topology.nodes.{i}"), "must be a non-empty name without \"->\"", format!("{n:?}"));
         }
     }
+    // Names are not looked up in a list of nodes that is itself wrong (missing, a name
+    // repeated or malformed): a link to the node that a typo renamed would repeat that one
+    // problem. (A link or flow from a name to the same name is wrong whatever the list.)
+    let nodes_ok = !c.bad("topology.nodes");
     let node = |c: &mut Ctx, path: &str, name: Option<&String>| -> Option<u32> {
         match name {
             None => {
@@ -933,7 +962,9 @@ fn section_graph(c: &mut Ctx, raw: &RawScenario) -> Topology {
             Some(n) => match nodes.iter().position(|x| x == n) {
                 Some(i) => Some(i as u32),
                 None => {
-                    c.err(path, format!("must name a node of topology.nodes: {}", few_names(&nodes, "nodes")), format!("{n:?}"));
+                    if nodes_ok {
+                        c.err(path, format!("must name a node of topology.nodes: {}", few_names(&nodes, "nodes")), format!("{n:?}"));
+                    }
                     None
                 }
             },
@@ -1015,7 +1046,7 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
 /// [`section_links`], [`section_tcp`] and [`section_tcp_groups`], [`section_switch`],
 /// [`section_app`], [`section_loss`], [`section_trace`].
 pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[String]) -> Result<Scenario, ScenarioError> {
-    let mut c = Ctx { problems: Vec::new(), unread: unread.to_vec() };
+    let mut c = Ctx { problems: Vec::new(), unread: unread.to_vec(), queues: Vec::new() };
     // Links cannot be judged against a topology whose kind is unknown.
     if c.bad("topology.kind") {
         c.unread.push("links".into());
@@ -1024,15 +1055,16 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
     let (kind, mut topology) = section_topology(&mut c, raw);
     let constellation = moving::constellation(&mut c, raw.constellation.as_ref(), raw.links.path.as_ref(), &mut topology, duration);
     section_links(&mut c, raw, kind);
-    let bdp = topology.bdp_bytes();
+    let bdp = Bdp::of(&c, &topology);
     // TCP: [tcp], then each [[tcp.groups]] entry over it (problems only for the keys it gives).
     let tcp = section_tcp(&mut c, "tcp", &raw.tcp, bdp);
     let flows = Flows::of(&c, &topology);
     let (tcp_groups, tcp_of_flow) = section_tcp_groups(&mut c, raw, bdp, flows);
-    let switch = section_switch(&mut c, raw, &topology, &tcp);
+    let switch = section_switch(&mut c, raw, &topology, &tcp, bdp);
     let app = section_app(&mut c, raw, &topology);
-    let losses = section_loss(&mut c, raw, &Judged { topology: &topology, flows, tcp: &tcp, tcp_groups: &tcp_groups, tcp_of_flow: &tcp_of_flow, switch: &switch.kind, app: &app });
-    let trace = section_trace(&mut c, raw, &topology, flows, &app);
+    let names = link_names(&c, raw, &topology);
+    let losses = section_loss(&mut c, raw, &Judged { link_names: names.as_deref(), flows, tcp: &tcp, tcp_groups: &tcp_groups, tcp_of_flow: &tcp_of_flow, switch: &switch.kind, app: &app });
+    let trace = section_trace(&mut c, raw, names.as_deref(), flows, &app);
 
     if !c.problems.is_empty() || !c.unread.is_empty() {
         return Err(ScenarioError { problems: c.problems });
@@ -1072,13 +1104,62 @@ impl Flows {
             Topology::Gateway(g) => g.servers.len() as i64,
             Topology::Graph(g) => g.flows.len() as i64,
         };
-        Flows { count, known: !c.bad("topology") }
+        let known = !c.bad("topology")
+            && match topology {
+                // A list of servers refused whole is empty; an unknown scheme is left at "sgw".
+                Topology::Gateway(_) => !c.bad_whole("gateway.servers") && !c.bad("gateway.scheme"),
+                _ => true,
+            };
+        Flows { count, known }
+    }
+}
+
+/// The topology's link names ([`Topology::link_names`]) to judge names against, None unless
+/// they are the ones the user wrote: a graph link between unknown nodes is left out, a list
+/// of hops or servers refused whole is empty.
+fn link_names(c: &Ctx, raw: &RawScenario, topology: &Topology) -> Option<Vec<String>> {
+    let known = !c.bad("topology")
+        && match topology {
+            Topology::Dumbbell { .. } => true,
+            Topology::Path { .. } => !c.bad_whole("links.path"),
+            Topology::Gateway(_) => !c.bad_whole("gateway.servers"),
+            Topology::Graph(_) => {
+                let n = raw.links.graph.as_ref().map_or(0, |l| l.len());
+                !c.bad_whole("links.graph") && (0..n).all(|i| !c.bad(&format!("links.graph.{i}.from")) && !c.bad(&format!("links.graph.{i}.to")))
+            }
+        };
+    known.then(|| topology.link_names())
+}
+
+/// The bandwidth-delay product that "bdp" sizes and the default ssthresh derive from
+/// ([`Topology::bdp_bytes`]), and whether it is known: one computed from values already
+/// reported invalid (a bottleneck rate left at 1 bps, a hop whose delay the constellation
+/// could not compute) would make every size given in bdp look too small, blaming keys the
+/// user got right.
+#[derive(Copy, Clone)]
+struct Bdp {
+    bytes: u64,
+    known: bool,
+}
+
+impl Bdp {
+    fn of(c: &Ctx, topology: &Topology) -> Bdp {
+        // Where `Topology::bottleneck` and `Topology::rtt_prop` read their rates and delays
+        // (whole tables: a problem anywhere in them counts).
+        let inputs: &[&str] = match topology {
+            Topology::Dumbbell { .. } => &["links.bottleneck"],
+            Topology::Path { .. } => &["links.path", "constellation"],
+            Topology::Gateway(_) => &["gateway.satellite", "gateway.return", "gateway.servers"],
+            Topology::Graph(_) => &["topology.nodes", "topology.flows", "topology.bottleneck", "links.graph"],
+        };
+        Bdp { bytes: topology.bdp_bytes(), known: !c.bad("topology.kind") && !inputs.iter().any(|p| c.bad(p)) }
     }
 }
 
 /// The sections validated before the scripted losses, against which they are judged.
 struct Judged<'a> {
-    topology: &'a Topology,
+    /// See [`link_names`].
+    link_names: Option<&'a [String]>,
     flows: Flows,
     tcp: &'a TcpConfig,
     tcp_groups: &'a [TcpConfig],
@@ -1143,11 +1224,14 @@ fn section_topology(c: &mut Ctx, raw: &RawScenario) -> (Option<TopologyKind>, To
             Topology::Path { hops }
         }
         Some(TopologyKind::Gateway) => {
-            // The gateway's checks in bytes need the MSS, validated with [tcp] below.
+            // The gateway's checks in bytes need the MSS, validated with [tcp] below (None: it
+            // is invalid or unread, and reported there).
             let mss = match &raw.tcp.mss {
-                Some(Val::Int(m)) if *m > 0 && *m <= 65_495 => *m as u32,
-                _ => TcpConfig::default().mss,
-            };
+                None => Some(TcpConfig::default().mss),
+                Some(Val::Int(m)) if *m > 0 && *m <= 65_495 => Some(*m as u32),
+                Some(_) => None,
+            }
+            .filter(|_| !c.bad("tcp.mss"));
             for (key, present) in [("topology.pairs", raw.topology.pairs.is_some()), ("links", raw.links.access.is_some() || raw.links.bottleneck.is_some() || raw.links.path.is_some())] {
                 if present {
                     c.err(key, "does not apply to topology.kind = \"gateway\" (its links are in [gateway])", "");
@@ -1183,13 +1267,13 @@ fn section_links(c: &mut Ctx, raw: &RawScenario, kind: Option<TopologyKind>) {
 /// `[[tcp.groups]]`: each entry merged over `[tcp]` ([`section_tcp`], problems only for the
 /// keys it gives) and the flows it sets; returns the groups' configurations and each grouped
 /// flow's group.
-fn section_tcp_groups(c: &mut Ctx, raw: &RawScenario, bdp: u64, flows: Flows) -> (Vec<TcpConfig>, std::collections::BTreeMap<u32, usize>) {
+fn section_tcp_groups(c: &mut Ctx, raw: &RawScenario, bdp: Bdp, flows: Flows) -> (Vec<TcpConfig>, std::collections::BTreeMap<u32, usize>) {
     let (nflows, flows_known) = (flows.count, flows.known);
     let mut tcp_groups = Vec::new();
     let mut tcp_of_flow = std::collections::BTreeMap::new();
     for (i, g) in raw.tcp.groups.iter().flatten().enumerate() {
         let p = format!("tcp.groups.{i}");
-        let mut scratch = Ctx { problems: Vec::new(), unread: c.unread.clone() };
+        let mut scratch = Ctx { problems: Vec::new(), unread: c.unread.clone(), queues: Vec::new() };
         let cfg = section_tcp(&mut scratch, &p, &raw.tcp.with_group(g), bdp);
         let given = g.given();
         for pr in scratch.problems {
@@ -1217,9 +1301,7 @@ fn section_tcp_groups(c: &mut Ctx, raw: &RawScenario, bdp: u64, flows: Flows) ->
 
 /// `[switch]`: the kind of the routers or switches, the buffer of the port feeding the
 /// bottleneck, ATM's drop policy; and the drop-tail rules of every `links.*.queue`.
-fn section_switch(c: &mut Ctx, raw: &RawScenario, topology: &Topology, tcp: &TcpConfig) -> SwitchSpec {
-    let bdp = topology.bdp_bytes();
-    let inputs_ok = !c.bad("links") && !c.bad("tcp.mss");
+fn section_switch(c: &mut Ctx, raw: &RawScenario, topology: &Topology, tcp: &TcpConfig, bdp: Bdp) -> SwitchSpec {
     // An unreadable switch.kind leaves its default, against which every switch rule would
     // judge the wrong kind of switch.
     if c.bad("switch.kind") {
@@ -1229,31 +1311,8 @@ fn section_switch(c: &mut Ctx, raw: &RawScenario, topology: &Topology, tcp: &Tcp
     // The default (1 bdp) is checked too: on a short path it may not hold one packet.
     let buffer_ok = !c.bad("switch.buffer");
     let buffer_got = raw.switch.buffer.as_ref().map(|v| v.to_string()).unwrap_or_default();
-    // The queues links.*.queue set, with the value as written.
-    let link_queues: Vec<(String, Size, String)> = {
-        let raw_links: Vec<(String, Option<&RawLink>)> = match &topology {
-            Topology::Dumbbell { .. } => vec![("links.access".into(), raw.links.access.as_ref()), ("links.bottleneck".into(), raw.links.bottleneck.as_ref())],
-            Topology::Path { hops } => (0..hops.len()).map(|i| (format!("links.path.{i}"), raw.links.path.as_ref().and_then(|p| p.get(i)))).collect(),
-            Topology::Gateway(g) => {
-                let raw_g = raw.gateway.as_ref();
-                let mut v: Vec<(String, Option<&RawLink>)> = vec![("gateway.satellite".into(), raw_g.and_then(|g| g.satellite.as_ref())), ("gateway.return".into(), raw_g.and_then(|g| g.return_link.as_ref()))];
-                v.extend((0..g.servers.len()).map(|i| (format!("gateway.servers.{i}"), raw_g.and_then(|g| g.servers.as_ref()).and_then(|s| s.get(i)))));
-                v
-            }
-            Topology::Graph(g) => (0..g.links.len()).map(|i| (format!("links.graph.{i}"), raw.links.graph.as_ref().and_then(|p| p.get(i)))).collect(),
-        };
-        let specs: Vec<&LinkSpec> = match &topology {
-            Topology::Dumbbell { access, bottleneck, .. } => vec![access, bottleneck],
-            Topology::Path { hops } => hops.iter().collect(),
-            Topology::Gateway(g) => [&g.satellite, &g.return_link].into_iter().chain(g.servers.iter()).collect(),
-            Topology::Graph(g) => g.links.iter().map(|l| &l.2).collect(),
-        };
-        raw_links
-            .into_iter()
-            .zip(specs)
-            .filter_map(|((path, l), spec)| Some((format!("{path}.queue"), spec.queue?, l?.queue.as_ref()?.to_string())))
-            .collect()
-    };
+    // The queues links.*.queue (gateway.*.queue) set, with the value as written.
+    let link_queues = std::mem::take(&mut c.queues);
     let mut buffer_cells_n = 0;
     let kind = match c.keyword("switch.kind", raw.switch.kind.as_deref(), SwitchKindName::DropTail) {
         Some(SwitchKindName::DropTail) => {
@@ -1274,7 +1333,7 @@ fn section_switch(c: &mut Ctx, raw: &RawScenario, topology: &Topology, tcp: &Tcp
             SwitchKind::DropTail
         }
         Some(SwitchKindName::Atm) => {
-            if !matches!(topology, Topology::Dumbbell { .. }) {
+            if !matches!(topology, Topology::Dumbbell { .. }) && !c.bad("topology.kind") {
                 c.err("switch.kind", "ATM switches are modelled on the dumbbell topology", "\"atm\"");
             }
             if let Topology::Dumbbell { access, bottleneck, .. } = &topology {
@@ -1316,6 +1375,8 @@ fn section_switch(c: &mut Ctx, raw: &RawScenario, topology: &Topology, tcp: &Tcp
             let cell_rate = topology.bottleneck().map_or(Rate(1), |l| l.payload_rate);
             buffer_cells_n = buffer_cells(buffer, topology.rtt_prop(), cell_rate, tcp.mss as u64);
             let frame = cells_for_tcp_payload(tcp.mss as u64);
+            // Cells from packets or bytes need a valid MSS; from a bdp multiple, a valid bdp too.
+            let inputs_ok = !c.bad("tcp.mss") && (bdp.known || !matches!(buffer, Size::Bdp(_)));
             if buffer_cells_n < frame && inputs_ok {
                 c.err("switch.buffer", format!("must hold at least one frame ({frame} cells at MSS {})", tcp.mss), buffer_got.clone());
             }
@@ -1352,10 +1413,11 @@ fn section_app(c: &mut Ctx, raw: &RawScenario, topology: &Topology) -> AppSpec {
         Some(AppKind::PingPong) => AppSpec::PingPong(section_pingpong(c, &raw.app, topology)),
         None => AppSpec::Bulk { start, stagger },
     };
-    if matches!(app, AppSpec::Www { .. }) && !matches!(topology, Topology::Dumbbell { .. }) {
+    if matches!(app, AppSpec::Www { .. }) && !matches!(topology, Topology::Dumbbell { .. }) && !c.bad("topology.kind") {
         c.err("app.kind", "WWW client/server pairs need topology.kind = \"dumbbell\"", "\"www\"");
     }
-    if !matches!(app, AppSpec::PingPong(_)) {
+    // An unknown kind is not judged as the default (bulk) it was left at.
+    if !matches!(app, AppSpec::PingPong(_)) && !c.bad("app.kind") {
         pingpong_keys_absent(c, &raw.app);
     } else if raw.run.chain_hops == Some(true) {
         // Chained hops commit a packet's later hops when it enters the first; a run that
@@ -1399,7 +1461,7 @@ fn section_www(c: &mut Ctx, raw: &RawScenario) -> WwwParams {
 /// and its transmission, dropped at the sender or where it would enter a named link.
 fn section_loss(c: &mut Ctx, raw: &RawScenario, j: &Judged<'_>) -> Vec<LossSpec> {
     let (nflows, flows_known) = (j.flows.count, j.flows.known);
-    let (topology, tcp, tcp_groups, tcp_of_flow, app, kind) = (j.topology, j.tcp, j.tcp_groups, j.tcp_of_flow, j.app, j.switch);
+    let (tcp, tcp_groups, tcp_of_flow, app, kind) = (j.tcp, j.tcp_groups, j.tcp_of_flow, j.app, j.switch);
     // Scripted losses.
     // Offsets are checked against the MSS and the transfer size only when both could be read
     // and the application is one whose segments start at multiples of the MSS.
@@ -1412,8 +1474,9 @@ fn section_loss(c: &mut Ctx, raw: &RawScenario, j: &Judged<'_>) -> Vec<LossSpec>
     for (i, l) in raw.loss.iter().enumerate() {
         let p = format!("loss.{i}");
         let flow = if flows_known { c.int(&format!("{p}.flow"), l.flow, 0, 0, nflows - 1) as u32 } else { 0 };
-        // The flow's own MSS (its [[tcp.groups]] entry may set one).
+        // The flow's own MSS (its [[tcp.groups]] entry may set one, perhaps an invalid one).
         let mss = tcp_of_flow.get(&flow).map_or(tcp.mss, |&g: &usize| tcp_groups[g].mss);
+        let loss_checks_ok = loss_checks_ok && tcp_of_flow.get(&flow).is_none_or(|g| !c.bad(&format!("tcp.groups.{g}.mss")));
         let transmission = c.int(&format!("{p}.transmission"), l.transmission, 0, 0, 1000) as u16;
         let offset = match (&l.offset, l.segment) {
             (Some(_), Some(_)) => {
@@ -1454,8 +1517,8 @@ fn section_loss(c: &mut Ctx, raw: &RawScenario, j: &Judged<'_>) -> Vec<LossSpec>
                 let path = format!("{p}.at");
                 if matches!(kind, SwitchKind::Atm { .. }) {
                     c.err(&path, "a scripted loss at a link needs drop-tail IP links (switch.kind = \"droptail\"); ATM ports drop cells", format!("{name:?}"));
-                } else if !c.bad("topology") && !topology.link_names().iter().any(|n| n == name) {
-                    c.err(&path, format!("must be \"sender\" or name a link of the topology: {}", few_names(&topology.link_names(), "links")), format!("{name:?}"));
+                } else if let Some(names) = j.link_names.filter(|names| !names.iter().any(|n| n == name)) {
+                    c.err(&path, format!("must be \"sender\" or name a link of the topology: {}", few_names(names, "links")), format!("{name:?}"));
                 }
                 Some(name.to_string())
             }
@@ -1467,7 +1530,7 @@ fn section_loss(c: &mut Ctx, raw: &RawScenario, j: &Judged<'_>) -> Vec<LossSpec>
 
 /// `[trace]`: the flows and links whose time series are recorded, the packet trace
 /// (`trace::spec`), and the bounds of both.
-fn section_trace(c: &mut Ctx, raw: &RawScenario, topology: &Topology, flows: Flows, app: &AppSpec) -> TraceSpec {
+fn section_trace(c: &mut Ctx, raw: &RawScenario, link_names: Option<&[String]>, flows: Flows, app: &AppSpec) -> TraceSpec {
     let (nflows, flows_known) = (flows.count, flows.known);
     let mut trace = TraceSpec::default();
     for (i, &f) in raw.trace.flows.iter().flatten().enumerate() {
@@ -1480,18 +1543,16 @@ fn section_trace(c: &mut Ctx, raw: &RawScenario, topology: &Topology, flows: Flo
     trace.links = raw.trace.links.clone().unwrap_or_default();
     // Names are checked only against a topology that could be read whole (a path that failed
     // validation has no hops, hence no names).
-    let names = if trace.links.is_empty() || c.bad("topology") { vec![] } else { topology.link_names() };
-    if !names.is_empty() {
+    if let Some(names) = link_names.filter(|n| !n.is_empty()) {
         for (i, name) in trace.links.iter().enumerate() {
             if !names.contains(name) {
-                c.err(&format!("trace.links.{i}"), format!("must name a link of the topology: {}", few_names(&names, "links")), format!("{name:?}"));
+                c.err(&format!("trace.links.{i}"), format!("must name a link of the topology: {}", few_names(names, "links")), format!("{name:?}"));
             }
         }
     }
 
-    let all_names = if c.bad("topology") { None } else { Some(topology.link_names()) };
     let all_flows = nflows as u64 * if matches!(app, AppSpec::Www { .. } | AppSpec::PingPong(_)) { 2 } else { 1 };
-    match crate::trace::spec::packets(raw.trace.packets.as_ref(), (flows_known && !c.bad("app.kind")).then_some(all_flows), all_names.as_deref()) {
+    match crate::trace::spec::packets(raw.trace.packets.as_ref(), (flows_known && !c.bad("app.kind")).then_some(all_flows), link_names) {
         Ok(f) => trace.packets = f,
         Err(ps) => ps.into_iter().for_each(|p| c.err(&p.path, p.rule, p.got)),
     }
@@ -1868,5 +1929,103 @@ mod tests {
         assert_only(GEO2, &[("tcp.ns2.bug_fix", "maybe")], "tcp.ns2.bug_fix: must be \"on\", \"off\", \"timeout_only\" or \"ns3\", got \"maybe\"");
         assert!(problems(GEO2, &[("tcp.ns2.newreno_changes", "2")])[0].starts_with("tcp.ns2.newreno_changes: "));
         assert!(problems(GEO2, &[("tcp.ns2.bogus", "true")])[0].contains("tcp.ns2.bogus"));
+    }
+
+    const LEO: &str = include_str!("../../../../scenarios/leo-paris-moscow-isl.toml");
+    const DIAMOND: &str = include_str!("../../../../scenarios/graph-diamond.toml");
+
+    /// A constellation that cannot be computed leaves its hop without a delay, hence a bdp of
+    /// 0: the sizes given in bdp (tcp.ssthresh, the default switch.buffer, links.path.0.queue)
+    /// are not judged against it.
+    #[test]
+    fn a_constellation_problem_is_not_repeated_as_bdp_problems() {
+        assert_only(LEO, &[("constellation.step", "0s")], "constellation.step: must be > 0, got \"0s\"");
+        assert_only(LEO, &[("constellation.shell.altitude_km", "5")], "constellation.shell.altitude_km: is required, between 100 and 100000 km, got 5");
+        assert_only(LEO, &[("constellation.from.lat", "95")], "constellation.from.lat: must be between -90 and 90 degrees, got 95");
+        assert_only(LEO, &[("constellation.routing", "laser")], "constellation.routing: must be \"isl\" or \"bentpipe\", got \"laser\"");
+        // The steps are not counted against the default of an invalid run.duration.
+        assert_only(LEO, &[("run.duration", "-1s"), ("constellation.step", "0.1ms")], "run.duration: must be > 0, got \"-1s\"");
+        // An invalid link rate or delay likewise, on every kind of topology.
+        let single = include_str!("../../../../scenarios/zhou-single.toml");
+        assert_only(single, &[("gateway.satellite.rate", "0Mbps"), ("tcp.ssthresh", "bdp")], "gateway.satellite.rate: must be > 0, got \"0Mbps\"");
+        assert_only(GEO2, &[("links.bottleneck.delay", "-1ms"), ("tcp.send_buffer", "0.5bdp")], "links.bottleneck.delay: must be >= 0, got \"-1ms\"");
+        assert_only(GEO2, &[("topology.kind", "dumbel"), ("tcp.ssthresh", "bdp")], "topology.kind: must be \"dumbbell\", \"path\", \"graph\" or \"gateway\", got \"dumbel\"");
+    }
+
+    /// Every problem that is not a consequence of another is still listed beside it.
+    #[test]
+    fn independent_problems_beside_an_unknown_bdp_are_all_listed() {
+        assert_eq!(
+            problems(LEO, &[("constellation.step", "0s"), ("switch.buffer", "0pkt"), ("tcp.window_scale", "15")]),
+            [
+                "constellation.step: must be > 0, got \"0s\"",
+                "tcp.window_scale: must be between 0 and 14, got 15",
+                "switch.buffer: must hold at least one packet (1500 bytes at MSS 1460), got \"0pkt\"",
+            ]
+        );
+        // An ssthresh of 0 as given is wrong whatever the bdp.
+        assert_eq!(problems(LEO, &[("constellation.step", "0s"), ("tcp.ssthresh", "0")]), ["constellation.step: must be > 0, got \"0s\"", "tcp.ssthresh: must be > 0, got 0"]);
+        // A problem in the access links leaves the bottleneck's bdp known, and judged.
+        assert_eq!(
+            problems(GEO2, &[("links.access.ber", "2"), ("switch.buffer", "1e-9bdp")]),
+            ["links.access.ber: must be in [0, 1), got 2", "switch.buffer: must hold at least one packet (1064 bytes at MSS 1024), got \"1e-9bdp\""]
+        );
+    }
+
+    /// A node renamed to the name of another: the links and flows that named it are not
+    /// reported as well.
+    #[test]
+    fn a_duplicate_node_is_one_problem() {
+        let dup = DIAMOND.replace(r#""r3", "b", "d"]"#, r#""r3", "b", "a"]"#);
+        assert_only(&dup, &[], "topology.nodes.6: duplicate node name, got \"a\"");
+        assert_only(DIAMOND, &[("topology.nodes", r#"["a", "c", "r1", "r1", "r3", "b", "d"]"#)], "topology.nodes.3: duplicate node name, got \"r1\"");
+        assert_only(DIAMOND, &[("topology.nodes", "[]")], "topology.nodes: is required for a graph topology (a list of node names)");
+        // Renamed everywhere: the link between the two r2s is wrong on its own.
+        assert_eq!(problems(&DIAMOND.replace("\"r3\"", "\"r2\""), &[]), ["topology.nodes.4: duplicate node name, got \"r2\"", "links.graph.4.to: must differ from from (a link joins two nodes), got \"r2\""]);
+        // Beside an independent problem.
+        assert_eq!(problems(&dup, &[("tcp.mss", "0")]), ["topology.nodes.6: duplicate node name, got \"a\"", "tcp.mss: must be an integer number of bytes between 1 and 65495, got 0"]);
+    }
+
+    /// Checks that combine two values are not made with one left at its default because it
+    /// was invalid.
+    #[test]
+    fn checks_combining_values_skip_an_invalid_one() {
+        let single = include_str!("../../../../scenarios/zhou-single.toml");
+        // The gateway's sizes against an invalid tcp.mss (validated after the gateway).
+        assert_only(single, &[("tcp.mss", "0"), ("gateway.buffer", "1000")], "tcp.mss: must be an integer number of bytes between 1 and 65495, got 0");
+        assert_only(single, &[("tcp.mss", "0"), ("gateway.client_buffer", "1000")], "tcp.mss: must be an integer number of bytes between 1 and 65495, got 0");
+        // Flows against an unknown gateway scheme (split TCP has two flows a connection).
+        assert_only(single, &[("gateway.scheme", "splt"), ("trace.flows", "[1]")], "gateway.scheme: must be one of \"sgw\", \"split_tcp\", \"e2e\", got \"splt\"");
+        // A payload rate against an invalid rate.
+        assert_only(GEO2, &[("links.bottleneck.rate", "45Mbs"), ("links.bottleneck.payload_rate", "40Mbps")], "links.bottleneck.rate: unknown rate unit \"Mbs\" (use bps, kbps, Mbps or Gbps), got \"45Mbs\"");
+        // min_rto against an invalid max_rto.
+        assert_only(GEO2, &[("tcp.max_rto", "-1s"), ("tcp.min_rto", "100s")], "tcp.max_rto: must be >= 0, got \"-1s\"");
+        // The keys of one application against a misspelt kind.
+        let want = format!("app.kind: {}, got \"pingpnog\"", one_of(&AppKind::names()));
+        assert_only(GEO2, &[("app.kind", "pingpnog"), ("app.first_block", "1"), ("app.last_block", "100")], &want);
+        // An application or a switch against an unknown kind of topology.
+        let kind = "topology.kind: must be \"dumbbell\", \"path\", \"graph\" or \"gateway\", got \"dumbel\"";
+        assert_only(GEO2, &[("topology.kind", "dumbel"), ("app.kind", "www")], kind);
+        assert_only(GEO2, &[("topology.kind", "dumbel"), ("switch.kind", "atm")], kind);
+        // A scripted loss's offset against the invalid MSS of its flow's group.
+        let group = format!("{GEO2}\n        [[tcp.groups]]\n        flows = [1]\n        mss = 0\n        [[loss]]\n        flow = 1\n        offset = 1000\n");
+        assert_only(&group, &[], "tcp.groups.0.mss: must be an integer number of bytes between 1 and 65495, got 0");
+        // Link names against a graph that lost a link to an unknown node.
+        let lost = format!("{DIAMOND}\n[trace]\nlinks = [\"r1->r2\", \"r2->b\"]\n").replacen("to = \"b\"", "to = \"B\"", 1);
+        assert_only(&lost, &[], "links.graph.5.to: must name a node of topology.nodes: a, c, r1, r2, r3, b, ... (7 nodes), got \"B\"");
+    }
+
+    /// Each queue is judged under its own path, also when a link before it was left out of the
+    /// graph (they were matched by position in the graph's links).
+    #[test]
+    fn a_link_queue_keeps_its_path_beside_a_link_left_out() {
+        let text = DIAMOND.replacen("to = \"b\"", "to = \"B\"", 1).replacen("to = \"d\"", "to = \"d\"\nqueue = \"0pkt\"", 1);
+        assert_eq!(
+            problems(&text, &[]),
+            [
+                "links.graph.5.to: must name a node of topology.nodes: a, c, r1, r2, r3, b, ... (7 nodes), got \"B\"",
+                "links.graph.6.queue: must hold at least one packet (1500 bytes at MSS 1460), got \"0pkt\"",
+            ]
+        );
     }
 }

@@ -240,13 +240,19 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
     let step = c.duration("constellation.step", r.step.as_ref(), DEFAULT_STEP);
     if step == SimTime::ZERO {
         c.err("constellation.step", "must be > 0", r.step.as_ref().map(|v| v.to_string()).unwrap_or_default());
-    } else if duration.0 / step.0 >= MAX_STEPS {
+    } else if duration.0 / step.0 >= MAX_STEPS && !c.bad("run.duration") {
         c.err("constellation.step", format!("too small for run.duration (at most {MAX_STEPS} steps)"), r.step.as_ref().map(|v| v.to_string()).unwrap_or_default());
     }
     let offset = c.duration("constellation.offset", r.offset.as_ref(), SimTime::ZERO);
     let default_mode = if matches!(constellation, Constellation::Walker(_)) { Mode::Isl } else { Mode::BentPipe };
     let mode = c.keyword("constellation.routing", r.routing.as_deref(), default_mode)?;
     if c.bad("constellation") || c.bad(&format!("links.path.{hop}")) {
+        return None;
+    }
+    // The route over the default of a run.duration already reported invalid: the hop's delay
+    // would be a guess (and the problems found on that route, ones the user did not write).
+    if c.bad("run.duration") {
+        c.poison("constellation");
         return None;
     }
     let (from, to) = (from?, to?);

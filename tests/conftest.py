@@ -61,3 +61,23 @@ NEEDS_PROC = pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs L
 def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     """Runs the installed `sattcp` command line as a user would."""
     return subprocess.run([sys.executable, "-m", "sattcp.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def disk_full_on(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """From now on, writing a file whose name contains ``name`` (its temporary file too) with
+    ``Path.write_text`` or ``Path.write_bytes`` writes half the data, then fails as a full disk
+    would: a report writer's failure midway through one file."""
+    import errno
+    from collections.abc import Callable
+    from typing import Any
+
+    def half(write: Callable[..., Any]) -> Callable[..., Any]:
+        def f(self: Path, data: Any, *args: Any, **kwargs: Any) -> Any:
+            if name not in self.name:
+                return write(self, data, *args, **kwargs)
+            write(self, data[: len(data) // 2], *args, **kwargs)
+            raise OSError(errno.ENOSPC, "No space left on device", str(self))
+        return f
+
+    monkeypatch.setattr(Path, "write_text", half(Path.write_text))
+    monkeypatch.setattr(Path, "write_bytes", half(Path.write_bytes))

@@ -350,3 +350,86 @@ def test_a_server_or_command_that_cannot_run_is_refused_up_front(tmp_path: Path,
     opts = [o.format(tmp=tmp_path) for o in opts]
     assert cli.main(["emulate", str(s), *opts, "--", *command]) == 2
     assert f"sattcp emulate: {message.format(tmp=tmp_path)}" in capsys.readouterr().err
+
+
+# -- the server command failing (`--server CMD`) ----------------------------------------------
+def _cli_within(seconds: float, *args: str) -> subprocess.CompletedProcess[str]:
+    """run_cli, failing after ``seconds``; a command still running then gets SIGTERM, so that it
+    removes its namespaces (a timeout's SIGKILL would leave them)."""
+    p = subprocess.Popen([sys.executable, "-m", "sattcp.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = p.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        p.terminate()
+        out, err = p.communicate(timeout=30)
+        pytest.fail(f"still running after {seconds:g} s:\n{err}")
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+
+def _in_place(side: str, argv: list[str], **kw: object) -> subprocess.Popen[bytes]:
+    """Emulation.popen without the namespaces."""
+    return subprocess.Popen(argv, **kw)  # type: ignore[call-overload]
+
+
+def test_a_failed_server_command_is_described_with_the_end_of_its_stderr(capfd: pytest.CaptureFixture[str]) -> None:
+    # No privileges needed: the server command's watcher on a plain process.
+    s = emulate.ServerCommand(_in_place, ["sh", "-c", "for i in $(seq 1 15); do echo line $i >&2; done; exit 3"])
+    s.proc.wait()
+    said = s.failure()
+    assert said is not None and said.startswith("the server command `sh -c 'for i in $(seq 1 15); do echo line $i >&2; done; exit 3'` "
+                                                 "exited with status 3; the end of its stderr:\n  | line 6\n")
+    assert said.endswith("  | line 14\n  | line 15") and "line 5\n" not in said
+    assert "line 1\nline 2\n" in capfd.readouterr().err  # it still reached ours as it came
+    s = emulate.ServerCommand(_in_place, ["sh", "-c", "kill -SEGV $$"])
+    s.proc.wait()
+    assert s.failure("while the link was up") == ("the server command `sh -c 'kill -SEGV $$'` was killed by signal SIGSEGV "
+                                                  "while the link was up (nothing on stderr)")
+    for ok in (["true"], ["sleep", "30"]):  # done, or still running: no failure of its own
+        s = emulate.ServerCommand(_in_place, ok)
+        if ok == ["true"]:
+            s.proc.wait()
+        assert s.failure() is None
+        s.proc.kill()
+        s.proc.wait()
+
+
+@pytest.mark.parametrize(("server", "command", "status", "said"), [
+    ("false", ["true"], 1, "the server command `false` exited with status 1 (nothing on stderr)"),
+    # It fails while the client runs; what it said is repeated at the end, below the counters.
+    ("sh -c 'echo cannot bind >&2; exit 3'", ["sleep", "0.5"], 1,
+     "the server command `sh -c 'echo cannot bind >&2; exit 3'` exited with status 3; the end of its stderr:\n  | cannot bind"),
+    # COMMAND's own failure is its status still.
+    ("sh -c 'exit 3'", ["sh", "-c", "exit 4"], 4, "the server command `sh -c 'exit 3'` exited with status 3 (nothing on stderr)"),
+])
+def test_a_server_command_that_fails_fails_the_run_and_says_so(privileged: Path, tmp_path: Path, server: str, command: list[str],
+                                                                status: int, said: str) -> None:
+    # Was: not a word, and COMMAND's status (0).
+    s = _scenario(tmp_path, 'rate = "2Mbps"\n')
+    r = run_cli("emulate", str(s), "--server", server, "--", *command)
+    assert r.returncode == status, r.stderr
+    assert r.stderr.rstrip("\n").endswith(f"\nsattcp emulate: {said}"), r.stderr
+    assert "b_to_a:" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_server_command_that_ends_before_it_listens_ends_the_run_at_once(privileged: Path, tmp_path: Path) -> None:
+    # Was: --wait-port waited its 10 s for a port nobody would open, then said only that.
+    s = _scenario(tmp_path, 'rate = "2Mbps"\n')
+    r = _cli_within(8, "emulate", str(s), "--server", "sh -c 'echo no port >&2; exit 2'", "--wait-port", "7002", "--", "true")
+    assert r.returncode == 1, r.stderr
+    assert ("sattcp emulate: the server command `sh -c 'echo no port >&2; exit 2'` exited with status 2 before anything listened "
+            "on TCP port 7002; the end of its stderr:\n  | no port") in r.stderr
+
+
+def test_without_command_a_failing_server_command_ends_the_run(privileged: Path, tmp_path: Path) -> None:
+    # Was: the link stayed up until Ctrl-C, the failure unsaid.
+    s = _scenario(tmp_path, 'rate = "2Mbps"\n')
+    r = _cli_within(30, "emulate", str(s), "--server", "sh -c 'sleep 0.3; exit 5'")
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.rstrip("\n").endswith("sattcp emulate: the server command `sh -c 'sleep 0.3; exit 5'` exited with status 5 "
+                                          "while the link was up (nothing on stderr)"), r.stderr
+
+
+def test_a_server_command_stopped_at_the_end_is_no_failure(privileged: Path, tmp_path: Path) -> None:
+    s = _scenario(tmp_path, 'rate = "2Mbps"\n')
+    r = run_cli("emulate", str(s), "--server", "sleep 60", "--linger", "0", "--", "true")
+    assert r.returncode == 0 and "the server command" not in r.stderr, r.stderr

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import disk_full_on
 from sattcp import netpipe_sat as ns
 from sattcp.netpipe import NETPIPE_MBPS, pingpong_stats
 
@@ -312,3 +313,70 @@ def test_real_pingpong_through_the_emulator_matches_half_the_rtt(emu_binary):
     assert row["repeats"] == 3
     cells = math.ceil(8192 / 1448) * 32 * 53  # at most 6 full-size packets of 32 cells
     assert 0.05 <= row["min_s"] <= 0.05 + cells * 8 / 2.048e6 + 0.01
+
+
+# -- writing the report: whole or not at all ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def stand_in() -> tuple[ns.Data, list[ns.Check]]:
+    """The quick study's data and checks on the stand-in runner (no simulator)."""
+    sim = ns.sim_data(ns.execute(ns.plan(quick=True), one=fake_one))
+    return sim, ns.analyse(sim)
+
+
+@pytest.fixture
+def one_figure(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One small figure instead of the five (written as the report's figures are)."""
+    from matplotlib.figure import Figure
+
+    from sattcp.plots import save
+
+    def figures(sim: ns.Data, kernel: object, out: Path) -> list[tuple[str, str, bytes]]:
+        fig = Figure(figsize=(2, 1))
+        fig.add_subplot().plot([0, 1], [1, 0])
+        return [("fig1_signature", "one figure", save(fig, out / "figures" / "fig1_signature", ("png", "svg")))]
+
+    monkeypatch.setattr(ns, "figures", figures)
+
+
+def _files(out: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("failing", ["report.html", "checks.csv", "fig1.csv", "fig1_signature.png"])
+def test_a_write_that_fails_midway_leaves_no_report_and_no_part_of_a_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stand_in: tuple[ns.Data, list[ns.Check]],
+        one_figure: None, failing: str) -> None:
+    sim, checks = stand_in
+    out = tmp_path / "n"
+    ns.report(sim, checks, out, notes=["an earlier run"])
+    before = _files(out)
+    with monkeypatch.context() as m, pytest.raises(OSError, match="No space left"):
+        disk_full_on(m, failing)
+        ns.report(sim, checks, out, notes=["this run"])
+    assert not (out / "report.html").exists()
+    left = _files(out)
+    assert set(left) == set(before) - {"report.html"}  # no temporary file either
+    # Whole: the failing file is the earlier run's, the others are the same data again.
+    assert {k: v for k, v in left.items() if not k.endswith(".svg")} == \
+        {k: v for k, v in before.items() if k != "report.html" and not k.endswith(".svg")}
+    assert b"this run" in ns.report(sim, checks, out, notes=["this run"]).read_bytes()
+
+
+def test_a_report_that_fails_after_the_analysis_leaves_no_stale_report(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stand_in: tuple[ns.Data, list[ns.Check]],
+        one_figure: None) -> None:
+    """The figures fail (or Ctrl-C while they are drawn): the earlier run's report.html, which
+    shows other figures and tables, is gone, not left looking like this run's."""
+    sim, checks = stand_in
+    out = tmp_path / "n"
+    ns.report(sim, checks, out)
+
+    def broken(sim: ns.Data, kernel: object, out: Path) -> list[tuple[str, str, bytes]]:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ns, "figures", broken)
+    with pytest.raises(KeyboardInterrupt):
+        ns.report(sim, checks, out)
+    assert not (out / "report.html").exists()

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import NEEDS_PROC
+from conftest import NEEDS_PROC, disk_full_on
 from sattcp.plots import LEVEL_COLORS
 from sattcp.report import (
     BUFFER_CLAIMS,
@@ -334,3 +334,28 @@ def test_zero_degrees_of_freedom_says_replications_are_needed(tmp_path):
     assert "Confidence intervals cannot be computed" in html and "Replications are needed" in html
     assert "not significant" not in html and "ci_low" not in html
     assert "no confidence intervals: zero degrees of freedom for error" in (tmp_path / "out" / "figures" / "geo-efficiency-effects.svg").read_text()
+
+
+@pytest.mark.parametrize("failing", ["effects.csv", "allocation-of-variation.png"])
+@pytest.mark.parametrize("generic", [False, True], ids=["analyze-html", "generic"])
+def test_a_write_that_fails_midway_leaves_no_report_and_no_part_of_a_file(tmp_path, monkeypatch, failing, generic):
+    """A full disk while a study's CSV or a figure is written: no report.html, no
+    temporary file, and every file left whole (the earlier rebuild's)."""
+    from sattcp.study_report import build_generic_report
+
+    build = build_generic_report if generic else build_study_report
+    store = _two_factor_store(tmp_path / "t.duckdb", ["GEO"])
+    out = tmp_path / "out"
+    build(store, "tiny", out)
+
+    def files():
+        return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*"))
+                if p.is_file() and p.suffix not in (".svg", ".pdf")}  # those two vary by save
+
+    before = files()
+    assert failing in {Path(k).name for k in before}
+    with monkeypatch.context() as m, pytest.raises(OSError, match="No space left"):
+        disk_full_on(m, failing)
+        build(store, "tiny", out)
+    assert files() == {k: v for k, v in before.items() if k != "report.html"}
+    assert build(store, "tiny", out).exists()

@@ -694,3 +694,53 @@ def test_editing_the_scenario_or_changing_build_runs_again_and_old_runs_are_not_
     with Store(store, read_only=True) as st:
         assert set(st.runs("tiny")["build"]) == {"9.9.9+upgraded"}
         assert st.builds("tiny") == {"9.9.9+upgraded": 2}
+
+
+@pytest.mark.parametrize("body, path, rule, got", [
+    ('seeds = [1, 1]', "seeds",
+     "must be distinct: 1 is repeated (a repeated seed repeats the same run)", [1, 1]),
+    ('seeds = [3, 1, 2, 1, 3]', "seeds",
+     "must be distinct: 3 and 1 are repeated (a repeated seed repeats the same run)",
+     [3, 1, 2, 1, 3]),
+    ('seeds = [1, -1, 2]', "seeds", "must be integers from 0 to 2^64 - 1: -1 is not", [1, -1, 2]),
+    (f'seeds = {list(range(12)) * 2}', "seeds", "must be distinct: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 "
+     "and 2 more are repeated (a repeated seed repeats the same run)", list(range(12)) * 2),
+    ('responses = ["efficiency", "efficiency"]', "responses",
+     "must be distinct: efficiency is repeated", ["efficiency", "efficiency"]),
+    ('[overrides]\nx = 3', "overrides.x",
+     "is also a factor (a key is either a factor or an override)", 3),
+])
+def test_a_study_problem_shows_what_was_given_and_names_the_culprit_in_the_rule(
+        tmp_path, body, path, rule, got):
+    study = write_study(tmp_path, f'scenario = "base.toml"\n{body}\n[factors]\nx = [1, 2]\n')
+    with pytest.raises(StudyError) as ei:
+        load_study(study)
+    assert ei.value.problems == [{"path": path, "rule": rule, "got": got}]
+
+
+def test_repeated_levels_unknown_labels_and_block_names_show_what_was_given(tmp_path):
+    study = write_study(tmp_path, """
+        [factors]
+        x = [1, 2, 1]
+        y = ["a", "b"]
+        [[blocks]]
+        name = "one"
+        scenario = "base.toml"
+        levels.y = {a = 1, c = 2, d = 3}
+        levels.z = {a = 1}
+        [[blocks]]
+        name = "one"
+        scenario = "base.toml"
+        """)
+    with pytest.raises(StudyError) as ei:
+        load_study(study)
+    assert ei.value.problems == [
+        {"path": "factors.x", "rule": "levels must be distinct: 1 is repeated", "got": [1, 2, 1]},
+        {"path": "blocks[0].levels.y", "rule": "labels not among the levels ['a', 'b']: c, d",
+         "got": {"a": 1, "c": 2, "d": 3}},
+        {"path": "blocks[0].levels.z.a", "rule": "not a factor (or not a table of label = value)",
+         "got": 1},
+        {"path": "blocks[1].name", "rule": "must be distinct: one is also the name of blocks[0]",
+         "got": "one"},
+    ]
+    assert "blocks[1].name: must be distinct: one is also the name of blocks[0], got one" in str(ei.value)

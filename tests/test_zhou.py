@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import disk_full_on, run_cli
 from sattcp import zhou
 
 
@@ -53,3 +53,80 @@ def test_reproduce_quick_writes_a_report_with_checked_statements(tmp_path: Path)
     assert by["throughput = min(SatBW, Buff/(SatRTT+TerrRTT)) (§II.A)"]["holds"]
     e1 = json.loads((out / "e1.json").read_text(encoding="utf-8"))
     assert all(r["utilisation"] >= 0.97 for r in e1[1:])
+
+
+# -- writing the report: whole or not at all ------------------------------------------------------
+
+
+def tiny_analysis(holds: bool = True) -> zhou.Analysis:
+    """Enough for zhou.report (with the figures stood in for): one check, one table."""
+    a = zhou.Analysis()
+    a.add("1", "a statement", "a test", "ours", holds)
+    a.tables["e1"] = [{"buffer_kb": 31, "utilisation": 0.98 if holds else 0.5}]
+    return a
+
+
+@pytest.fixture
+def no_figures(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(zhou, "figures", lambda res, a: [("a figure", b"not really a png")])
+
+
+@pytest.mark.parametrize("failing", ["report.html", "checks.json", "e1.json"])
+def test_a_write_that_fails_midway_leaves_no_report_and_no_part_of_a_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_figures: None, failing: str) -> None:
+    out = tmp_path / "z"
+    zhou.report({}, tiny_analysis(), out)  # an earlier run's
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    with monkeypatch.context() as m, pytest.raises(OSError, match="No space left"):
+        disk_full_on(m, failing)
+        zhou.report({}, tiny_analysis(holds=False), out)
+    assert not (out / "report.html").exists()
+    left = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert set(left) == set(before) - {"report.html"}  # no temporary file either
+    for name, data in left.items():  # each one whole: this run's, or the earlier run's
+        assert json.loads(data) is not None, name
+    if failing != "report.html":
+        assert left[failing] == before[failing]
+    assert zhou.report({}, tiny_analysis(), out).read_bytes() == before["report.html"]
+
+
+def test_a_report_that_fails_after_the_analysis_leaves_no_stale_report(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_figures: None) -> None:
+    """The figures fail (or Ctrl-C while they are drawn): the earlier run's report.html is
+    gone, not left looking like this run's."""
+    out = tmp_path / "z"
+    zhou.report({}, tiny_analysis(), out)
+
+    def broken(res: object, a: object) -> list[tuple[str, bytes]]:
+        raise RuntimeError("a figure failed")
+
+    monkeypatch.setattr(zhou, "figures", broken)
+    with pytest.raises(RuntimeError, match="a figure failed"):
+        zhou.report({}, tiny_analysis(holds=False), out)
+    assert not (out / "report.html").exists()
+
+
+def test_reproduce_interrupted_keeps_the_earlier_report_until_the_analysis_stands(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_figures: None, capsys: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C during the runs (nothing new is written) keeps the earlier report with the files
+    it shows, as a refused rebuild of a stored study does; Ctrl-C once the analysis stands, while
+    the report is written, leaves none."""
+    from sattcp.cli_study import main
+
+    out = tmp_path / "z"
+    old = zhou.report({}, tiny_analysis(), out).read_bytes()
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(zhou, "execute", interrupted)
+    argv = ["reproduce", "zhou-sgw", "--quick", "--out", str(out), "--no-progress"]
+    assert main(argv) == 130
+    assert "interrupted; this study keeps its runs in memory" in capsys.readouterr().err
+    assert (out / "report.html").read_bytes() == old
+    monkeypatch.setattr(zhou, "execute", lambda *args, **kwargs: {})
+    monkeypatch.setattr(zhou, "analyse", lambda res: tiny_analysis(holds=False))
+    monkeypatch.setattr(zhou, "figures", interrupted)
+    assert main(argv) == 130
+    assert not (out / "report.html").exists()
+    assert sorted(p.name for p in out.iterdir()) == ["checks.json", "e1.json"]  # the earlier run's

@@ -13,6 +13,9 @@ Ctrl-C: the processes in the namespaces, the namespaces, the emulator (its devic
 either are replaced by the two addresses. The exit status is COMMAND's. When COMMAND ends the
 server command has ``--linger`` seconds (default 5) to end by itself before it is stopped. Without COMMAND the
 namespaces stay up until Ctrl-C (enter them with ``ip netns exec NAME ...``).
+A server command that fails by itself (a status other than 0, or a signal) is reported with its
+last lines on stderr, and the exit status is then 1 unless COMMAND's is another failure; one that
+ends before ``--wait-port`` listens, or fails without COMMAND, ends the emulation at once.
 
 Python use::
 
@@ -25,6 +28,7 @@ Python use::
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import os
 import secrets
@@ -34,15 +38,17 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from .api import check_scenario_file
 from .errors import SattcpError, ScenarioError
 
-__all__ = ["ADDRS", "Emulation", "EmulateError", "PrivilegeError", "find_binary", "missing_privileges", "register"]
+__all__ = ["ADDRS", "EmulateError", "Emulation", "PrivilegeError", "ServerCommand", "find_binary", "missing_privileges", "register"]
 
 #: Addresses of the two ends (point-to-point, one /32 each; the namespaces are private, so every
 #: emulation uses the same two).
@@ -56,6 +62,9 @@ START_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 10.0
 #: After COMMAND ends, how long the server command may take to end by itself (`--linger`).
 LINGER_S = 5.0
+#: How much of the server command's stderr a failure report shows.
+SERVER_TAIL_LINES = 10
+EXIT_FAILED = 1  # as the main CLI's: the run failed (sattcp.cli.EXIT_FAILED)
 EXIT_BAD_INPUT = 2
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -275,17 +284,92 @@ class Emulation:
     def run(self, side: str, argv: Sequence[str], timeout: float | None = None, **kw: Any) -> subprocess.CompletedProcess[Any]:
         return subprocess.run(self.command(side, argv), timeout=timeout, **kw)
 
-    def wait_listening(self, side: str, port: int, timeout: float = 10.0) -> None:
-        """Waits until a TCP socket listens on ``port`` in ``side``'s namespace."""
+    def wait_listening(self, side: str, port: int, timeout: float = 10.0, process: ServerCommand | None = None) -> None:
+        """Waits until a TCP socket listens on ``port`` in ``side``'s namespace; with
+        ``process`` (the program that is to listen), EmulateError as soon as it has ended."""
         deadline = time.monotonic() + timeout
         want = f":{port:04X}"
         while time.monotonic() < deadline:
+            if process is not None and process.proc.poll() is not None:
+                raise EmulateError(process.ended(f"before anything listened on TCP port {port}"))
             out = subprocess.run(self.command(side, ["cat", "/proc/net/tcp"]), capture_output=True, text=True, timeout=30).stdout
             # Columns: sl local_address rem_address st ...; st 0A is LISTEN.
             if any(f.split()[1].endswith(want) and f.split()[3] == "0A" for f in out.splitlines()[1:] if len(f.split()) > 3):
                 return
             time.sleep(0.05)
         raise EmulateError(f"nothing listened on TCP port {port} in the {side} namespace within {timeout:g} s")
+
+
+class ServerCommand:
+    """``--server CMD`` started in the server namespace. Its stderr still reaches ours as it
+    comes, through a pipe whose last lines are kept: if it fails, :meth:`failure` says so with
+    them (the lines may be far up by then, among the client's). The pipe is this object's, not
+    the Popen's, so that stopping the process never waits on a read."""
+
+    def __init__(self, popen: Callable[..., subprocess.Popen[Any]], argv: Sequence[str]) -> None:
+        self.argv = list(argv)
+        self._tail: deque[bytes] = deque(maxlen=SERVER_TAIL_LINES + 1)
+        self._lock = threading.Lock()  # the copier appends while tail() may read
+        r, w = os.pipe()
+        try:
+            self.proc = popen("server", self.argv, stderr=w)
+        except BaseException:
+            os.close(r)
+            raise
+        finally:
+            os.close(w)
+        self._copier = threading.Thread(target=self._copy, args=(r,), daemon=True, name="sattcp-server-stderr")
+        self._copier.start()
+
+    def _copy(self, fd: int) -> None:
+        text = codecs.getincrementaldecoder("utf-8")("replace")
+        partial = b""
+        try:
+            while data := os.read(fd, 65536):
+                sys.stderr.write(text.decode(data))
+                sys.stderr.flush()
+                lines = (partial + data).split(b"\n")
+                partial = lines.pop()[-4096:]  # a line without its end yet (kept short)
+                with self._lock:
+                    self._tail.extend(ln[-4096:] for ln in lines)
+        except (OSError, ValueError):  # our stderr closed
+            pass
+        finally:
+            if partial:
+                with self._lock:
+                    self._tail.append(partial)
+            os.close(fd)
+
+    def tail(self) -> list[str]:
+        """The last lines it wrote on stderr (all of them once it has ended and its stderr is
+        closed; waits a moment for that)."""
+        self._copier.join(timeout=1.0)
+        with self._lock:
+            lines = [ln.decode("utf-8", "replace").rstrip() for ln in self._tail]
+        while lines and not lines[-1]:
+            lines.pop()
+        return lines[-SERVER_TAIL_LINES:]
+
+    def ended(self, when: str = "") -> str:
+        """What became of it (``when``: e.g. "before anything listened on TCP port 5002"), with
+        its last lines on stderr."""
+        rc = self.proc.poll()
+        if rc is not None and rc < 0:
+            try:
+                how = f"was killed by signal {signal.Signals(-rc).name}"
+            except ValueError:
+                how = f"was killed by signal {-rc}"
+        else:
+            how = f"exited with status {rc}"
+        tail = self.tail()
+        said = ("; the end of its stderr:\n" + "\n".join(f"  | {ln}" for ln in tail)) if tail else " (nothing on stderr)"
+        return f"the server command `{shlex.join(self.argv)}` {how}{' ' + when if when else ''}{said}"
+
+    def failure(self, when: str = "") -> str | None:
+        """:meth:`ended` if it has ended by itself with a failure (a status other than 0, or a
+        signal), else None (still running, or done)."""
+        rc = self.proc.poll()
+        return self.ended(when) if rc is not None and rc != 0 else None
 
 
 def _stop(p: subprocess.Popen[Any]) -> None:
@@ -424,31 +508,39 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     old = signal.signal(signal.SIGTERM, _on_sigterm)
     em = None
     status = 0
+    failure = None  # the server command's, when it failed by itself
     try:
         em = Emulation(args.scenario, overrides)
         with em:
             print(f"sattcp emulate: server {ADDRS['server']} in netns {em.ns['server']}, client {ADDRS['client']} in netns {em.ns['client']}", file=sys.stderr)
-            server = em.popen("server", shlex.split(args.server)) if args.server is not None else None
+            server = ServerCommand(em.popen, shlex.split(args.server)) if args.server is not None else None
             if args.wait_port:
-                em.wait_listening("server", args.wait_port)
+                em.wait_listening("server", args.wait_port, process=server)
             if command:
                 status = em.run("client", command).returncode
                 # COMMAND's last bytes may still be crossing the link (a closed socket's data is
                 # sent after its program exits): give the server the time to receive them.
                 if server is not None:
                     try:
-                        server.wait(timeout=LINGER_S if args.linger is None else args.linger)
+                        server.proc.wait(timeout=LINGER_S if args.linger is None else args.linger)
                     except subprocess.TimeoutExpired:
-                        pass
+                        pass  # still running: stopped now, which is no failure of its own
+                    failure = server.failure()
             else:
                 print("sattcp emulate: no COMMAND; the link is up until Ctrl-C", file=sys.stderr)
-                signal.pause()
+                if server is not None:
+                    server.proc.wait()
+                    failure = server.failure("while the link was up")
+                    if failure is None:
+                        print("sattcp emulate: the server command ended (status 0); the link is up until Ctrl-C", file=sys.stderr)
+                if failure is None:
+                    signal.pause()
     except PrivilegeError as e:
         print(f"sattcp emulate: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except EmulateError as e:
         print(f"sattcp emulate: {e}", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     except KeyboardInterrupt:
         status = 130
     finally:
@@ -459,6 +551,10 @@ def cmd_emulate(args: argparse.Namespace) -> int:
             Path(args.stats).write_text(json.dumps(em.stats, indent=1) + "\n")
         if args.json:
             print(json.dumps(em.stats))
+    if failure is not None:
+        # Last, after the counters: the line to see. COMMAND's own failure status is kept.
+        print(f"sattcp emulate: {failure}", file=sys.stderr)
+        status = status or EXIT_FAILED
     return status
 
 

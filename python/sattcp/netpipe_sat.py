@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import csv
 import html
+import io
 import math
 import signal
 import sys
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from .netpipe import NETPIPE_MBPS
-from .paths import check_folder
+from .paths import check_folder, start_report, write_report, write_whole
 
 __all__ = ["Check", "Data", "Reproduction", "Run", "analyse", "plan", "real_plan", "reproduce"]
 
@@ -887,10 +888,11 @@ def _write_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
     cols: list[str] = []
     for r in rows:
         cols += [c for c in r if c not in cols]
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=cols)
-        w.writeheader()
-        w.writerows(rows)
+    f = io.StringIO(newline="")
+    w = csv.DictWriter(f, fieldnames=cols)
+    w.writeheader()
+    w.writerows(rows)
+    write_whole(path, f.getvalue())
 
 
 def data_rows(stack: str, d: Data) -> dict[str, list[dict[str, Any]]]:
@@ -934,10 +936,12 @@ def _verdict(c: Check | None) -> str:
 def report(sim: Data, checks: Sequence[Check], out: Path, kernel: Mapping[str, Data] | None = None,
            kernel_checks: Mapping[str, Sequence[Check]] | None = None, accuracy: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
            notes: Sequence[str] = ()) -> Path:
-    """Writes out/report.html, the CSV files and the figures; returns the report's path."""
+    """Writes the figures, the CSV files, then out/report.html; returns the report's path. Each
+    file is written whole or not at all, and the old report goes first: a failure leaves no
+    report that looks complete (:mod:`sattcp.paths`)."""
     kernel = dict(kernel or {})
     kernel_checks = dict(kernel_checks or {})
-    out.mkdir(parents=True, exist_ok=True)
+    path = start_report(out)  # the analysis stood: the old report goes before its figures
     figs = figures(sim, kernel, out)
     t1 = table1_rows(sim, kernel)
     _write_csv(out / "table1.csv", t1)
@@ -996,9 +1000,7 @@ def report(sim: Data, checks: Sequence[Check], out: Path, kernel: Mapping[str, D
             parts.append(f"<h3>{html.escape(name)}</h3>" + _html_table(list(rows)))
     parts.append("<p>Data: table1.csv, checks.csv, fig1.csv, fig2.csv, fig3.csv, fig4_5.csv, fig4_5_runs.csv"
                  + (", accuracy_*.csv" if accuracy else "") + "; figures/*.png/.svg.</p></body></html>")
-    path = out / "report.html"
-    path.write_text("\n".join(parts), encoding="utf-8")
-    return path
+    return write_report(path, "\n".join(parts))
 
 
 @dataclass

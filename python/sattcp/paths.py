@@ -6,17 +6,23 @@ refuse new files. So the folder is asked for real: a probe file is created and r
 An existing file is opened for appending and closed, which changes nothing in it. Errors are
 :class:`~sattcp.errors.OutputPathError` (a ``ValueError``), naming ``label`` (the option, e.g.
 ``--out``) and the path.
+
+And writing it: every file of a report (the HTML, its CSV and JSON files, its figures) is
+written whole or not at all (:func:`write_whole`), and the old ``report.html`` is removed before
+anything beside it is rewritten (:func:`start_report`), so that an interrupted or failed write
+leaves no report that looks complete.
 """
 
 from __future__ import annotations
 
 import errno
+import os
 import tempfile
 from pathlib import Path
 
 from .errors import OutputPathError
 
-__all__ = ["check_file", "check_folder"]
+__all__ = ["check_file", "check_folder", "start_report", "write_report", "write_whole"]
 
 
 def _reason(e: OSError) -> str:
@@ -86,3 +92,32 @@ def check_folder(path: str | Path, label: str = "output folder") -> Path:
         raise OutputPathError(f"{label} {path}: cannot be created ({parent} is not a folder)")
     _takes_files(parent, f"{label} {path}: cannot be created in folder {parent}")
     return path
+
+
+def start_report(out: Path) -> Path:
+    """The path of ``out/report.html``, the old one removed: called once the analysis stands and
+    before any figure or data file is rewritten, so that an interrupted rebuild leaves no report
+    beside files it does not show (a rerun writes both). A failure before (the runs, the
+    analysis) keeps the old report with the files it shows."""
+    path = out / "report.html"
+    path.unlink(missing_ok=True)
+    return path
+
+
+def write_whole(path: Path, data: str | bytes) -> Path:
+    """Writes ``path`` (text as UTF-8) whole or not at all: a temporary file beside it, renamed
+    into place; a failure or an interruption removes the temporary file and leaves ``path`` as
+    it was."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def write_report(path: Path, html: str) -> Path:
+    """Writes the report (from :func:`start_report`) whole, after every file it shows."""
+    return write_whole(path, html)

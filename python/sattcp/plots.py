@@ -23,6 +23,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from sattcp.analysis import AllocationOfVariation
+from sattcp.paths import write_whole
 
 matplotlib.use("Agg")
 # Text stays text in the SVG files (searchable, and the tests read the tick labels' order).
@@ -93,12 +94,14 @@ def _gid(factor: str, level: Any) -> str:
 
 
 def save(fig: Figure, stem: Path, formats: Sequence[str] = ("png", "svg", "pdf")) -> bytes:
-    """Write ``stem.png/.svg/.pdf`` and return the PNG bytes (for embedding)."""
-    stem.parent.mkdir(parents=True, exist_ok=True)
+    """Write ``stem.png/.svg/.pdf``, each whole or not at all, and return the PNG bytes (for
+    embedding)."""
     for fmt in formats:
         # Fixed metadata so that the same results give the same files.
         meta = {"Date": None} if fmt in ("svg", "pdf") else {}
-        fig.savefig(stem.with_suffix(f".{fmt}"), dpi=110, bbox_inches="tight", metadata=meta)
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, dpi=110, bbox_inches="tight", metadata=meta)
+        write_whole(stem.with_suffix(f".{fmt}"), buf.getvalue())
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
     return buf.getvalue()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import html
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,6 +22,7 @@ import pandas as pd
 
 from sattcp import plots
 from sattcp.analysis import AllocationOfVariation, allocation_of_variation
+from sattcp.paths import start_report, write_report, write_whole
 from sattcp.store import RUN_COLUMNS, Store
 
 __all__ = [
@@ -572,26 +572,6 @@ def check_conclusions_summary(store_path: str | Path, study: str,
     return "\n".join(lines)
 
 
-def start_report(out: Path) -> Path:
-    """The path of ``out/report.html``, the old one removed before any figure is rewritten: an
-    interrupted rebuild leaves no report beside figures it does not show (a rerun writes both)."""
-    path = out / "report.html"
-    path.unlink(missing_ok=True)
-    return path
-
-
-def write_report(path: Path, html: str) -> Path:
-    """Writes the report whole or not at all (a temporary file renamed into place)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(html, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
-
-
 def build_report(
     store_path: str | Path,
     study: str,
@@ -811,9 +791,8 @@ def build_study_report(
     parts.append(_img(plots.save(fig, stem), "Allocation of variation",
                       f"figures/{stem.name}.png/.svg/.pdf", name=stem.name))
     parts.append(_SCRIPT + "</body></html>")
-    out.mkdir(parents=True, exist_ok=True)
-    pd.concat(variation).to_csv(out / "variation.csv", index=False)
-    pd.concat(effects).to_csv(out / "effects.csv", index=False)
+    write_whole(out / "variation.csv", pd.concat(variation).to_csv(index=False))
+    write_whole(out / "effects.csv", pd.concat(effects).to_csv(index=False))
     return write_report(path, "\n".join(parts))
 
 

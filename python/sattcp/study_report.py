@@ -18,7 +18,8 @@ from typing import Any
 import pandas as pd
 
 from sattcp import plots
-from sattcp.report import _CSS, _SCRIPT, _color_key, _e, _img, _run_info, _slug, _table, analyse_study, start_report, write_report
+from sattcp.paths import start_report, write_report, write_whole
+from sattcp.report import _CSS, _SCRIPT, _color_key, _e, _img, _run_info, _slug, _table, analyse_study
 from sattcp.store import Store
 
 __all__ = ["SECTIONS", "build_generic_report", "level_means"]
@@ -147,8 +148,7 @@ def build_generic_report(store_path: str | Path, study: str, out_dir: str | Path
     parts.append("</section>")
     parts.append(_SCRIPT + "</body></html>")
 
-    out.mkdir(parents=True, exist_ok=True)
-    var.to_csv(out / "variation.csv")
-    pd.concat(effects).to_csv(out / "effects.csv", index=False)
-    cells.to_csv(out / "cells.csv", index=False)
+    write_whole(out / "variation.csv", var.to_csv())
+    write_whole(out / "effects.csv", pd.concat(effects).to_csv(index=False))
+    write_whole(out / "cells.csv", cells.to_csv(index=False))
     return write_report(path, "\n".join(parts))

@@ -52,7 +52,8 @@ import threading
 import time
 import tomllib
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
@@ -448,6 +449,21 @@ def _is_int(v: Any) -> bool:
 _SCALAR = (str, int, float, bool)
 
 
+def _listed(items: Sequence[Any], verb: str, most: int = 10) -> str:
+    """``1 is repeated``, ``3 and 1 are repeated``, ``1, 2, ... (and 5 more) are not``: the
+    culprits a rule names, at most ``most`` of them (the whole value is shown as got)."""
+    names = [str(x) for x in items[:most]]
+    if len(items) > most:
+        names.append(f"{len(items) - most:,} more")
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return f"{listed} {'is' if len(items) == 1 else 'are'} {verb}"
+
+
+def _repeated(items: Iterable[Any]) -> str:
+    """Which items occur more than once (in the order of first occurrence), for a rule."""
+    return _listed([x for x, n in Counter(items).items() if n > 1], "repeated")
+
+
 def _type_name(v: Any) -> str:
     return {dict: "a table", list: "a list", str: "a string", bool: "a boolean", int: "an integer",
             float: "a number"}.get(type(v), type(v).__name__)
@@ -518,24 +534,25 @@ def load_study(source: str | Path) -> Study:
             bad(f"factors.{k}", "levels must be strings, numbers or booleans", v)
             del factors[k]
         elif len({_label(x) for x in v}) != len(v):
-            bad(f"factors.{k}", "levels must be distinct", v)
+            bad(f"factors.{k}", f"levels must be distinct: {_repeated(_label(x) for x in v)}", v)
     responses = raw.get("responses", ["efficiency", "fairness"])
     if not isinstance(responses, list) or not responses or \
             not all(isinstance(r, str) and r for r in responses):
         bad("responses", "must be a non-empty list of summary value names", responses)
         responses = ["efficiency"]
     elif len(set(responses)) != len(responses):
-        bad("responses", "must be distinct", responses)
+        bad("responses", f"must be distinct: {_repeated(responses)}", responses)
     seeds: list[int] = [1]
     if "seeds" in raw:
         given = raw["seeds"]
         if not isinstance(given, list) or not given or not all(_is_int(s) for s in given):
             bad("seeds", "must be a non-empty list of integers", given)
         elif not all(0 <= s <= SEED_MAX for s in given):
-            bad("seeds", "must be integers from 0 to 2^64 - 1", [s for s in given if not 0 <= s <= SEED_MAX])
+            out = [s for s in given if not 0 <= s <= SEED_MAX]
+            bad("seeds", f"must be integers from 0 to 2^64 - 1: {_listed(out, 'not')}", given)
         elif len(set(given)) != len(given):
-            dup = sorted({s for s in given if given.count(s) > 1})
-            bad("seeds", "must be distinct (a repeated seed repeats the same run)", dup)
+            bad("seeds", f"must be distinct: {_repeated(given)} (a repeated seed repeats the same "
+                "run)", given)
         else:
             seeds = list(given)
         if "replications" in raw and raw["replications"] != len(given if isinstance(given, list) else []):
@@ -561,9 +578,10 @@ def load_study(source: str | Path) -> Study:
         if ok:
             seeds = [seed + i for i in range(reps)]
     overrides = scalars("overrides", _flatten(table("overrides", raw.get("overrides"))))
-    clash = set(overrides) & set(factors)
-    if clash:
-        bad("overrides", "keys are also factors", sorted(clash))
+    for k in overrides:
+        if k in factors:
+            bad(f"overrides.{k}", "is also a factor (a key is either a factor or an override)",
+                overrides[k])
     no_seed("factors", factors, "a factor")
     no_seed("overrides", overrides, "an override")
 
@@ -581,6 +599,7 @@ def load_study(source: str | Path) -> Study:
             bad("scenario", "give either scenario or [[blocks]], not both", raw["scenario"])
         where = [f"blocks[{i}]." for i in range(len(blocks_raw))]
     blocks = []
+    named: dict[str, str] = {}  # block name -> where the first block of that name is
     for w, b in zip(where, blocks_raw, strict=True):
         for k in b:
             if k not in ("name", "scenario", "overrides", "levels"):
@@ -598,23 +617,27 @@ def load_study(source: str | Path) -> Study:
         if not isinstance(bname, str) or not bname:
             bad(f"{w}name", "must be a non-empty string", bname)
             bname = str(bname)
+        elif bname in named:
+            bad(f"{w}name", f"must be distinct: {bname} is also the name of {named[bname].rstrip('.')}"
+                + ("" if "name" in b else " (a block without a name is named after its scenario file)"),
+                b.get("name"))
+        else:
+            named[bname] = w
         values: dict[str, dict[str, Any]] = {}
         for fk, mapping in _factor_maps(table(f"{w}levels", b.get("levels")), factors).items():
             if fk not in factors or not isinstance(mapping, Mapping):
-                bad(f"{w}levels.{fk}", "not a factor (or not a table of label = value)", fk)
+                bad(f"{w}levels.{fk}", "not a factor (or not a table of label = value)", mapping)
                 continue
             labels = {_label(x) for x in factors[fk]}
             unknown = [lab for lab in mapping if lab not in labels]
             if unknown:
-                bad(f"{w}levels.{fk}", f"labels not among the levels {sorted(labels)}", unknown)
+                bad(f"{w}levels.{fk}", f"labels not among the levels {sorted(labels)}: "
+                    f"{', '.join(unknown)}", dict(mapping))
             values[fk] = scalars(f"{w}levels.{fk}", mapping)
         block_over = scalars(f"{w}overrides", _flatten(table(f"{w}overrides", b.get("overrides"))))
         no_seed(f"{w}overrides", block_over, "an override")
         if resolved is not None:
             blocks.append(Block(bname, resolved, block_over, values))
-    names = [b.name for b in blocks]
-    if len(set(names)) != len(names):
-        bad("blocks", "block names must be distinct", names)
     quick = table("quick", raw.get("quick")) if "quick" in raw else None
     quick_overrides = None
     quick_description = ""

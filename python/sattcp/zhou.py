@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .paths import start_report, write_report, write_whole
+
 MSS = 512
 SEG_WIRE = MSS + 40
 #: Seed 004 §V.A: one connection.
@@ -480,6 +482,10 @@ def _table(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def report(res: Mapping[str, Mapping[str, Any]], a: Analysis, out: Path, note: str = "") -> Path:
+    """Writes ``out/checks.json``, a JSON file per table, then ``out/report.html`` (figures
+    embedded); returns the report's path. Each file is written whole or not at all, and the old
+    report goes first: a failure leaves no report that looks complete (:mod:`sattcp.paths`)."""
+    path = start_report(out)  # the analysis stood: the old report goes before its data
     figs = figures(res, a)
     held = sum(c.holds for c in a.checks)
     parts = [
@@ -504,13 +510,10 @@ def report(res: Mapping[str, Mapping[str, Any]], a: Analysis, out: Path, note: s
     for name, rows in a.tables.items():
         parts.append(f"<h3>{name}</h3>{_table(rows)}")
     parts.append("</body></html>")
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "report.html"
-    path.write_text("\n".join(parts), encoding="utf-8")
-    (out / "checks.json").write_text(json.dumps([c.__dict__ for c in a.checks], indent=1), encoding="utf-8")
+    write_whole(out / "checks.json", json.dumps([c.__dict__ for c in a.checks], indent=1))
     for name, rows in a.tables.items():
-        (out / f"{name}.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
-    return path
+        write_whole(out / f"{name}.json", json.dumps(rows, indent=1))
+    return write_report(path, "\n".join(parts))
 
 
 def reproduce(out: Path, quick: bool = False, jobs: int | None = None, progress: bool = True) -> tuple[Path, Analysis]:

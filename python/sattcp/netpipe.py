@@ -59,7 +59,8 @@ def parse_nptcp(text: str) -> list[dict[str, Any]]:
 
 
 def run_nptcp(em: Emulation, buffer: int | None = None, upper: int = 65536, extra: list[str] | None = None,
-              timeout: float = NPTCP_TIMEOUT_S, lower: int | None = None, perturbation: int | None = None) -> list[dict[str, Any]]:
+              timeout: float = NPTCP_TIMEOUT_S, lower: int | None = None, perturbation: int | None = None,
+              rt_priority: int | None = None) -> list[dict[str, Any]]:
     """One NetPIPE run across ``em``: block sizes from ``lower`` (default 1) to ``upper``
     (NetPIPE's schedule with ``perturbation``-byte perturbations, default 3), socket buffers of
     ``buffer`` bytes (None: the kernel's defaults and autotuning); ``extra`` options go to the
@@ -67,7 +68,14 @@ def run_nptcp(em: Emulation, buffer: int | None = None, upper: int = 65536, extr
 
     Both ends get the schedule (``-l``, ``-u``, ``-p``): NPtcp's receiver computes the block
     sizes itself, and one built with another perturbation waits for bytes that never come (the
-    run hangs at the first perturbed size, 16 bytes)."""
+    run hangs at the first perturbed size, 16 bytes).
+
+    ``rt_priority``: both ends run at that SCHED_FIFO priority (``chrt -f``; root), so that on a
+    busy machine their wake-ups do not wait milliseconds for a core and the times are the
+    link's; keep it below the emulator's (10). None (the default): ordinary processes."""
+    if rt_priority is not None and not 1 <= rt_priority <= 99:
+        raise ValueError(f"rt_priority must be 1 to 99, got {rt_priority}")
+    rt = ["chrt", "-f", str(rt_priority)] if rt_priority is not None else []
     bopt = ["-b", str(buffer)] if buffer else []
     sched = ["-u", str(upper)]
     if lower is not None:
@@ -76,9 +84,9 @@ def run_nptcp(em: Emulation, buffer: int | None = None, upper: int = 65536, extr
         sched += ["-p", str(perturbation)]
     with tempfile.TemporaryDirectory(prefix="sattcp-netpipe-") as d:
         out = Path(d) / "np.out"
-        em.popen("server", ["NPtcp", *bopt, *sched], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        em.popen("server", [*rt, "NPtcp", *bopt, *sched], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         em.wait_listening("server", NPTCP_PORT)
-        r = em.run("client", ["NPtcp", "-h", em.addr("server"), *bopt, *sched, "-o", str(out), *(extra or [])],
+        r = em.run("client", [*rt, "NPtcp", "-h", em.addr("server"), *bopt, *sched, "-o", str(out), *(extra or [])],
                    capture_output=True, text=True, timeout=timeout)
         if not out.exists():
             raise EmulateError(f"NPtcp wrote no output (exit {r.returncode}): {r.stderr.strip()[-500:]}")

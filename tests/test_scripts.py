@@ -62,3 +62,16 @@ def test_reproduction_numbers_says_what_the_store_lacks(tmp_path: Path, study: s
     p = _script("scripts/reproduction_numbers.py", str(path))
     _refused(p, needle)
     assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_zhou_initial_window_prints_the_ratios_docs_gateway_quotes(tmp_path: Path) -> None:
+    # docs/gateway.md quotes these (deterministic runs, seed 1): with split TCP's initial
+    # window of 1 segment the largest ratio is the reproduction's 3.36; with RFC 2414's 4 it is
+    # 2.28, within the seed's "2 to 2.5 times"; a one-segment file is 1.00 whatever the window.
+    p = _script("scripts/zhou_initial_window.py", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()[1:]
+    assert [ln.split(":")[0].strip() for ln in lines] == ["1", "2", "4"]
+    assert [ln.rsplit("largest ", 1)[1] for ln in lines] == ["3.36", "2.81", "2.28"]
+    assert all("512: 1.00," in ln for ln in lines), lines
+    assert _script("scripts/zhou_initial_window.py", "--x", cwd=tmp_path).returncode == 2

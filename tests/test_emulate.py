@@ -449,3 +449,19 @@ def test_nptcp_refuses_a_priority_outside_sched_fifo_range(priority: int) -> Non
     # Checked before anything starts (no emulation needed).
     with pytest.raises(ValueError, match=f"rt_priority must be 1 to 99, got {priority}"):
         run_nptcp(None, rt_priority=priority)  # type: ignore[arg-type]
+
+
+def test_nptcp_receiver_that_fails_at_once_is_reported(privileged: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Was a 10 s wait, then "nothing listened": the receiver's own end is what went wrong.
+    from sattcp.netpipe import NPTCP_PORT, run_nptcp
+
+    fake = tmp_path / "bin" / "NPtcp"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nexit 3\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    s = _scenario(tmp_path, 'rate = "2.048Mbps"\ndelay = "10ms"\n')
+    with Emulation(s) as em, pytest.raises(emulate.EmulateError) as e:
+        run_nptcp(em, buffer=8192, upper=16)
+    _gone(em)
+    assert str(e.value) == f"the NPtcp receiver exited with status 3 before anything listened on TCP port {NPTCP_PORT}"

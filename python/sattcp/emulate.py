@@ -284,14 +284,19 @@ class Emulation:
     def run(self, side: str, argv: Sequence[str], timeout: float | None = None, **kw: Any) -> subprocess.CompletedProcess[Any]:
         return subprocess.run(self.command(side, argv), timeout=timeout, **kw)
 
-    def wait_listening(self, side: str, port: int, timeout: float = 10.0, process: ServerCommand | None = None) -> None:
+    def wait_listening(self, side: str, port: int, timeout: float = 10.0,
+                       process: ServerCommand | subprocess.Popen[Any] | None = None, name: str = "") -> None:
         """Waits until a TCP socket listens on ``port`` in ``side``'s namespace; with
-        ``process`` (the program that is to listen), EmulateError as soon as it has ended."""
+        ``process`` (the program that is to listen, a :class:`ServerCommand` or a process of
+        :meth:`popen` named ``name``), EmulateError as soon as it has ended."""
         deadline = time.monotonic() + timeout
         want = f":{port:04X}"
+        when = f"before anything listened on TCP port {port}"
         while time.monotonic() < deadline:
-            if process is not None and process.proc.poll() is not None:
-                raise EmulateError(process.ended(f"before anything listened on TCP port {port}"))
+            if isinstance(process, ServerCommand) and process.proc.poll() is not None:
+                raise EmulateError(process.ended(when))
+            if isinstance(process, subprocess.Popen) and process.poll() is not None:
+                raise EmulateError(f"{name or 'the server'} exited with status {process.returncode} {when}")
             out = subprocess.run(self.command(side, ["cat", "/proc/net/tcp"]), capture_output=True, text=True, timeout=30).stdout
             # Columns: sl local_address rem_address st ...; st 0A is LISTEN.
             if any(f.split()[1].endswith(want) and f.split()[3] == "0A" for f in out.splitlines()[1:] if len(f.split()) > 3):

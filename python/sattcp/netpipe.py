@@ -84,8 +84,8 @@ def run_nptcp(em: Emulation, buffer: int | None = None, upper: int = 65536, extr
         sched += ["-p", str(perturbation)]
     with tempfile.TemporaryDirectory(prefix="sattcp-netpipe-") as d:
         out = Path(d) / "np.out"
-        em.popen("server", [*rt, "NPtcp", *bopt, *sched], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        em.wait_listening("server", NPTCP_PORT)
+        srv = em.popen("server", [*rt, "NPtcp", *bopt, *sched], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        em.wait_listening("server", NPTCP_PORT, process=srv, name="the NPtcp receiver")
         r = em.run("client", [*rt, "NPtcp", "-h", em.addr("server"), *bopt, *sched, "-o", str(out), *(extra or [])],
                    capture_output=True, text=True, timeout=timeout)
         if not out.exists():
@@ -114,8 +114,8 @@ def run_pingpong(em: Emulation, nbytes: int, repeats: int, buffer: int | None = 
     row's ``repeats`` says how many finished)."""
     me = [sys.executable, "-m", "sattcp.netpipe"]
     buf = str(buffer or 0)
-    em.popen("server", [*me, "pp-server", buf, str(nbytes)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    em.wait_listening("server", PINGPONG_PORT)
+    srv = em.popen("server", [*me, "pp-server", buf, str(nbytes)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    em.wait_listening("server", PINGPONG_PORT, process=srv, name="the ping-pong server")
     r = em.run("client", [*me, "pp-client", em.addr("server"), buf, str(nbytes), str(repeats), str(deadline_s)],
                capture_output=True, text=True, timeout=deadline_s + 60)
     if r.returncode != 0 or not r.stdout.strip():

@@ -45,6 +45,18 @@ def test_set_with_a_table_value_merges_into_the_files_table():
     assert (merged["tcp"]["mss"], merged["tcp"]["window_scale"], merged["tcp"]["timer_granularity"]) == (1000, 6, "100ms")
 
 
+def test_a_study_and_a_scenario_given_to_the_wrong_command_are_named_as_such():
+    # Were 10 and 8 problems: an unknown key for each of the file's keys, and the missing links.
+    p = run_cli("run", "python/sattcp/studies/modern-cc.toml")
+    assert p.returncode == 2
+    assert p.stderr.splitlines()[1:] == ["  (scenario): python/sattcp/studies/modern-cc.toml: this is a study file (factors), "
+                                         "not a scenario: `sattcp sweep` runs a study"], p.stderr
+    p = run_cli("sweep", "scenarios/geo-bulk.toml")
+    assert p.returncode == 2
+    assert p.stderr.splitlines()[1:] == ["  (study): this is a scenario file ([app], [links], [run], [switch], [tcp], [topology]), "
+                                         "not a study: `sattcp run` runs it, and a study names it as its base `scenario`"], p.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [

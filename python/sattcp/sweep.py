@@ -469,6 +469,13 @@ def _type_name(v: Any) -> str:
             float: "a number"}.get(type(v), type(v).__name__)
 
 
+def _scenario_sections() -> set[str]:
+    """The tables of a scenario file (the core's schema: run, topology, links, tcp, ...)."""
+    from sattcp import _core
+
+    return {k["key"].split(".")[0] for k in json.loads(_core.schema())["keys"]} - {"name", "description"}
+
+
 def load_study(source: str | Path) -> Study:
     """Read and validate a study file; raises :class:`StudyError` listing every problem."""
     path = Path(source)
@@ -483,6 +490,11 @@ def load_study(source: str | Path) -> Study:
     except (OSError, UnicodeDecodeError) as e:
         raise StudyError(str(path), [{"path": "", "rule": f"cannot read ({type(e).__name__})",
                                       "got": str(path)}]) from e
+    # A scenario file where a study is expected: one problem saying so, not one per section.
+    sections = sorted(k for k in raw if k in _scenario_sections())
+    if "factors" not in raw and "scenario" not in raw and sections:
+        raise StudyError(str(path), [{"path": "", "rule": f"this is a scenario file ({', '.join(f'[{k}]' for k in sections)}), not a "
+                                      "study: `sattcp run` runs it, and a study names it as its base `scenario`", "got": None}])
     problems: list[dict[str, Any]] = []
 
     def bad(p: str, rule: str, got: Any) -> None:

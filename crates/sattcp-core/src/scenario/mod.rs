@@ -308,11 +308,25 @@ impl Reader {
     }
 }
 
+/// A study file (`sattcp sweep`'s: `factors` over a base `scenario`, none of a scenario's
+/// sections) given where a scenario is expected: one problem saying so, instead of an unknown
+/// key for each of its keys and a missing one for each required link.
+fn study_file(tree: &toml::Table) -> Option<Problem> {
+    let is_study = tree.contains_key("factors") && !tree.keys().any(|k| SECTIONS.contains(&k.as_str()) && k != "name" && k != "description");
+    is_study.then(|| {
+        let base = tree.get("scenario").and_then(|v| v.as_str()).map(|s| format!(" over the scenario {s:?}")).unwrap_or_default();
+        Problem { path: String::new(), rule: format!("this is a study file (factors{base}), not a scenario: `sattcp sweep` runs a study"), got: String::new() }
+    })
+}
+
 /// TOML text + overrides + optional seed override -> validated scenario (and the merged tree,
 /// which the result carries as the scenario that ran). Every problem is reported at once:
 /// unknown keys, values of the wrong type and invalid values.
 pub fn load(text: &str, overrides: &[(String, toml::Value)], seed: Option<u64>) -> Result<(Scenario, toml::Table), ScenarioError> {
     let tree = merged_tree(text, overrides)?;
+    if let Some(p) = study_file(&tree) {
+        return Err(ScenarioError { problems: vec![p] });
+    }
     let Read { raw, mut problems, unread } = raw_from_tree(&tree);
     match validate::validate_read(&raw, seed, &unread) {
         Ok(scenario) if problems.is_empty() => Ok((scenario, tree)),
@@ -417,6 +431,17 @@ mod tests {
         // Through load: the scenario keeps the other keys of the file's [tcp].
         let (s, _) = load(GOOD, &[("tcp".into(), parse_override_value("{mss=1000}"))], None).unwrap();
         assert_eq!((s.tcp.mss, s.tcp.window_scale), (1000, 6));
+    }
+
+    #[test]
+    fn a_study_file_is_named_as_such_in_one_problem() {
+        let study = "name = \"s\"\nscenario = \"geo.toml\"\nreplications = 2\n[factors]\n\"tcp.flavor\" = [\"reno\", \"sack\"]\n";
+        let p = problems(study, &[]);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!((p[0].path.as_str(), p[0].rule.as_str()), ("", "this is a study file (factors over the scenario \"geo.toml\"), not a scenario: `sattcp sweep` runs a study"));
+        // A scenario with a stray `factors` key is still a scenario: its problems are its own.
+        let p = problems(GOOD, &[("factors", "1")]);
+        assert_eq!(p.iter().map(|p| p.path.as_str()).collect::<Vec<_>>(), ["factors"]);
     }
 
     #[test]

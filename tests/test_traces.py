@@ -260,3 +260,30 @@ def test_selection_and_bad_values():
         sattcp.run(SCENARIO, overrides={"trace.packets": '{ flows = [9], links = ["nope"] }'}, raw_overrides=True)
     paths = [p["path"] for p in e.value.problems]
     assert paths == ["trace.packets.flows.0", "trace.packets.links.0"]
+
+
+def test_the_command_line_writes_the_pcap(tmp_path):
+    # `sattcp run --pcap` records every packet when the scenario records none, and the file
+    # holds each link's transmissions as the same run's packet table has them.
+    from conftest import run_cli
+
+    pcap = tmp_path / "run.pcapng"
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=5s", "--pcap", str(pcap), "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert 'recording every packet (trace.packets = "all"' in p.stderr
+    r = sattcp.run("scenarios/geo-bulk.toml", overrides={"run.duration": "5s", "trace.packets": "all"})
+    wire = r.packets[r.packets["event"] == "dequeued"]
+    names, packets = read_pcapng(pcap)
+    assert names == list(r.links["link"]) + ["drops"]
+    per_link = [sum(1 for pk in packets if pk[0] == i) for i in range(len(names) - 1)]
+    assert per_link == [int((wire["link"] == n).sum()) for n in names[:-1]] and sum(per_link) > 1000
+    assert f"wrote {pcap} ({sum(per_link):,} packets on the links, 0 drops)" in p.stderr
+    # What trace.packets selects is kept; a name that is not .pcapng is refused before running.
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=5s", "--set", "trace.packets={links=[\"bottleneck\"]}",
+                "--pcap", str(pcap), "--quiet")
+    assert p.returncode == 0 and "recording every packet" not in p.stderr, p.stderr
+    _, kept = read_pcapng(pcap)
+    bottleneck = names.index("bottleneck")
+    assert len(kept) == per_link[bottleneck] and {pk[0] for pk in kept} == {bottleneck}
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--pcap", str(tmp_path / "run.pcap"))
+    assert p.returncode == 2 and p.stderr.strip() == f"sattcp: --pcap {tmp_path}/run.pcap: the file is pcapng; give it the suffix .pcapng"

@@ -109,22 +109,34 @@ def cmd_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .api import check_output_path, resolve, run
+    from .paths import check_file
 
     overrides = _parse_set(args.set or [])
     # On the command line the scenario is always a file.
     scenario = Path(args.scenario)
     if args.print_config:
-        if args.out is not None:  # --print-config runs nothing, so there would be nothing to write
-            print("sattcp: --out cannot be given with --print-config (which prints the scenario and runs nothing)", file=sys.stderr)
-            return EXIT_BAD_INPUT
+        for opt, given in (("--out", args.out), ("--pcap", args.pcap)):
+            if given is not None:  # --print-config runs nothing, so there would be nothing to write
+                print(f"sattcp: {opt} cannot be given with --print-config (which prints the scenario and runs nothing)", file=sys.stderr)
+                return EXIT_BAD_INPUT
         print(resolve(scenario, seed=args.seed, overrides=overrides, raw_overrides=True, format="toml"), end="")
         return 0
-    if args.out is not None:
-        try:
+    try:
+        if args.out is not None:
             check_output_path(args.out, "--out")
-        except SattcpError as e:
-            print(f"sattcp: {e}", file=sys.stderr)
-            return EXIT_BAD_INPUT
+        if args.pcap is not None:
+            if Path(args.pcap).suffix != ".pcapng":
+                raise SattcpError(f"--pcap {args.pcap}: the file is pcapng; give it the suffix .pcapng")
+            check_file(Path(args.pcap), "--pcap")
+    except SattcpError as e:
+        print(f"sattcp: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.pcap is not None:
+        # A packet trace needs packets recorded: every packet unless the scenario (or --set)
+        # already selects some (docs/traces.md).
+        if resolve(scenario, seed=args.seed, overrides=overrides, raw_overrides=True)["trace"]["packets"] == "none":
+            overrides = {**overrides, "trace.packets": '"all"'}
+            print("sattcp: --pcap: recording every packet (trace.packets = \"all\"; set it to record fewer)", file=sys.stderr)
     with warnings_to_stderr():
         progress = (not args.quiet and sys.stderr.isatty()) or args.progress
         result = run(scenario, seed=args.seed, overrides=overrides, progress=progress, raw_overrides=True, force=args.force)
@@ -134,6 +146,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         result.save(args.out)
         for p in result.output_paths(args.out).values():
             print(f"wrote {p}", file=sys.stderr)
+    if args.pcap is not None:
+        on_links, drops = result.write_pcap(args.pcap)
+        print(f"wrote {args.pcap} ({on_links:,} packets on the links, {drops:,} drops)", file=sys.stderr)
     if args.json:
         print(result.to_json())
     else:
@@ -151,6 +166,8 @@ def register_run(sub: argparse._SubParsersAction) -> None:
     printed.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
     r.add_argument("--out", metavar="FILE", type=output_path, help="write the result: FILE.json (everything), or FILE.parquet (flows) "
                    "with FILE.links.parquet and, when traces are recorded, FILE.traces.parquet beside it")
+    r.add_argument("--pcap", metavar="FILE.pcapng", type=output_path, help="write the packet trace as pcapng for Wireshark/tshark "
+                   "(one interface per link, drops on their own; docs/traces.md); records every packet unless trace.packets selects some")
     printed.add_argument("--print-config", action="store_true", help="print the resolved scenario (every key with its effective value, "
                    "defaults included) as TOML and exit without running")
     r.add_argument("--force", action="store_true", help="run even when the estimated work or trace memory is enormous")

@@ -385,8 +385,7 @@ impl TcpSender {
             sack_news = newly > 0;
         }
         // tcp/ns2.rs `sack_dupack_needs_news` (ns-2 Sack1 `CheckUpdate()`); RFC 6675 §2.
-        let needs_news = self.ns2.sack_dupack_needs_news || self.rec.dupack_needs_sack_news();
-        let counts = sack_news || !self.sack_ok || !needs_news || self.state == CongState::Recovery;
+        let counts = sack_news || !self.sack_ok || self.state == CongState::Recovery || !(self.ns2.sack_dupack_needs_news || self.rec.dupack_needs_sack_news());
         let mut o = Out { rtt_sample: true, ..Default::default() };
         let new_ack = ack > self.snd_una;
         if new_ack {

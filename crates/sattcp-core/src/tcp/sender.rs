@@ -1464,6 +1464,72 @@ mod tests {
         }
     }
 
+    /// The loss state of a timeout lasts until RECOVER (`snd_max` at the timeout) is
+    /// acknowledged, the ACK of exactly RECOVER included (Linux `tcp_try_undo_recovery()`'s
+    /// `CA_Loss` -> `CA_Open`); until then ns-3 NewReno ignores duplicate ACKs ("we do not
+    /// count the DupAcks received in CA_LOSS"), afterwards three start a fast retransmission
+    /// (mutation testing: the guard `snd_una >= recover` as `true`, `false` and `<` went
+    /// unnoticed).
+    #[test]
+    fn the_loss_state_of_a_timeout_ends_when_recover_is_acknowledged() {
+        let (mut s, _) = established(TcpConfig { initial_cwnd: 4, recovery: RecoveryKind::NewrenoNs3, ..cfg() }, 100 * MSS);
+        let rto = s.poll_at().unwrap();
+        let mut out = Vec::new();
+        s.on_timer(rto, &mut out);
+        assert_eq!((s.state(), s.recover()), (CongState::Loss, 4001));
+        let ms = SimTime::from_millis;
+        s.on_segment(rto + ms(100), &ack(1001), &mut out);
+        assert_eq!(s.state(), CongState::Loss, "1001 is below RECOVER");
+        s.on_segment(rto + ms(200), &ack(3001), &mut out);
+        assert_eq!(s.state(), CongState::Loss, "3001 is below RECOVER");
+        s.on_segment(rto + ms(300), &ack(4001), &mut out);
+        assert_eq!(s.state(), CongState::Open, "RECOVER acknowledged");
+        assert!(s.snd_max() > 4001);
+        out.clear();
+        for _ in 0..3 {
+            s.on_segment(rto + ms(310), &ack(4001), &mut out);
+        }
+        assert_eq!((s.state(), s.stats().fast_retransmits), (CongState::Recovery, 1));
+        assert_eq!(seqs(&out)[0], (4001, 1000, 1), "the fast retransmission");
+    }
+
+    /// Tahoe's fast retransmission (recovery/tahoe.rs): the third duplicate ACK counts a fast
+    /// retransmit, enters the loss state with RECOVER = `snd_max`, and goes back N from one
+    /// segment (mutation testing: its counter's `+=` as `*=` went unnoticed).
+    #[test]
+    fn tahoe_counts_its_fast_retransmission_and_goes_back_n() {
+        let (mut s, out) = established(TcpConfig { initial_cwnd: 4, recovery: RecoveryKind::Tahoe, ..cfg() }, 100 * MSS);
+        assert_eq!(out.len(), 4);
+        let mut out = Vec::new();
+        let t = SimTime::from_millis(200);
+        s.on_segment(t, &ack(1001), &mut out);
+        out.clear();
+        for _ in 0..3 {
+            s.on_segment(t, &ack(1001), &mut out);
+        }
+        assert_eq!((s.stats().fast_retransmits, s.stats().timeouts), (1, 0));
+        assert_eq!((s.state(), s.recover(), s.cwnd()), (CongState::Loss, 6001, MSS));
+        assert_eq!(seqs(&out), vec![(1001, 1000, 1)], "one segment from snd_una");
+    }
+
+    /// Linux's `CA_Disorder`: the state after a duplicate ACK outside recovery, kept while
+    /// duplicates go on, back to Open at the next new ACK (only `state()` and the testkit's
+    /// traces show it; mutation testing: the two transitions' guards went unnoticed).
+    #[test]
+    fn duplicate_acks_outside_recovery_are_disorder_until_a_new_ack() {
+        let (mut s, _) = established(TcpConfig { initial_cwnd: 4, ..cfg() }, 100 * MSS);
+        let mut out = Vec::new();
+        let t = SimTime::from_millis(200);
+        s.on_segment(t, &ack(1001), &mut out);
+        assert_eq!(s.state(), CongState::Open);
+        s.on_segment(t, &ack(1001), &mut out);
+        assert_eq!((s.state(), s.stats().dupacks_received), (CongState::Disorder, 1));
+        s.on_segment(t, &ack(1001), &mut out);
+        assert_eq!((s.state(), s.stats().dupacks_received), (CongState::Disorder, 2));
+        s.on_segment(t, &ack(2001), &mut out);
+        assert_eq!(s.state(), CongState::Open);
+    }
+
     #[test]
     fn pacing_spaces_segments_by_length_over_rate() {
         let (s, out) = established(TcpConfig { initial_cwnd: 10, ..cfg() }, 100 * MSS);

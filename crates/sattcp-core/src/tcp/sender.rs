@@ -1350,6 +1350,24 @@ mod tests {
         assert_eq!(out.len(), 6, "cwnd 6 segments, window 6400 bytes: {:?}", seqs(&out));
     }
 
+    /// A window smaller than a segment but not zero: the persist timer's probe is as long as
+    /// the window allows (RFC 9293 §3.8.6.1; Linux `tcp_write_wakeup()`), not one byte
+    /// (mutation testing: the length's `app_end - snd_max` as `app_end / snd_max` went
+    /// unnoticed).
+    #[test]
+    fn a_window_probe_fills_a_window_smaller_than_a_segment() {
+        let (mut s, out) = established(TcpConfig { initial_cwnd: 4, ..cfg() }, 100 * MSS);
+        assert_eq!(out.len(), 4);
+        let mut out = Vec::new();
+        let t = SimTime::from_millis(200);
+        s.on_segment(t, &ack_win(4001, 5), &mut out);
+        assert_eq!((s.peer_window(), out.len()), (320, 0), "5 << 6 bytes: no segment fits");
+        assert!(s.in_persist());
+        s.on_timer(t + s.rto(), &mut out);
+        assert_eq!(seqs(&out), vec![(4001, 320, 0)]);
+        assert_eq!((s.snd_max(), s.stats().window_probes), (4321, 1));
+    }
+
     #[test]
     fn the_persist_interval_doubles_up_to_max_rto() {
         let (mut s, _) = established(TcpConfig { initial_cwnd: 1, max_rto: SimTime::from_secs(10), ..cfg() }, 10 * MSS);

@@ -1368,6 +1368,57 @@ mod tests {
         assert_eq!((s.snd_max(), s.stats().window_probes), (4321, 1));
     }
 
+    /// A segment the peer's window takes but the pacer holds back is no reason to probe:
+    /// the persist timer waits for a window too small for the next segment, and a tail of
+    /// exactly the window's 320 bytes fits (mutation testing: `window_blocked()`'s `>` as
+    /// `>=` and its length arithmetic went unnoticed).
+    #[test]
+    fn a_paced_segment_that_fits_the_window_starts_no_persist_timer() {
+        let mut s = TcpSender::new(TcpConfig { initial_cwnd: 4, ..cfg() });
+        let mut out = Vec::new();
+        s.set_pacing_rate(Some(100_000)); // a 1000-byte segment every 10 ms
+        s.connect(T0, &mut out);
+        s.app_send(T0, MSS + 320, &mut out);
+        out.clear();
+        let ms = SimTime::from_millis;
+        s.on_segment(ms(100), &SYN_ACK, &mut out);
+        assert_eq!(seqs(&out), vec![(1, 1000, 0)]);
+        // Acknowledged before the pacer lets the tail go, the window now 5 << 6 = 320 bytes.
+        s.on_segment(ms(105), &ack_win(1001, 5), &mut out);
+        assert_eq!((s.peer_window(), out.len()), (320, 1));
+        assert!(!s.in_persist(), "the 320-byte tail fits the window");
+        assert_eq!(s.poll_at(), Some(ms(110)), "the pacing release");
+        s.on_timer(ms(110), &mut out);
+        assert_eq!(seqs(&out[1..]), vec![(1001, 320, 0)]);
+    }
+
+    /// A window update opens the window while the pacer holds the next segment back: the
+    /// persist timer stops (the retransmission timer runs instead, slow-start restart being
+    /// on) and the segment leaves at the pacing release (mutation testing: `update_persist()`'s
+    /// `!blocked` guard as `false` went unnoticed). (A new ACK re-arms the retransmission
+    /// timer before sending; only a window update reaches this guard.)
+    #[test]
+    fn the_persist_timer_stops_when_a_window_update_opens_the_window_while_paced() {
+        let mut s = TcpSender::new(TcpConfig { initial_cwnd: 4, ..cfg() });
+        let mut out = Vec::new();
+        s.set_pacing_rate(Some(100_000)); // a 1000-byte segment every 10 ms
+        s.connect(T0, &mut out);
+        s.app_send(T0, 10 * MSS, &mut out);
+        out.clear();
+        let ms = SimTime::from_millis;
+        s.on_segment(ms(100), &SYN_ACK, &mut out);
+        assert_eq!(seqs(&out), vec![(1, 1000, 0)]);
+        s.on_segment(ms(105), &ack_win(1001, 0), &mut out);
+        assert!(s.in_persist(), "a zero window");
+        s.on_segment(ms(106), &ack_win(1001, 100), &mut out);
+        assert_eq!(out.len(), 1, "paced");
+        assert!(!s.in_persist(), "the window takes the next segment");
+        assert_eq!(s.poll_at(), Some(ms(110)), "the pacing release, before the RTO");
+        s.on_timer(ms(110), &mut out);
+        assert_eq!(seqs(&out[1..]), vec![(1001, 1000, 0)]);
+        assert_eq!(s.stats().window_probes, 0);
+    }
+
     #[test]
     fn the_persist_interval_doubles_up_to_max_rto() {
         let (mut s, _) = established(TcpConfig { initial_cwnd: 1, max_rto: SimTime::from_secs(10), ..cfg() }, 10 * MSS);

@@ -1468,6 +1468,30 @@ mod tests {
         assert_eq!((s.rate_sample().is_retrans, s.rate_sample().rtt), (false, Some(ms(200))));
     }
 
+    /// Linux `tcp_rate_check_app_limited()`: when the application has nothing more to send
+    /// and the flight is below cwnd, what is sent from then on is application-limited, and
+    /// so are the rate samples its ACKs give; a flight that fills cwnd exactly is
+    /// window-limited (mutation testing: `in_flight < cwnd` as `<=`, `==`, `>` and
+    /// `snd_nxt >= snd_max` as `<` went unnoticed).
+    #[test]
+    fn an_application_limited_flight_marks_its_rate_samples() {
+        let (mut s, out) = established(TcpConfig { initial_cwnd: 4, rate_samples: true, ..cfg() }, 2 * MSS);
+        assert_eq!(out.len(), 2);
+        assert!(s.rate.is_app_limited(), "2 segments in flight, cwnd 4");
+        let ms = SimTime::from_millis;
+        let mut out = Vec::new();
+        s.app_send(ms(150), MSS, &mut out);
+        assert_eq!(seqs(&out), vec![(2001, 1000, 0)]);
+        s.on_segment(ms(200), &ack(2001), &mut out);
+        assert!(!s.rate_sample().is_app_limited, "sent before the application ran dry");
+        s.on_segment(ms(250), &ack(3001), &mut out);
+        assert!(s.rate_sample().is_app_limited, "sent while application-limited");
+        // The application runs dry with cwnd full: not application-limited.
+        let (s, out) = established(TcpConfig { initial_cwnd: 4, rate_samples: true, ..cfg() }, 4 * MSS);
+        assert_eq!(out.len(), 4);
+        assert!(!s.rate.is_app_limited(), "4 segments in flight, cwnd 4");
+    }
+
     /// The SYN advertises the configured receive window field, and every ACK is counted,
     /// duplicates and window updates included (mutation testing: the SYN's `window` and the
     /// ACK counter went unnoticed).

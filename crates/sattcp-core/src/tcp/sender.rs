@@ -1623,6 +1623,32 @@ mod tests {
         assert_eq!(s.state(), CongState::Open);
     }
 
+    /// Under BBR the go-back-N after a timeout resends while the bytes in flight (what was
+    /// resent since, `cc_in_flight()`) plus the segment fit cwnd (Linux compares cwnd with
+    /// `tcp_packets_in_flight()`), not the span from `snd_una`: after the first ACK, cwnd 4
+    /// segments, four resends leave at BBR's pacing releases, and the fifth waits (mutation
+    /// testing: `cc_in_flight() + e.len()` as `*` went unnoticed).
+    #[test]
+    fn bbr_goes_back_n_while_the_resent_flight_fits_cwnd() {
+        use super::super::config::CcKind;
+        let (mut s, out) = established(TcpConfig { initial_cwnd: 10, cc: CcKind::Bbr, ..cfg() }, 100 * MSS);
+        assert_eq!(out.len(), 10);
+        let rto = s.poll_at().unwrap();
+        let mut out = Vec::new();
+        s.on_timer(rto, &mut out);
+        assert_eq!((seqs(&out), s.state()), (vec![(1, 1000, 1)], CongState::Loss));
+        out.clear();
+        let t = rto + SimTime::from_millis(100);
+        s.on_segment(t, &ack(1001), &mut out);
+        let deadline = t + s.rto();
+        while let Some(p) = s.poll_at().filter(|&p| p < deadline) {
+            s.on_timer(p, &mut out);
+        }
+        assert_eq!(s.cwnd(), 4 * MSS);
+        assert_eq!(seqs(&out), vec![(1001, 1000, 1), (2001, 1000, 1), (3001, 1000, 1), (4001, 1000, 1)]);
+        assert_eq!((s.cc_in_flight(), s.poll_at()), (4 * MSS, Some(deadline)), "the window is full: only the retransmission timer is left");
+    }
+
     #[test]
     fn pacing_spaces_segments_by_length_over_rate() {
         let (s, out) = established(TcpConfig { initial_cwnd: 10, ..cfg() }, 100 * MSS);

@@ -1271,6 +1271,21 @@ mod tests {
         assert_eq!(seqs(&out), vec![(1001, 500, 0)]);
     }
 
+    /// Sender SWS avoidance holds back short data segments, not the FIN: it follows the short
+    /// last segment at once (mutation testing: `snd_max < app_end` as `<=`, which sends the
+    /// FIN through the data path's checks, went unnoticed).
+    #[test]
+    fn sws_avoidance_does_not_hold_back_the_fin() {
+        let (mut s, out) = established(TcpConfig { sws_avoidance: true, fin: true, ..cfg() }, 1500);
+        assert_eq!(seqs(&out), vec![(1, 1000, 0)]);
+        let mut out = Vec::new();
+        s.close(SimTime::from_millis(150), &mut out);
+        assert!(out.is_empty(), "the short segment waits, and the FIN behind it");
+        s.on_segment(SimTime::from_millis(200), &ack(1001), &mut out);
+        assert_eq!(seqs(&out), vec![(1001, 500, 0), (1501, 0, 0)]);
+        assert!(out[1].is_fin());
+    }
+
     /// An ACK of `n` advertising `field` (scale 6 after the handshake).
     fn ack_win(n: u64, field: u16) -> Segment {
         Segment { window: field, ..ack(n) }

@@ -1269,6 +1269,15 @@ mod tests {
         let mut out = Vec::new();
         s.on_segment(SimTime::from_millis(200), &ack(1001), &mut out);
         assert_eq!(seqs(&out), vec![(1001, 500, 0)]);
+        // Full-sized segments go while data is outstanding; only the short tail waits
+        // (mutation testing: `len < mss` as `<=` went unnoticed).
+        let (mut s, out) = established(TcpConfig { sws_avoidance: true, ..cfg() }, 2500);
+        assert_eq!(seqs(&out), vec![(1, 1000, 0), (1001, 1000, 0)]);
+        let mut out = Vec::new();
+        s.on_segment(SimTime::from_millis(200), &ack(1001), &mut out);
+        assert!(out.is_empty(), "500 bytes wait while 1001 is outstanding");
+        s.on_segment(SimTime::from_millis(210), &ack(2001), &mut out);
+        assert_eq!(seqs(&out), vec![(2001, 500, 0)]);
     }
 
     /// Sender SWS avoidance holds back short data segments, not the FIN: it follows the short

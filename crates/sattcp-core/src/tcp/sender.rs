@@ -1295,6 +1295,25 @@ mod tests {
         assert!(out[1].is_fin());
     }
 
+    /// The FIN waits for the pacer like a data segment (mutation testing: the FIN's pacing
+    /// test `snd_max <= app_end` as `>` went unnoticed).
+    #[test]
+    fn the_fin_waits_for_the_pacer() {
+        let mut s = TcpSender::new(TcpConfig { fin: true, ..cfg() });
+        let mut out = Vec::new();
+        s.set_pacing_rate(Some(100_000)); // a 1000-byte segment every 10 ms
+        s.connect(T0, &mut out);
+        s.app_send(T0, MSS, &mut out);
+        out.clear();
+        let ms = SimTime::from_millis;
+        s.on_segment(ms(100), &SYN_ACK, &mut out);
+        s.close(ms(105), &mut out);
+        assert_eq!((seqs(&out), s.poll_at()), (vec![(1, 1000, 0)], Some(ms(110))));
+        s.on_timer(ms(110), &mut out);
+        assert_eq!(seqs(&out[1..]), vec![(1001, 0, 0)]);
+        assert!(out[1].is_fin());
+    }
+
     /// An ACK of `n` advertising `field` (scale 6 after the handshake).
     fn ack_win(n: u64, field: u16) -> Segment {
         Segment { window: field, ..ack(n) }
@@ -1671,6 +1690,29 @@ mod tests {
         assert_eq!(s.cwnd(), 4 * MSS);
         assert_eq!(seqs(&out), vec![(1001, 1000, 1), (2001, 1000, 1), (3001, 1000, 1), (4001, 1000, 1)]);
         assert_eq!((s.cc_in_flight(), s.poll_at()), (4 * MSS, Some(deadline)), "the window is full: only the retransmission timer is left");
+    }
+
+    /// RFC 8985 §6.3 under BBR: after a timeout a segment other than the first is resent
+    /// only once RTT + reo_wnd (min_RTT / 4, §6.2) has passed since it was sent. Segment 2001
+    /// was sent at 100 ms; SRTT 100 ms (ns-2's ticks), min_RTT 150 ms (segment 1 acked at
+    /// 250 ms): 100 + 100 + 37.5 ms (mutation testing: `last_sent + srtt` as `-` and
+    /// `min_rtt / 4` as `%` went unnoticed).
+    #[test]
+    fn bbr_holds_a_go_back_n_resend_until_rtt_plus_the_reordering_window() {
+        use super::super::config::CcKind;
+        let (mut s, out) = established(TcpConfig { initial_cwnd: 10, cc: CcKind::Bbr, ..cfg() }, 100 * MSS);
+        assert_eq!(out.len(), 10);
+        let mut out = Vec::new();
+        s.on_segment(SimTime::from_millis(250), &ack(1001), &mut out);
+        assert_eq!((s.srtt(), s.rate.min_rtt()), (Some(SimTime::from_millis(100)), Some(SimTime::from_millis(150))));
+        let head = *s.sb.get(1001).unwrap();
+        let next = *s.sb.get(2001).unwrap();
+        assert_eq!(s.rack_deadline(&head), None, "the first unacknowledged segment: at once");
+        assert_eq!(s.rack_deadline(&next), Some(SimTime::from_micros(237_500)));
+        // Other controllers go back N at once (ns-2).
+        let (mut s, _) = established(TcpConfig { initial_cwnd: 10, ..cfg() }, 100 * MSS);
+        s.on_segment(SimTime::from_millis(250), &ack(1001), &mut out);
+        assert_eq!(s.rack_deadline(&*s.sb.get(2001).unwrap()), None);
     }
 
     #[test]

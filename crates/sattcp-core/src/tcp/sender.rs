@@ -27,7 +27,8 @@
 //! (tcp/pacing.rs).
 //!
 //! **Persist.** The timer starts at the RTO and doubles at each expiry up to `max_rto`
-//! (Linux `tcp_probe0_when()`; RFC 1122 asks for exponential backoff). Each expiry sends a
+//! (Linux `tcp_probe0_when()`; RFC 1122 asks for exponential backoff); the backoff ends when
+//! the window takes the next segment (Linux `tcp_ack_probe()`). Each expiry sends a
 //! window probe: new data at `snd_max`, as many bytes as the window allows but at least one
 //! (RFC 9293: "at least one octet of new data"; Linux `tcp_write_wakeup()` likewise sends what
 //! fits). A receiver with no room drops the probe and answers with its window. The probe is
@@ -634,11 +635,14 @@ impl TcpSender {
     /// Starts or stops the persist timer after sending (module docs).
     fn update_persist(&mut self, now: SimTime) {
         let blocked = self.window_blocked();
+        if !blocked {
+            // The window takes the next segment: the episode's backoff ends (Linux
+            // `tcp_ack_probe()` clears `icsk_backoff`), also when sending has already put the
+            // retransmission timer in the persist timer's place.
+            self.persist_backoff = 0;
+        }
         match self.timer {
-            Timer::Persist { .. } if !blocked => {
-                self.persist_backoff = 0;
-                self.rearm_or_stop(now);
-            }
+            Timer::Persist { .. } if !blocked => self.rearm_or_stop(now),
             Timer::Persist { .. } => {}
             _ if blocked => self.timer = Timer::Persist { expires_at: now + self.persist_interval() },
             _ => {}
@@ -1460,6 +1464,33 @@ mod tests {
         s.on_timer(ms(110), &mut out);
         assert_eq!(seqs(&out[1..]), vec![(1001, 1000, 0)]);
         assert_eq!(s.stats().window_probes, 0);
+    }
+
+    /// The persist backoff belongs to one closed-window episode: once a probe's answer
+    /// opens the window and data flows, the next zero window starts again at one RTO (Linux
+    /// `tcp_ack_probe()` clears `icsk_backoff` when the window opens). It used to carry over
+    /// (4 x RTO after two probes): sending replaced the persist timer before
+    /// `update_persist()` could see it stop.
+    #[test]
+    fn a_later_zero_window_probes_after_one_rto_again() {
+        let (mut s, out) = established(TcpConfig { initial_cwnd: 4, ..cfg() }, 100 * MSS);
+        assert_eq!(out.len(), 4);
+        let mut out = Vec::new();
+        let t = SimTime::from_millis(200);
+        s.on_segment(t, &ack_win(4001, 0), &mut out);
+        let rto = s.rto();
+        let p1 = t + rto;
+        s.on_timer(p1, &mut out);
+        let p2 = p1 + rto.times(2);
+        s.on_timer(p2, &mut out);
+        assert_eq!(s.stats().window_probes, 2);
+        let t = p2 + SimTime::from_millis(50);
+        s.on_segment(t, &ack_win(4001, 100), &mut out);
+        assert!(!s.in_persist());
+        let t = t + SimTime::from_millis(100);
+        s.on_segment(t, &ack_win(s.snd_max(), 0), &mut out);
+        assert!(s.in_persist());
+        assert_eq!((s.rto(), s.poll_at()), (rto, Some(t + rto)));
     }
 
     #[test]

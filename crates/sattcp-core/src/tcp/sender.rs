@@ -1209,6 +1209,9 @@ mod tests {
         s.on_timer(rto, &mut out);
         assert_eq!(seqs(&out), vec![(1, 1000, 1)], "cwnd = 1 segment: only the first is resent");
         assert_eq!((s.cwnd(), s.ssthresh(), s.state()), (MSS, 2 * MSS, CongState::Loss));
+        // Counted (mutation testing: `bytes_retransmitted`'s `+=` as `*=` went unnoticed).
+        let st = s.stats();
+        assert_eq!((st.segments_retransmitted, st.bytes_retransmitted, st.segments_sent, st.bytes_sent), (1, 1000, 5, 5000));
         assert_eq!(s.poll_at(), Some(rto + s.rto()), "re-armed, backed off");
         out.clear();
         s.on_segment(rto + SimTime::from_millis(100), &ack(1001), &mut out);
@@ -1251,7 +1254,17 @@ mod tests {
         assert_eq!(seqs(&out), vec![(1, 1000, 0), (1001, 500, 0)]);
         let mut out = Vec::new();
         s.close(SimTime::from_millis(150), &mut out);
-        assert!(out[0].is_fin() && out[0].seq == 1501);
+        // Once (mutation testing: `send_fin()`'s `snd_nxt = seq + 1` and its test went
+        // unnoticed; left behind, `snd_nxt` made the go-back-N path send the FIN again).
+        assert_eq!(seqs(&out), vec![(1501, 0, 0)]);
+        assert!(out[0].is_fin());
+        assert_eq!((s.snd_max(), s.stats().segments_sent, s.stats().segments_retransmitted), (1502, 3, 0));
+        // The same behind a one-byte last segment, which starts just below the FIN.
+        let (mut s2, out2) = established(TcpConfig { fin: true, ..cfg() }, 1001);
+        assert_eq!(seqs(&out2), vec![(1, 1000, 0), (1001, 1, 0)]);
+        let mut out2 = Vec::new();
+        s2.close(SimTime::from_millis(150), &mut out2);
+        assert_eq!(seqs(&out2), vec![(1002, 0, 0)]);
         s.on_segment(SimTime::from_millis(300), &ack(1501), &mut out);
         assert!(!s.all_acked(), "FIN outstanding");
         s.on_segment(SimTime::from_millis(300), &ack(1502), &mut out);

@@ -27,7 +27,8 @@
 //! (tcp/pacing.rs).
 //!
 //! **Persist.** The timer starts at the RTO and doubles at each expiry up to `max_rto`
-//! (Linux `tcp_probe0_when()`; RFC 1122 asks for exponential backoff). Each expiry sends a
+//! (Linux `tcp_probe0_when()`; RFC 1122 asks for exponential backoff); the backoff ends when
+//! the window takes the next segment (Linux `tcp_ack_probe()`). Each expiry sends a
 //! window probe: new data at `snd_max`, as many bytes as the window allows but at least one
 //! (RFC 9293: "at least one octet of new data"; Linux `tcp_write_wakeup()` likewise sends what
 //! fits). A receiver with no room drops the probe and answers with its window. The probe is
@@ -633,11 +634,14 @@ impl TcpSender {
     /// Starts or stops the persist timer after sending (module docs).
     fn update_persist(&mut self, now: SimTime) {
         let blocked = self.window_blocked();
+        if !blocked {
+            // The window takes the next segment: the episode's backoff ends (Linux
+            // `tcp_ack_probe()` clears `icsk_backoff`), also when sending has already put the
+            // retransmission timer in the persist timer's place.
+            self.persist_backoff = 0;
+        }
         match self.timer {
-            Timer::Persist { .. } if !blocked => {
-                self.persist_backoff = 0;
-                self.rearm_or_stop(now);
-            }
+            Timer::Persist { .. } if !blocked => self.rearm_or_stop(now),
             Timer::Persist { .. } => {}
             _ if blocked => self.timer = Timer::Persist { expires_at: now + self.persist_interval() },
             _ => {}
@@ -1204,6 +1208,9 @@ mod tests {
         s.on_timer(rto, &mut out);
         assert_eq!(seqs(&out), vec![(1, 1000, 1)], "cwnd = 1 segment: only the first is resent");
         assert_eq!((s.cwnd(), s.ssthresh(), s.state()), (MSS, 2 * MSS, CongState::Loss));
+        // Counted (mutation testing: `bytes_retransmitted`'s `+=` as `*=` went unnoticed).
+        let st = s.stats();
+        assert_eq!((st.segments_retransmitted, st.bytes_retransmitted, st.segments_sent, st.bytes_sent), (1, 1000, 5, 5000));
         assert_eq!(s.poll_at(), Some(rto + s.rto()), "re-armed, backed off");
         out.clear();
         s.on_segment(rto + SimTime::from_millis(100), &ack(1001), &mut out);
@@ -1246,7 +1253,17 @@ mod tests {
         assert_eq!(seqs(&out), vec![(1, 1000, 0), (1001, 500, 0)]);
         let mut out = Vec::new();
         s.close(SimTime::from_millis(150), &mut out);
-        assert!(out[0].is_fin() && out[0].seq == 1501);
+        // Once (mutation testing: `send_fin()`'s `snd_nxt = seq + 1` and its test went
+        // unnoticed; left behind, `snd_nxt` made the go-back-N path send the FIN again).
+        assert_eq!(seqs(&out), vec![(1501, 0, 0)]);
+        assert!(out[0].is_fin());
+        assert_eq!((s.snd_max(), s.stats().segments_sent, s.stats().segments_retransmitted), (1502, 3, 0));
+        // The same behind a one-byte last segment, which starts just below the FIN.
+        let (mut s2, out2) = established(TcpConfig { fin: true, ..cfg() }, 1001);
+        assert_eq!(seqs(&out2), vec![(1, 1000, 0), (1001, 1, 0)]);
+        let mut out2 = Vec::new();
+        s2.close(SimTime::from_millis(150), &mut out2);
+        assert_eq!(seqs(&out2), vec![(1002, 0, 0)]);
         s.on_segment(SimTime::from_millis(300), &ack(1501), &mut out);
         assert!(!s.all_acked(), "FIN outstanding");
         s.on_segment(SimTime::from_millis(300), &ack(1502), &mut out);
@@ -1268,6 +1285,49 @@ mod tests {
         let mut out = Vec::new();
         s.on_segment(SimTime::from_millis(200), &ack(1001), &mut out);
         assert_eq!(seqs(&out), vec![(1001, 500, 0)]);
+        // Full-sized segments go while data is outstanding; only the short tail waits
+        // (mutation testing: `len < mss` as `<=` went unnoticed).
+        let (mut s, out) = established(TcpConfig { sws_avoidance: true, ..cfg() }, 2500);
+        assert_eq!(seqs(&out), vec![(1, 1000, 0), (1001, 1000, 0)]);
+        let mut out = Vec::new();
+        s.on_segment(SimTime::from_millis(200), &ack(1001), &mut out);
+        assert!(out.is_empty(), "500 bytes wait while 1001 is outstanding");
+        s.on_segment(SimTime::from_millis(210), &ack(2001), &mut out);
+        assert_eq!(seqs(&out), vec![(2001, 500, 0)]);
+    }
+
+    /// Sender SWS avoidance holds back short data segments, not the FIN: it follows the short
+    /// last segment at once (mutation testing: `snd_max < app_end` as `<=`, which sends the
+    /// FIN through the data path's checks, went unnoticed).
+    #[test]
+    fn sws_avoidance_does_not_hold_back_the_fin() {
+        let (mut s, out) = established(TcpConfig { sws_avoidance: true, fin: true, ..cfg() }, 1500);
+        assert_eq!(seqs(&out), vec![(1, 1000, 0)]);
+        let mut out = Vec::new();
+        s.close(SimTime::from_millis(150), &mut out);
+        assert!(out.is_empty(), "the short segment waits, and the FIN behind it");
+        s.on_segment(SimTime::from_millis(200), &ack(1001), &mut out);
+        assert_eq!(seqs(&out), vec![(1001, 500, 0), (1501, 0, 0)]);
+        assert!(out[1].is_fin());
+    }
+
+    /// The FIN waits for the pacer like a data segment (mutation testing: the FIN's pacing
+    /// test `snd_max <= app_end` as `>` went unnoticed).
+    #[test]
+    fn the_fin_waits_for_the_pacer() {
+        let mut s = TcpSender::new(TcpConfig { fin: true, ..cfg() });
+        let mut out = Vec::new();
+        s.set_pacing_rate(Some(100_000)); // a 1000-byte segment every 10 ms
+        s.connect(T0, &mut out);
+        s.app_send(T0, MSS, &mut out);
+        out.clear();
+        let ms = SimTime::from_millis;
+        s.on_segment(ms(100), &SYN_ACK, &mut out);
+        s.close(ms(105), &mut out);
+        assert_eq!((seqs(&out), s.poll_at()), (vec![(1, 1000, 0)], Some(ms(110))));
+        s.on_timer(ms(110), &mut out);
+        assert_eq!(seqs(&out[1..]), vec![(1001, 0, 0)]);
+        assert!(out[1].is_fin());
     }
 
     /// An ACK of `n` advertising `field` (scale 6 after the handshake).
@@ -1349,6 +1409,102 @@ mod tests {
         assert_eq!(out.len(), 6, "cwnd 6 segments, window 6400 bytes: {:?}", seqs(&out));
     }
 
+    /// A window smaller than a segment but not zero: the persist timer's probe is as long as
+    /// the window allows (RFC 9293 §3.8.6.1; Linux `tcp_write_wakeup()`), not one byte
+    /// (mutation testing: the length's `app_end - snd_max` as `app_end / snd_max` went
+    /// unnoticed).
+    #[test]
+    fn a_window_probe_fills_a_window_smaller_than_a_segment() {
+        let (mut s, out) = established(TcpConfig { initial_cwnd: 4, ..cfg() }, 100 * MSS);
+        assert_eq!(out.len(), 4);
+        let mut out = Vec::new();
+        let t = SimTime::from_millis(200);
+        s.on_segment(t, &ack_win(4001, 5), &mut out);
+        assert_eq!((s.peer_window(), out.len()), (320, 0), "5 << 6 bytes: no segment fits");
+        assert!(s.in_persist());
+        s.on_timer(t + s.rto(), &mut out);
+        assert_eq!(seqs(&out), vec![(4001, 320, 0)]);
+        assert_eq!((s.snd_max(), s.stats().window_probes), (4321, 1));
+    }
+
+    /// A segment the peer's window takes but the pacer holds back is no reason to probe:
+    /// the persist timer waits for a window too small for the next segment, and a tail of
+    /// exactly the window's 320 bytes fits (mutation testing: `window_blocked()`'s `>` as
+    /// `>=` and its length arithmetic went unnoticed).
+    #[test]
+    fn a_paced_segment_that_fits_the_window_starts_no_persist_timer() {
+        let mut s = TcpSender::new(TcpConfig { initial_cwnd: 4, ..cfg() });
+        let mut out = Vec::new();
+        s.set_pacing_rate(Some(100_000)); // a 1000-byte segment every 10 ms
+        s.connect(T0, &mut out);
+        s.app_send(T0, MSS + 320, &mut out);
+        out.clear();
+        let ms = SimTime::from_millis;
+        s.on_segment(ms(100), &SYN_ACK, &mut out);
+        assert_eq!(seqs(&out), vec![(1, 1000, 0)]);
+        // Acknowledged before the pacer lets the tail go, the window now 5 << 6 = 320 bytes.
+        s.on_segment(ms(105), &ack_win(1001, 5), &mut out);
+        assert_eq!((s.peer_window(), out.len()), (320, 1));
+        assert!(!s.in_persist(), "the 320-byte tail fits the window");
+        assert_eq!(s.poll_at(), Some(ms(110)), "the pacing release");
+        s.on_timer(ms(110), &mut out);
+        assert_eq!(seqs(&out[1..]), vec![(1001, 320, 0)]);
+    }
+
+    /// A window update opens the window while the pacer holds the next segment back: the
+    /// persist timer stops (the retransmission timer runs instead, slow-start restart being
+    /// on) and the segment leaves at the pacing release (mutation testing: `update_persist()`'s
+    /// `!blocked` guard as `false` went unnoticed). (A new ACK re-arms the retransmission
+    /// timer before sending; only a window update reaches this guard.)
+    #[test]
+    fn the_persist_timer_stops_when_a_window_update_opens_the_window_while_paced() {
+        let mut s = TcpSender::new(TcpConfig { initial_cwnd: 4, ..cfg() });
+        let mut out = Vec::new();
+        s.set_pacing_rate(Some(100_000)); // a 1000-byte segment every 10 ms
+        s.connect(T0, &mut out);
+        s.app_send(T0, 10 * MSS, &mut out);
+        out.clear();
+        let ms = SimTime::from_millis;
+        s.on_segment(ms(100), &SYN_ACK, &mut out);
+        assert_eq!(seqs(&out), vec![(1, 1000, 0)]);
+        s.on_segment(ms(105), &ack_win(1001, 0), &mut out);
+        assert!(s.in_persist(), "a zero window");
+        s.on_segment(ms(106), &ack_win(1001, 100), &mut out);
+        assert_eq!(out.len(), 1, "paced");
+        assert!(!s.in_persist(), "the window takes the next segment");
+        assert_eq!(s.poll_at(), Some(ms(110)), "the pacing release, before the RTO");
+        s.on_timer(ms(110), &mut out);
+        assert_eq!(seqs(&out[1..]), vec![(1001, 1000, 0)]);
+        assert_eq!(s.stats().window_probes, 0);
+    }
+
+    /// The persist backoff belongs to one closed-window episode: once a probe's answer
+    /// opens the window and data flows, the next zero window starts again at one RTO (Linux
+    /// `tcp_ack_probe()` clears `icsk_backoff` when the window opens). It used to carry over
+    /// (4 x RTO after two probes): sending replaced the persist timer before
+    /// `update_persist()` could see it stop.
+    #[test]
+    fn a_later_zero_window_probes_after_one_rto_again() {
+        let (mut s, out) = established(TcpConfig { initial_cwnd: 4, ..cfg() }, 100 * MSS);
+        assert_eq!(out.len(), 4);
+        let mut out = Vec::new();
+        let t = SimTime::from_millis(200);
+        s.on_segment(t, &ack_win(4001, 0), &mut out);
+        let rto = s.rto();
+        let p1 = t + rto;
+        s.on_timer(p1, &mut out);
+        let p2 = p1 + rto.times(2);
+        s.on_timer(p2, &mut out);
+        assert_eq!(s.stats().window_probes, 2);
+        let t = p2 + SimTime::from_millis(50);
+        s.on_segment(t, &ack_win(4001, 100), &mut out);
+        assert!(!s.in_persist());
+        let t = t + SimTime::from_millis(100);
+        s.on_segment(t, &ack_win(s.snd_max(), 0), &mut out);
+        assert!(s.in_persist());
+        assert_eq!((s.rto(), s.poll_at()), (rto, Some(t + rto)));
+    }
+
     #[test]
     fn the_persist_interval_doubles_up_to_max_rto() {
         let (mut s, _) = established(TcpConfig { initial_cwnd: 1, max_rto: SimTime::from_secs(10), ..cfg() }, 10 * MSS);
@@ -1396,6 +1552,30 @@ mod tests {
         // A first transmission SACKed is no retransmission: it gives the sample its RTT (sent
         // at 400 ms). (Mutation testing: `tx_count > 0` as `>= 0` went unnoticed.)
         assert_eq!((s.rate_sample().is_retrans, s.rate_sample().rtt), (false, Some(ms(200))));
+    }
+
+    /// Linux `tcp_rate_check_app_limited()`: when the application has nothing more to send
+    /// and the flight is below cwnd, what is sent from then on is application-limited, and
+    /// so are the rate samples its ACKs give; a flight that fills cwnd exactly is
+    /// window-limited (mutation testing: `in_flight < cwnd` as `<=`, `==`, `>` and
+    /// `snd_nxt >= snd_max` as `<` went unnoticed).
+    #[test]
+    fn an_application_limited_flight_marks_its_rate_samples() {
+        let (mut s, out) = established(TcpConfig { initial_cwnd: 4, rate_samples: true, ..cfg() }, 2 * MSS);
+        assert_eq!(out.len(), 2);
+        assert!(s.rate.is_app_limited(), "2 segments in flight, cwnd 4");
+        let ms = SimTime::from_millis;
+        let mut out = Vec::new();
+        s.app_send(ms(150), MSS, &mut out);
+        assert_eq!(seqs(&out), vec![(2001, 1000, 0)]);
+        s.on_segment(ms(200), &ack(2001), &mut out);
+        assert!(!s.rate_sample().is_app_limited, "sent before the application ran dry");
+        s.on_segment(ms(250), &ack(3001), &mut out);
+        assert!(s.rate_sample().is_app_limited, "sent while application-limited");
+        // The application runs dry with cwnd full: not application-limited.
+        let (s, out) = established(TcpConfig { initial_cwnd: 4, rate_samples: true, ..cfg() }, 4 * MSS);
+        assert_eq!(out.len(), 4);
+        assert!(!s.rate.is_app_limited(), "4 segments in flight, cwnd 4");
     }
 
     /// The SYN advertises the configured receive window field, and every ACK is counted,
@@ -1461,6 +1641,121 @@ mod tests {
             s.on_segment(t, &dup, &mut out);
             assert_eq!(s.stats().dupacks_received, dupacks, "{recovery:?}");
         }
+    }
+
+    /// The loss state of a timeout lasts until RECOVER (`snd_max` at the timeout) is
+    /// acknowledged, the ACK of exactly RECOVER included (Linux `tcp_try_undo_recovery()`'s
+    /// `CA_Loss` -> `CA_Open`); until then ns-3 NewReno ignores duplicate ACKs ("we do not
+    /// count the DupAcks received in CA_LOSS"), afterwards three start a fast retransmission
+    /// (mutation testing: the guard `snd_una >= recover` as `true`, `false` and `<` went
+    /// unnoticed).
+    #[test]
+    fn the_loss_state_of_a_timeout_ends_when_recover_is_acknowledged() {
+        let (mut s, _) = established(TcpConfig { initial_cwnd: 4, recovery: RecoveryKind::NewrenoNs3, ..cfg() }, 100 * MSS);
+        let rto = s.poll_at().unwrap();
+        let mut out = Vec::new();
+        s.on_timer(rto, &mut out);
+        assert_eq!((s.state(), s.recover()), (CongState::Loss, 4001));
+        let ms = SimTime::from_millis;
+        s.on_segment(rto + ms(100), &ack(1001), &mut out);
+        assert_eq!(s.state(), CongState::Loss, "1001 is below RECOVER");
+        s.on_segment(rto + ms(200), &ack(3001), &mut out);
+        assert_eq!(s.state(), CongState::Loss, "3001 is below RECOVER");
+        s.on_segment(rto + ms(300), &ack(4001), &mut out);
+        assert_eq!(s.state(), CongState::Open, "RECOVER acknowledged");
+        assert!(s.snd_max() > 4001);
+        out.clear();
+        for _ in 0..3 {
+            s.on_segment(rto + ms(310), &ack(4001), &mut out);
+        }
+        assert_eq!((s.state(), s.stats().fast_retransmits), (CongState::Recovery, 1));
+        assert_eq!(seqs(&out)[0], (4001, 1000, 1), "the fast retransmission");
+    }
+
+    /// Tahoe's fast retransmission (recovery/tahoe.rs): the third duplicate ACK counts a fast
+    /// retransmit, enters the loss state with RECOVER = `snd_max`, and goes back N from one
+    /// segment (mutation testing: its counter's `+=` as `*=` went unnoticed).
+    #[test]
+    fn tahoe_counts_its_fast_retransmission_and_goes_back_n() {
+        let (mut s, out) = established(TcpConfig { initial_cwnd: 4, recovery: RecoveryKind::Tahoe, ..cfg() }, 100 * MSS);
+        assert_eq!(out.len(), 4);
+        let mut out = Vec::new();
+        let t = SimTime::from_millis(200);
+        s.on_segment(t, &ack(1001), &mut out);
+        out.clear();
+        for _ in 0..3 {
+            s.on_segment(t, &ack(1001), &mut out);
+        }
+        assert_eq!((s.stats().fast_retransmits, s.stats().timeouts), (1, 0));
+        assert_eq!((s.state(), s.recover(), s.cwnd()), (CongState::Loss, 6001, MSS));
+        assert_eq!(seqs(&out), vec![(1001, 1000, 1)], "one segment from snd_una");
+    }
+
+    /// Linux's `CA_Disorder`: the state after a duplicate ACK outside recovery, kept while
+    /// duplicates go on, back to Open at the next new ACK (only `state()` and the testkit's
+    /// traces show it; mutation testing: the two transitions' guards went unnoticed).
+    #[test]
+    fn duplicate_acks_outside_recovery_are_disorder_until_a_new_ack() {
+        let (mut s, _) = established(TcpConfig { initial_cwnd: 4, ..cfg() }, 100 * MSS);
+        let mut out = Vec::new();
+        let t = SimTime::from_millis(200);
+        s.on_segment(t, &ack(1001), &mut out);
+        assert_eq!(s.state(), CongState::Open);
+        s.on_segment(t, &ack(1001), &mut out);
+        assert_eq!((s.state(), s.stats().dupacks_received), (CongState::Disorder, 1));
+        s.on_segment(t, &ack(1001), &mut out);
+        assert_eq!((s.state(), s.stats().dupacks_received), (CongState::Disorder, 2));
+        s.on_segment(t, &ack(2001), &mut out);
+        assert_eq!(s.state(), CongState::Open);
+    }
+
+    /// Under BBR the go-back-N after a timeout resends while the bytes in flight (what was
+    /// resent since, `cc_in_flight()`) plus the segment fit cwnd (Linux compares cwnd with
+    /// `tcp_packets_in_flight()`), not the span from `snd_una`: after the first ACK, cwnd 4
+    /// segments, four resends leave at BBR's pacing releases, and the fifth waits (mutation
+    /// testing: `cc_in_flight() + e.len()` as `*` went unnoticed).
+    #[test]
+    fn bbr_goes_back_n_while_the_resent_flight_fits_cwnd() {
+        use super::super::config::CcKind;
+        let (mut s, out) = established(TcpConfig { initial_cwnd: 10, cc: CcKind::Bbr, ..cfg() }, 100 * MSS);
+        assert_eq!(out.len(), 10);
+        let rto = s.poll_at().unwrap();
+        let mut out = Vec::new();
+        s.on_timer(rto, &mut out);
+        assert_eq!((seqs(&out), s.state()), (vec![(1, 1000, 1)], CongState::Loss));
+        out.clear();
+        let t = rto + SimTime::from_millis(100);
+        s.on_segment(t, &ack(1001), &mut out);
+        let deadline = t + s.rto();
+        while let Some(p) = s.poll_at().filter(|&p| p < deadline) {
+            s.on_timer(p, &mut out);
+        }
+        assert_eq!(s.cwnd(), 4 * MSS);
+        assert_eq!(seqs(&out), vec![(1001, 1000, 1), (2001, 1000, 1), (3001, 1000, 1), (4001, 1000, 1)]);
+        assert_eq!((s.cc_in_flight(), s.poll_at()), (4 * MSS, Some(deadline)), "the window is full: only the retransmission timer is left");
+    }
+
+    /// RFC 8985 §6.3 under BBR: after a timeout a segment other than the first is resent
+    /// only once RTT + reo_wnd (min_RTT / 4, §6.2) has passed since it was sent. Segment 2001
+    /// was sent at 100 ms; SRTT 100 ms (ns-2's ticks), min_RTT 150 ms (segment 1 acked at
+    /// 250 ms): 100 + 100 + 37.5 ms (mutation testing: `last_sent + srtt` as `-` and
+    /// `min_rtt / 4` as `%` went unnoticed).
+    #[test]
+    fn bbr_holds_a_go_back_n_resend_until_rtt_plus_the_reordering_window() {
+        use super::super::config::CcKind;
+        let (mut s, out) = established(TcpConfig { initial_cwnd: 10, cc: CcKind::Bbr, ..cfg() }, 100 * MSS);
+        assert_eq!(out.len(), 10);
+        let mut out = Vec::new();
+        s.on_segment(SimTime::from_millis(250), &ack(1001), &mut out);
+        assert_eq!((s.srtt(), s.rate.min_rtt()), (Some(SimTime::from_millis(100)), Some(SimTime::from_millis(150))));
+        let head = *s.sb.get(1001).unwrap();
+        let next = *s.sb.get(2001).unwrap();
+        assert_eq!(s.rack_deadline(&head), None, "the first unacknowledged segment: at once");
+        assert_eq!(s.rack_deadline(&next), Some(SimTime::from_micros(237_500)));
+        // Other controllers go back N at once (ns-2).
+        let (mut s, _) = established(TcpConfig { initial_cwnd: 10, ..cfg() }, 100 * MSS);
+        s.on_segment(SimTime::from_millis(250), &ack(1001), &mut out);
+        assert_eq!(s.rack_deadline(&*s.sb.get(2001).unwrap()), None);
     }
 
     #[test]

@@ -1363,15 +1363,22 @@ mod tests {
         assert_eq!((s.send_space(), s.app_write(t, 1 << 40, &mut out)), (u64::MAX, 1 << 40));
     }
 
-    /// Peer's window closes with everything acknowledged, the persist timer probes with one
-    /// byte, backing off, and sending resumes when the window opens.
-    #[test]
-    fn zero_window_runs_the_persist_timer_and_resumes_when_the_window_opens() {
+    /// Four segments sent (cwnd 4), then all four acknowledged at 200 ms by an ACK whose window
+    /// field is `field` (scaled by 6): the sender, what that ACK made it send, and the time.
+    fn four_acked_with_window(field: u16) -> (TcpSender, Vec<Segment>, SimTime) {
         let (mut s, out) = established(TcpConfig { initial_cwnd: 4, ..cfg() }, 100 * MSS);
         assert_eq!(out.len(), 4);
         let mut out = Vec::new();
         let t = SimTime::from_millis(200);
-        s.on_segment(t, &ack_win(4001, 0), &mut out);
+        s.on_segment(t, &ack_win(4001, field), &mut out);
+        (s, out, t)
+    }
+
+    /// Peer's window closes with everything acknowledged, the persist timer probes with one
+    /// byte, backing off, and sending resumes when the window opens.
+    #[test]
+    fn zero_window_runs_the_persist_timer_and_resumes_when_the_window_opens() {
+        let (mut s, mut out, t) = four_acked_with_window(0);
         assert!(out.is_empty(), "a zero window: nothing sent");
         assert!(s.in_persist());
         let rto = s.rto();
@@ -1415,11 +1422,7 @@ mod tests {
     /// unnoticed).
     #[test]
     fn a_window_probe_fills_a_window_smaller_than_a_segment() {
-        let (mut s, out) = established(TcpConfig { initial_cwnd: 4, ..cfg() }, 100 * MSS);
-        assert_eq!(out.len(), 4);
-        let mut out = Vec::new();
-        let t = SimTime::from_millis(200);
-        s.on_segment(t, &ack_win(4001, 5), &mut out);
+        let (mut s, mut out, t) = four_acked_with_window(5);
         assert_eq!((s.peer_window(), out.len()), (320, 0), "5 << 6 bytes: no segment fits");
         assert!(s.in_persist());
         s.on_timer(t + s.rto(), &mut out);
@@ -1485,11 +1488,7 @@ mod tests {
     /// `update_persist()` could see it stop.
     #[test]
     fn a_later_zero_window_probes_after_one_rto_again() {
-        let (mut s, out) = established(TcpConfig { initial_cwnd: 4, ..cfg() }, 100 * MSS);
-        assert_eq!(out.len(), 4);
-        let mut out = Vec::new();
-        let t = SimTime::from_millis(200);
-        s.on_segment(t, &ack_win(4001, 0), &mut out);
+        let (mut s, mut out, t) = four_acked_with_window(0);
         let rto = s.rto();
         let p1 = t + rto;
         s.on_timer(p1, &mut out);
@@ -1755,7 +1754,7 @@ mod tests {
         // Other controllers go back N at once (ns-2).
         let (mut s, _) = established(TcpConfig { initial_cwnd: 10, ..cfg() }, 100 * MSS);
         s.on_segment(SimTime::from_millis(250), &ack(1001), &mut out);
-        assert_eq!(s.rack_deadline(&*s.sb.get(2001).unwrap()), None);
+        assert_eq!(s.rack_deadline(s.sb.get(2001).unwrap()), None);
     }
 
     #[test]

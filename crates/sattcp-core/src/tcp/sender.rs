@@ -1430,18 +1430,25 @@ mod tests {
         assert_eq!((s.snd_max(), s.stats().window_probes), (4321, 1));
     }
 
+    /// A sender paced at 100 kB/s (a 1000-byte segment every 10 ms), cwnd 4, connecting at 0
+    /// with `bytes` to send (its SYN sent and cleared from the output).
+    fn paced_connecting(bytes: u64) -> (TcpSender, Vec<Segment>) {
+        let mut s = TcpSender::new(TcpConfig { initial_cwnd: 4, ..cfg() });
+        let mut out = Vec::new();
+        s.set_pacing_rate(Some(100_000));
+        s.connect(T0, &mut out);
+        s.app_send(T0, bytes, &mut out);
+        out.clear();
+        (s, out)
+    }
+
     /// A segment the peer's window takes but the pacer holds back is no reason to probe:
     /// the persist timer waits for a window too small for the next segment, and a tail of
     /// exactly the window's 320 bytes fits (mutation testing: `window_blocked()`'s `>` as
     /// `>=` and its length arithmetic went unnoticed).
     #[test]
     fn a_paced_segment_that_fits_the_window_starts_no_persist_timer() {
-        let mut s = TcpSender::new(TcpConfig { initial_cwnd: 4, ..cfg() });
-        let mut out = Vec::new();
-        s.set_pacing_rate(Some(100_000)); // a 1000-byte segment every 10 ms
-        s.connect(T0, &mut out);
-        s.app_send(T0, MSS + 320, &mut out);
-        out.clear();
+        let (mut s, mut out) = paced_connecting(MSS + 320);
         let ms = SimTime::from_millis;
         s.on_segment(ms(100), &SYN_ACK, &mut out);
         assert_eq!(seqs(&out), vec![(1, 1000, 0)]);
@@ -1461,12 +1468,7 @@ mod tests {
     /// timer before sending; only a window update reaches this guard.)
     #[test]
     fn the_persist_timer_stops_when_a_window_update_opens_the_window_while_paced() {
-        let mut s = TcpSender::new(TcpConfig { initial_cwnd: 4, ..cfg() });
-        let mut out = Vec::new();
-        s.set_pacing_rate(Some(100_000)); // a 1000-byte segment every 10 ms
-        s.connect(T0, &mut out);
-        s.app_send(T0, 10 * MSS, &mut out);
-        out.clear();
+        let (mut s, mut out) = paced_connecting(10 * MSS);
         let ms = SimTime::from_millis;
         s.on_segment(ms(100), &SYN_ACK, &mut out);
         assert_eq!(seqs(&out), vec![(1, 1000, 0)]);

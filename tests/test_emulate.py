@@ -49,6 +49,14 @@ def tool() -> list[str]:
     return [sys.executable, "-m", "sattcp.emulate", "probe"]
 
 
+#: Timing tests measure up to this many times and pass on the first measurement within their
+#: bounds: this VM's host may pause it for milliseconds, which no priority inside it prevents
+#: (one such pause failed the UDP delay test once in a full `make test` with a busy machine).
+#: What must hold whatever the load (never faster than the model, every packet through) is
+#: checked on every measurement.
+MEASUREMENTS = 3
+
+
 def _scenario(tmp_path: Path, body: str) -> Path:
     p = tmp_path / "emu.toml"
     p.write_text("[emulate]\n" + textwrap.dedent(body))
@@ -174,23 +182,28 @@ def test_delay_accuracy_udp_echo(privileged: Path, tmp_path: Path, tool: list[st
     # doing, not the link's. They run at real-time priority, below the emulator's (10), so
     # the test judges the emulated link whatever else the machine runs.
     rt = ["chrt", "-f", "5"] if shutil.which("chrt") else []
-    with Emulation(s) as em:
-        _start(em, "server", [*rt, *tool, "echo-server"])
-        out = em.run("client", [*rt, *tool, "echo-client", "{server}", "30", "100"], capture_output=True, text=True, timeout=60)
-        rtts = sorted(json.loads(out.stdout))
-    _gone(em)
-    assert len(rtts) == 30
-    median = rtts[len(rtts) // 2]
-    # Never faster than the model; the median within 1 ms of it (issue 13).
-    assert rtts[0] >= expected - 50e-6, (rtts[0], expected)
-    assert abs(median - expected) < 1e-3, (median, expected)
-    st = em.stats
-    assert st is not None
-    for d in st["directions"]:
-        assert d["packets_in"] == d["packets_out"] == 30
-        assert d["drops_queue_full"] == d["drops_corrupted"] == 0
-        assert d["late_mean_us"] < 1000
-
+    medians = []
+    for _ in range(MEASUREMENTS):
+        with Emulation(s) as em:
+            _start(em, "server", [*rt, *tool, "echo-server"])
+            out = em.run("client", [*rt, *tool, "echo-client", "{server}", "30", "100"], capture_output=True, text=True, timeout=60)
+            rtts = sorted(json.loads(out.stdout))
+        _gone(em)
+        assert len(rtts) == 30
+        # Never faster than the model, whatever the load (issue 13).
+        assert rtts[0] >= expected - 50e-6, (rtts[0], expected)
+        st = em.stats
+        assert st is not None
+        for d in st["directions"]:
+            assert d["packets_in"] == d["packets_out"] == 30
+            assert d["drops_queue_full"] == d["drops_corrupted"] == 0
+        medians.append(rtts[len(rtts) // 2])
+        # The median within 1 ms of the model (issue 13), with the emulator on time.
+        if abs(medians[-1] - expected) < 1e-3 and all(d["late_mean_us"] < 1000 for d in st["directions"]):
+            break
+    else:
+        pytest.fail(f"median RTT {[round(m * 1e3, 3) for m in medians]} ms in {MEASUREMENTS} measurements, model "
+                    f"{expected * 1e3:.3f} ms; the emulator's mean lateness in the last {[d['late_mean_us'] for d in st['directions']]} us")
 
 def test_rate_accuracy_saturated_udp(privileged: Path, tmp_path: Path, tool: list[str]) -> None:
     # Offer about 4 Mbps of 1028-byte IP packets to a 2 Mbps link for about 2.5 s: the receiver
@@ -302,14 +315,21 @@ def test_nptcp_runs_through_the_emulator(privileged: Path, tmp_path: Path) -> No
     # Both ends at real-time priority below the emulator's, as in the UDP delay test: the
     # bounds are the link's, not the host's scheduling on a busy machine.
     s = _scenario(tmp_path, 'rate = "2.048Mbps"\ndelay = "10ms"\ncc = "reno"\n')
-    with Emulation(s) as em:
-        rows = run_nptcp(em, buffer=8192, upper=16, rt_priority=5)
-    _gone(em)
-    # NetPIPE's schedule with its 3-byte perturbations (app::pingpong::netpipe_sizes).
-    assert [r["bytes"] for r in rows] == [1, 2, 3, 4, 6, 8, 12, 13, 16, 19]
     floor = 0.010 + 53 * 8 / 2.048e6  # 1 byte + 40 header bytes + 12 of timestamps
-    for r in rows:
-        assert floor <= r["time_s"] < floor + 0.003, r
+    slowest = []
+    for _ in range(MEASUREMENTS):
+        with Emulation(s) as em:
+            rows = run_nptcp(em, buffer=8192, upper=16, rt_priority=5)
+        _gone(em)
+        # NetPIPE's schedule with its 3-byte perturbations (app::pingpong::netpipe_sizes).
+        assert [r["bytes"] for r in rows] == [1, 2, 3, 4, 6, 8, 12, 13, 16, 19]
+        # Never faster than the link, whatever the load.
+        assert all(floor <= r["time_s"] for r in rows), rows
+        slowest.append(max(r["time_s"] for r in rows))
+        if slowest[-1] < floor + 0.003:
+            break
+    else:
+        pytest.fail(f"slowest block {[round(t * 1e3, 3) for t in slowest]} ms in {MEASUREMENTS} runs, floor {floor * 1e3:.3f} ms + 3 ms")
 
 
 @pytest.mark.parametrize(("scenario", "message"), [

@@ -491,7 +491,8 @@ def load_study(source: str | Path) -> Study:
         raise StudyError(str(path), [{"path": "", "rule": f"cannot read ({type(e).__name__})",
                                       "got": str(path)}]) from e
     # A scenario file where a study is expected: one problem saying so, not one per section.
-    sections = sorted(k for k in raw if k in _scenario_sections())
+    known = _scenario_sections()
+    sections = sorted(k for k in raw if k in known)
     if "factors" not in raw and "scenario" not in raw and sections:
         raise StudyError(str(path), [{"path": "", "rule": f"this is a scenario file ({', '.join(f'[{k}]' for k in sections)}), not a "
                                       "study: `sattcp run` runs it, and a study names it as its base `scenario`", "got": None}])

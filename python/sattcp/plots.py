@@ -96,15 +96,20 @@ def _gid(factor: str, level: Any) -> str:
 def save(fig: Figure, stem: Path, formats: Sequence[str] = ("png", "svg", "pdf")) -> bytes:
     """Write ``stem.png/.svg/.pdf``, each whole or not at all, and return the PNG bytes (for
     embedding)."""
+    png = None
     for fmt in formats:
         # Fixed metadata so that the same results give the same files.
         meta = {"Date": None} if fmt in ("svg", "pdf") else {}
         buf = io.BytesIO()
         fig.savefig(buf, format=fmt, dpi=110, bbox_inches="tight", metadata=meta)
         write_whole(stem.with_suffix(f".{fmt}"), buf.getvalue())
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    return buf.getvalue()
+        if fmt == "png":
+            png = buf.getvalue()  # the file's bytes serve the embedding too: drawn once
+    if png is None:
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+        png = buf.getvalue()
+    return png
 
 
 def _limits(values: Sequence[float], pad: float = 0.15) -> tuple[float, float] | None:

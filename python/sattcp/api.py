@@ -420,9 +420,6 @@ TRACE_BYTES_PER_POINT = 80
 #: bottleneck packets, 718 MB of peak memory (docs/traces.md, "Bounds").
 PACKET_EVENTS_PER_PACKET = 15
 PACKET_EVENT_BYTES = 128
-#: The core's defaults of trace.max_points and trace.max_packet_events (docs/traces.md).
-DEFAULT_MAX_POINTS = 10_000_000
-DEFAULT_MAX_PACKET_EVENTS = 5_000_000
 #: Above this estimated trace memory a run warns; above MAX a share of RAM it is refused.
 WARN_TRACE_BYTES = 1 << 30
 
@@ -459,7 +456,8 @@ def estimate_work(config: Mapping[str, Any]) -> dict[str, float]:
     pairs = max(int(config.get("topology", {}).get("pairs") or 1), 1)
     trace = config.get("trace", {})
     points = 3 * packets * len(trace.get("flows") or []) / pairs + 2 * packets * len(trace.get("links") or [])
-    points = min(points, _count(trace.get("max_points"), DEFAULT_MAX_POINTS))
+    # The traces' bounds, as resolved (the core's defaults filled in).
+    points = min(points, _bound(trace.get("max_points")))
     sel = trace.get("packets", "none")
     if sel == "none" or not sel:
         packet_events = 0.0
@@ -467,14 +465,14 @@ def estimate_work(config: Mapping[str, Any]) -> dict[str, float]:
         packet_events = packets * PACKET_EVENTS_PER_PACKET
         if isinstance(sel, Mapping) and sel.get("flows"):
             packet_events *= min(len(sel["flows"]) / pairs, 1.0)
-        packet_events = min(packet_events, _count(trace.get("max_packet_events"), DEFAULT_MAX_PACKET_EVENTS))
+        packet_events = min(packet_events, _bound(trace.get("max_packet_events")))
     return {"packets": packets, "events": events, "wall_s": events / EVENTS_PER_SECOND, "trace_points": points,
             "packet_events": packet_events, "trace_bytes": points * TRACE_BYTES_PER_POINT + packet_events * PACKET_EVENT_BYTES}
 
 
-def _count(v: Any, default: int) -> float:
-    """A resolved count of the scenario, or the core's default where absent."""
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else float(default)
+def _bound(v: Any) -> float:
+    """A trace bound of the resolved scenario (which always has one); no bound if absent."""
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else math.inf
 
 
 def _memory_bytes() -> float:

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from .api import check_scenario_file
+from .cli import EXIT_BAD_INPUT, EXIT_FAILED, _parse_set, output_path
 from .errors import SattcpError, ScenarioError
 
 __all__ = ["ADDRS", "EmulateError", "Emulation", "PrivilegeError", "ServerCommand", "find_binary", "missing_privileges", "register"]
@@ -64,8 +65,6 @@ STOP_TIMEOUT_S = 10.0
 LINGER_S = 5.0
 #: How much of the server command's stderr a failure report shows.
 SERVER_TAIL_LINES = 10
-EXIT_FAILED = 1  # as the main CLI's: the run failed (sattcp.cli.EXIT_FAILED)
-EXIT_BAD_INPUT = 2
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -296,13 +295,23 @@ class Emulation:
             if isinstance(process, ServerCommand) and process.proc.poll() is not None:
                 raise EmulateError(process.ended(when))
             if isinstance(process, subprocess.Popen) and process.poll() is not None:
-                raise EmulateError(f"{name or 'the server'} exited with status {process.returncode} {when}")
+                raise EmulateError(f"{name or 'the server'} {_how_it_ended(process.returncode)} {when}")
             out = subprocess.run(self.command(side, ["cat", "/proc/net/tcp"]), capture_output=True, text=True, timeout=30).stdout
             # Columns: sl local_address rem_address st ...; st 0A is LISTEN.
             if any(f.split()[1].endswith(want) and f.split()[3] == "0A" for f in out.splitlines()[1:] if len(f.split()) > 3):
                 return
             time.sleep(0.05)
         raise EmulateError(f"nothing listened on TCP port {port} in the {side} namespace within {timeout:g} s")
+
+
+def _how_it_ended(rc: int | None) -> str:
+    """``exited with status N`` or ``was killed by signal NAME``, from a Popen's return code."""
+    if rc is not None and rc < 0:
+        try:
+            return f"was killed by signal {signal.Signals(-rc).name}"
+        except ValueError:
+            return f"was killed by signal {-rc}"
+    return f"exited with status {rc}"
 
 
 class ServerCommand:
@@ -358,14 +367,7 @@ class ServerCommand:
     def ended(self, when: str = "") -> str:
         """What became of it (``when``: e.g. "before anything listened on TCP port 5002"), with
         its last lines on stderr."""
-        rc = self.proc.poll()
-        if rc is not None and rc < 0:
-            try:
-                how = f"was killed by signal {signal.Signals(-rc).name}"
-            except ValueError:
-                how = f"was killed by signal {-rc}"
-        else:
-            how = f"exited with status {rc}"
+        how = _how_it_ended(self.proc.poll())
         tail = self.tail()
         said = ("; the end of its stderr:\n" + "\n".join(f"  | {ln}" for ln in tail)) if tail else " (nothing on stderr)"
         return f"the server command `{shlex.join(self.argv)}` {how}{' ' + when if when else ''}{said}"
@@ -407,8 +409,6 @@ def format_stats(stats: dict[str, Any]) -> str:
 
 # -- the command line ------------------------------------------------------------------------
 def _add_options(p: argparse.ArgumentParser) -> None:
-    from .cli import output_path
-
     p.add_argument("--set", action="append", metavar="PATH=VALUE", help="override a scenario key, e.g. --set emulate.delay=200ms")
     p.add_argument("--server", metavar="CMD", help="command (one shell-quoted string) to run in the server namespace, in the background")
     p.add_argument("--wait-port", type=int, metavar="PORT", help="wait until the server listens on this TCP port before COMMAND")
@@ -500,8 +500,6 @@ def _on_sigterm(signum: int, frame: object) -> None:
 
 
 def cmd_emulate(args: argparse.Namespace) -> int:
-    from .cli import _parse_set
-
     command = _split_rest(args)
     overrides = _parse_set(args.set or [])
     check_scenario_file(args.scenario)  # before the emulator program is looked for

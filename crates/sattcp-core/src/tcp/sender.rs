@@ -1023,8 +1023,7 @@ impl TcpSender {
 mod tests {
     use super::*;
     use crate::net::packet::SackBlock;
-    use super::super::config::RttEstimatorKind;
-    use super::super::config::RecoveryKind;
+    use super::super::config::{RecoveryKind, RttEstimatorKind};
 
     const MSS: u64 = 1000;
     const T0: SimTime = SimTime::ZERO;
@@ -1315,12 +1314,7 @@ mod tests {
     /// test `snd_max <= app_end` as `>` went unnoticed).
     #[test]
     fn the_fin_waits_for_the_pacer() {
-        let mut s = TcpSender::new(TcpConfig { fin: true, ..cfg() });
-        let mut out = Vec::new();
-        s.set_pacing_rate(Some(100_000)); // a 1000-byte segment every 10 ms
-        s.connect(T0, &mut out);
-        s.app_send(T0, MSS, &mut out);
-        out.clear();
+        let (mut s, mut out) = paced_connecting(TcpConfig { fin: true, ..cfg() }, MSS);
         let ms = SimTime::from_millis;
         s.on_segment(ms(100), &SYN_ACK, &mut out);
         s.close(ms(105), &mut out);
@@ -1430,10 +1424,10 @@ mod tests {
         assert_eq!((s.snd_max(), s.stats().window_probes), (4321, 1));
     }
 
-    /// A sender paced at 100 kB/s (a 1000-byte segment every 10 ms), cwnd 4, connecting at 0
-    /// with `bytes` to send (its SYN sent and cleared from the output).
-    fn paced_connecting(bytes: u64) -> (TcpSender, Vec<Segment>) {
-        let mut s = TcpSender::new(TcpConfig { initial_cwnd: 4, ..cfg() });
+    /// A sender of configuration `c` paced at 100 kB/s (a 1000-byte segment every 10 ms),
+    /// connecting at 0 with `bytes` to send (its SYN sent and cleared from the output).
+    fn paced_connecting(c: TcpConfig, bytes: u64) -> (TcpSender, Vec<Segment>) {
+        let mut s = TcpSender::new(c);
         let mut out = Vec::new();
         s.set_pacing_rate(Some(100_000));
         s.connect(T0, &mut out);
@@ -1448,7 +1442,7 @@ mod tests {
     /// `>=` and its length arithmetic went unnoticed).
     #[test]
     fn a_paced_segment_that_fits_the_window_starts_no_persist_timer() {
-        let (mut s, mut out) = paced_connecting(MSS + 320);
+        let (mut s, mut out) = paced_connecting(TcpConfig { initial_cwnd: 4, ..cfg() }, MSS + 320);
         let ms = SimTime::from_millis;
         s.on_segment(ms(100), &SYN_ACK, &mut out);
         assert_eq!(seqs(&out), vec![(1, 1000, 0)]);
@@ -1468,7 +1462,7 @@ mod tests {
     /// timer before sending; only a window update reaches this guard.)
     #[test]
     fn the_persist_timer_stops_when_a_window_update_opens_the_window_while_paced() {
-        let (mut s, mut out) = paced_connecting(10 * MSS);
+        let (mut s, mut out) = paced_connecting(TcpConfig { initial_cwnd: 4, ..cfg() }, 10 * MSS);
         let ms = SimTime::from_millis;
         s.on_segment(ms(100), &SYN_ACK, &mut out);
         assert_eq!(seqs(&out), vec![(1, 1000, 0)]);

@@ -622,16 +622,23 @@ mod tests {
         }
     }
 
-    /// ns-2 NewReno `partial_window_deflation_` (`partialnewack()`): a partial ACK of `deflate`
-    /// packets takes `deflate - 1` off `dupwnd_` if `dupwnd_ > deflate`; otherwise cwnd loses
-    /// `deflate - dupwnd_`, at least 1 packet remains, and `dupwnd_ = 1` flags the recovery.
-    #[test]
-    fn newreno_ns2_partial_window_deflation_takes_from_dupwnd_then_from_cwnd() {
+    /// ns-2 NewReno with `partial_window_deflation_`, in recovery after five duplicate ACKs
+    /// (cwnd 10 segments, `dupwnd_` 5).
+    fn ns2_deflating_after_five_duplicates() -> Bare {
         let mut b = bare(RecoveryKind::NewrenoNs2);
         b.ns2.partial_window_deflation = true;
         for _ in 0..5 {
             b.dup(None);
         }
+        b
+    }
+
+    /// ns-2 NewReno `partial_window_deflation_` (`partialnewack()`): a partial ACK of `deflate`
+    /// packets takes `deflate - 1` off `dupwnd_` if `dupwnd_ > deflate`; otherwise cwnd loses
+    /// `deflate - dupwnd_`, at least 1 packet remains, and `dupwnd_ = 1` flags the recovery.
+    #[test]
+    fn newreno_ns2_partial_window_deflation_takes_from_dupwnd_then_from_cwnd() {
+        let mut b = ns2_deflating_after_five_duplicates();
         assert_eq!((b.win.cwnd, b.rec.inflation()), (10 * MSS, 5 * MSS));
         let o = b.ack(2 * MSS + 1);
         assert_eq!((o.retransmit, o.timer), (Some(2 * MSS + 1), TimerAction::Restart));
@@ -646,11 +653,7 @@ mod tests {
     fn newreno_ns2_partial_window_deflation_of_less_than_a_segment_inflates_by_the_difference() {
         // ns-2 counts whole packets; in bytes a partial ACK of half a segment deflates by
         // (acked - 1 packet) < 0, i.e. adds the other half (was an overflow panic in debug builds).
-        let mut b = bare(RecoveryKind::NewrenoNs2);
-        b.ns2.partial_window_deflation = true;
-        for _ in 0..5 {
-            b.dup(None);
-        }
+        let mut b = ns2_deflating_after_five_duplicates();
         b.ack(MSS / 2 + 1);
         assert_eq!((b.win.cwnd, b.rec.inflation()), (10 * MSS, 5 * MSS + MSS / 2), "dupwnd_ 5 - (1/2 - 1)");
     }

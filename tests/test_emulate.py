@@ -463,12 +463,14 @@ def test_a_server_command_stopped_at_the_end_is_no_failure(privileged: Path, tmp
 
 
 @pytest.mark.parametrize("priority", [0, 100])
-def test_nptcp_refuses_a_priority_outside_sched_fifo_range(priority: int) -> None:
-    from sattcp.netpipe import run_nptcp
+def test_nptcp_and_pingpong_refuse_a_priority_outside_sched_fifo_range(priority: int) -> None:
+    from sattcp.netpipe import run_nptcp, run_pingpong
 
     # Checked before anything starts (no emulation needed).
     with pytest.raises(ValueError, match=f"rt_priority must be 1 to 99, got {priority}"):
         run_nptcp(None, rt_priority=priority)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=f"rt_priority must be 1 to 99, got {priority}"):
+        run_pingpong(None, 1, 1, rt_priority=priority)  # type: ignore[arg-type]
 
 
 def test_nptcp_receiver_that_fails_at_once_is_reported(privileged: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -199,6 +199,16 @@ def test_cli_reproduce_with_replications(kota_standins, capsys):
     assert "must be a whole number >= 1" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("given", ["0", "10", "high"])
+def test_cli_reproduce_refuses_a_realtime_priority_not_below_the_emulators(capsys, given):
+    from sattcp.cli_study import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["reproduce", "netpipe-sat", "--real", "--rt-priority", given])
+    assert e.value.code == 2
+    assert f"must be a whole number from 1 to 9 (below the emulator's SCHED_FIFO priority 10), got '{given}'" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["kota-www", "--quick", "--out", "{file}"], "--out {file}: not a folder"),
     (["kota-www", "--quick", "--out", "{file}/sub"], "--out {file}/sub: cannot be created ({file} is not a folder)"),
@@ -212,6 +222,8 @@ def test_cli_reproduce_with_replications(kota_standins, capsys):
      "--replications 100000000: kota-www-r100000000 would have 7,200,000,000 runs; at most 100,000"),
     (["zhou-sgw", "--quick", "--cluster", "tcp://10.0.0.1:8786"], "--cluster: for kota-www and modern-cc only, not zhou-sgw"),
     (["netpipe-sat", "--quick", "--replications", "2"], "--replications: for kota-www and modern-cc only"),
+    (["netpipe-sat", "--quick", "--rt-priority", "5"], "--rt-priority is for netpipe-sat --real only"),
+    (["kota-www", "--quick", "--rt-priority", "5"], "--rt-priority is for netpipe-sat --real only"),
     # Given empty, still given.
     (["zhou-sgw", "--quick", "--cluster", ""], "--cluster: for kota-www and modern-cc only, not zhou-sgw"),
     # Their default output folder, out/NAME, is checked too (here out is a file).

@@ -148,6 +148,9 @@ def register(subparsers: Any) -> None:
                         "seed 003's NetPIPE experiments")
     p.add_argument("--real", action="store_true",
                    help="netpipe-sat: also on the kernel's TCP through `sattcp emulate` (root, NPtcp)")
+    p.add_argument("--rt-priority", type=rt_priority, default=None, metavar="N",
+                   help="netpipe-sat --real: run NPtcp and the ping-pong at SCHED_FIFO priority N (1-9, below "
+                        "the emulator's 10), so that a busy machine's scheduling does not enter the times")
     p.add_argument("--quick", action="store_true", help="reduced variant (about a minute)")
     p.add_argument("--replications", type=positive_int, default=None, metavar="N",
                    help="N runs (seeds 1..N) per combination instead of the paper's one; the "
@@ -263,6 +266,18 @@ def cmd_export(args: argparse.Namespace) -> int:
     return _guard("export", body, kept=None)
 
 
+def rt_priority(v: str) -> int:
+    """``--rt-priority``: a SCHED_FIFO priority below the emulator's own (sattcp-emu's 10), so
+    that the emulated link's deadlines still come first."""
+    try:
+        n = int(v)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= 9:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 9 (below the emulator's SCHED_FIFO priority 10), got {v!r}")
+    return n
+
+
 def positive_int(v: str) -> int:
     try:
         n = int(v)
@@ -283,6 +298,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         # by each branch below, once its folder is known.
         if args.real and args.name != "netpipe-sat":
             raise ValueError("--real is for netpipe-sat only")
+        if args.rt_priority is not None and not args.real:
+            raise ValueError("--rt-priority is for netpipe-sat --real only (it sets the kernel side's endpoints' priority)")
         if args.name in IN_MEMORY_STUDIES:  # they run their own experiments, not a study
             given = [opt for opt, v in (("--replications", args.replications), ("--cluster", args.cluster),
                                         ("--runner", args.runner), ("--retry-failed", args.retry_failed or None))

@@ -73,9 +73,7 @@ def run_nptcp(em: Emulation, buffer: int | None = None, upper: int = 65536, extr
     ``rt_priority``: both ends run at that SCHED_FIFO priority (``chrt -f``; root), so that on a
     busy machine their wake-ups do not wait milliseconds for a core and the times are the
     link's; keep it below the emulator's (10). None (the default): ordinary processes."""
-    if rt_priority is not None and not 1 <= rt_priority <= 99:
-        raise ValueError(f"rt_priority must be 1 to 99, got {rt_priority}")
-    rt = ["chrt", "-f", str(rt_priority)] if rt_priority is not None else []
+    rt = _realtime(rt_priority)
     bopt = ["-b", str(buffer)] if buffer else []
     sched = ["-u", str(upper)]
     if lower is not None:
@@ -93,6 +91,16 @@ def run_nptcp(em: Emulation, buffer: int | None = None, upper: int = 65536, extr
         return parse_nptcp(out.read_text())
 
 
+def _realtime(rt_priority: int | None) -> list[str]:
+    """The command prefix that runs an endpoint at SCHED_FIFO ``rt_priority`` (``chrt -f``), or
+    none for ordinary processes."""
+    if rt_priority is None:
+        return []
+    if not 1 <= rt_priority <= 99:
+        raise ValueError(f"rt_priority must be 1 to 99, got {rt_priority}")
+    return ["chrt", "-f", str(rt_priority)]
+
+
 def pingpong_stats(nbytes: int, times: list[float]) -> dict[str, Any]:
     """One block size's row from its transfer times (s), one round trip per trial: the columns of
     the simulator's ``RunResult.netpipe`` (mean time, best time, population variance, throughput
@@ -108,11 +116,12 @@ def pingpong_stats(nbytes: int, times: list[float]) -> dict[str, Any]:
             "nrepeat": 1}
 
 
-def run_pingpong(em: Emulation, nbytes: int, repeats: int, buffer: int | None = None, deadline_s: float = 600.0) -> dict[str, Any]:
+def run_pingpong(em: Emulation, nbytes: int, repeats: int, buffer: int | None = None, deadline_s: float = 600.0,
+                 rt_priority: int | None = None) -> dict[str, Any]:
     """NetPIPE's ping-pong of one block size across ``em`` with every repeat kept (kernel TCP):
     :func:`pingpong_stats`' row. Repeats not finished within ``deadline_s`` are left out (the
-    row's ``repeats`` says how many finished)."""
-    me = [sys.executable, "-m", "sattcp.netpipe"]
+    row's ``repeats`` says how many finished). ``rt_priority``: as :func:`run_nptcp`'s."""
+    me = [*_realtime(rt_priority), sys.executable, "-m", "sattcp.netpipe"]
     buf = str(buffer or 0)
     srv = em.popen("server", [*me, "pp-server", buf, str(nbytes)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     em.wait_listening("server", PINGPONG_PORT, process=srv, name="the ping-pong server")

@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -617,6 +617,8 @@ class RealRun:
     block: int = BER_BLOCK
     repeats: int = 10
     deadline_s: float = 600.0
+    #: SCHED_FIFO priority of both endpoints (``--rt-priority``), None: ordinary processes.
+    rt_priority: int | None = None
 
 
 #: NPtcp's perturbation in our runs: none (NetPIPE's +-3 bytes triple the number of sizes and
@@ -632,7 +634,7 @@ _LIVE: set[Any] = set()
 _LIVE_LOCK = threading.Lock()
 
 
-def real_plan(quick: bool = False) -> list[RealRun]:
+def real_plan(quick: bool = False, rt_priority: int | None = None) -> list[RealRun]:
     """The kernel's runs. NPtcp for Table 1 and figures 1-2 (its schedule from 1 byte); our
     ping-pong for figure 3 (one 64 KB block: NPtcp first times 100 round trips of its smallest
     block, over 15 minutes for 64 KB at 600 ms with an 8 KB buffer) and figures 4-5 (every
@@ -641,7 +643,8 @@ def real_plan(quick: bool = False) -> list[RealRun]:
     Quick (a few minutes): 400 ms with cubic (8 and 64 KB buffers) and reno (8 KB) up to
     24 KB, figure 2 at 20 and 100 ms, figure 3 at 100 ms (32, 64 KB) and 600 ms (8, 32, 64 KB),
     figures 4-5 at five BERs, one seed. Full: reno, cubic and bbr at 400 ms up to 64 KB, cubic
-    at every RTT of figure 2, figure 3 at 8/16/32/48/64 KB, nine BERs x three seeds."""
+    at every RTT of figure 2, figure 3 at 8/16/32/48/64 KB, nine BERs x three seeds.
+    ``rt_priority``: every run's endpoints at that SCHED_FIFO priority (``--rt-priority``)."""
     runs: list[RealRun] = []
     upper = 24576 if quick else 65536
 
@@ -665,7 +668,7 @@ def real_plan(quick: bool = False) -> list[RealRun]:
         for s in (1,) if quick else (1, 2, 3):
             runs.append(RealRun(f"cubic/{ber_key(ber, s)}", "pingpong", "cubic", GEO_RTT_MS, DEFAULT_BUFFER, ber=ber, seed=s,
                                 repeats=5 if quick else 20, deadline_s=150.0 if quick else 900.0))
-    return runs
+    return [replace(r, rt_priority=rt_priority) for r in runs] if rt_priority is not None else runs
 
 
 def real_missing() -> list[str]:
@@ -697,9 +700,10 @@ def _real_one(run: RealRun) -> tuple[str, dict[str, Any]]:
         try:
             if run.kind == "nptcp":
                 rows = run_nptcp(em, buffer=run.buffer, upper=run.upper, lower=run.lower, perturbation=NPTCP_PERTURBATION,
-                                 extra=["-n", str(NPTCP_REPEATS)])
+                                 extra=["-n", str(NPTCP_REPEATS)], rt_priority=run.rt_priority)
             else:
-                rows = [run_pingpong(em, run.block, run.repeats, buffer=run.buffer, deadline_s=run.deadline_s)]
+                rows = [run_pingpong(em, run.block, run.repeats, buffer=run.buffer, deadline_s=run.deadline_s,
+                                     rt_priority=run.rt_priority)]
         finally:
             with _LIVE_LOCK:
                 _LIVE.discard(em)
@@ -1016,9 +1020,10 @@ class Reproduction:
 
 
 def reproduce(out: Path, quick: bool = False, real: bool = False, jobs: int | None = None, progress: bool = True,
-              one: Callable[[Run], tuple[str, dict[str, Any]]] = _one) -> Reproduction:
-    """Runs seed 003's experiments (and with ``real`` the kernel's) and writes ``out/report.html``.
-    ``one`` runs one simulator run (a stand-in for tests)."""
+              one: Callable[[Run], tuple[str, dict[str, Any]]] = _one, rt_priority: int | None = None) -> Reproduction:
+    """Runs seed 003's experiments (and with ``real`` the kernel's, their endpoints at SCHED_FIFO
+    ``rt_priority`` if given) and writes ``out/report.html``. ``one`` runs one simulator run (a
+    stand-in for tests)."""
     t0 = time.perf_counter()
 
     def show(what: str) -> Callable[[int, int], None]:
@@ -1045,13 +1050,14 @@ def reproduce(out: Path, quick: bool = False, real: bool = False, jobs: int | No
         t1 = time.perf_counter()
         acc = accuracy(quick=True)
         t2 = time.perf_counter()
-        rruns = real_plan(quick)
+        rruns = real_plan(quick, rt_priority)
         kres = execute_real(rruns, jobs=max(jobs or 0, 8), progress=show("kernel"))
         kernel = kernel_data(kres)
         kchecks = {cc: analyse(d) for cc, d in kernel.items()}
         failed = len(rruns) - len(kres)
         notes.append(f"Kernel: {len(kres)} of {len(rruns)} emulations through sattcp emulate (NPtcp {NPTCP_PERTURBATION and '+-3' or 'without perturbation'}, "
-                     f"time = NPtcp's best trial; figures 4-5: our ping-pong, every repeat) in {time.perf_counter() - t2:.0f} s"
+                     f"time = NPtcp's best trial; figures 4-5: our ping-pong, every repeat; endpoints "
+                     f"{f'at SCHED_FIFO priority {rt_priority}' if rt_priority is not None else 'as ordinary processes'}) in {time.perf_counter() - t2:.0f} s"
                      f"{f', {failed} failed (see stderr)' if failed else ''}; the emulator's accuracy measured first in {t2 - t1:.0f} s.")
     path = report(sim, checks, out, kernel, kchecks, acc, notes)
     return Reproduction(path, sim, checks, kernel, kchecks, acc)
@@ -1067,7 +1073,7 @@ def cmd_reproduce(args: Any) -> int:
             return 2
     out = Path(args.out or Path("out") / ("netpipe-sat" + ("-real" if args.real else "") + ("-quick" if args.quick else "")))
     check_folder(out, "--out")  # the default folder too, before the runs
-    r = reproduce(out, quick=args.quick, real=args.real, jobs=args.jobs, progress=not args.no_progress)
+    r = reproduce(out, quick=args.quick, real=args.real, jobs=args.jobs, progress=not args.no_progress, rt_priority=args.rt_priority)
     print(f"simulator: {sum(c.holds for c in r.checks)} of {len(r.checks)} statements of seed 003 hold")
     for cc, cs in sorted(r.kernel_checks.items()):
         print(f"kernel {cc}: {sum(c.holds for c in cs)} of {len(cs)} checked statements hold")

@@ -6,8 +6,12 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from .errors import InternalError, SattcpError, ScenarioError, SimulationError
+
+if TYPE_CHECKING:
+    from .api import RunResult
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
@@ -48,6 +52,18 @@ def warnings_to_stderr() -> Iterator[None]:
         warnings.simplefilter("always", SattcpWarning)
         warnings.showwarning = lambda message, *a, **k: print(f"sattcp: warning: {message}", file=sys.stderr)
         yield
+
+
+def run_saying_warnings(scenario: object, **kw: object) -> RunResult:
+    """:func:`sattcp.run` with its warnings on stderr as ``sattcp: warning: ...``: those raised
+    before the run starts (:func:`warnings_to_stderr`) and those the run reports in its result."""
+    from .api import run
+
+    with warnings_to_stderr():
+        result = run(scenario, **kw)  # type: ignore[arg-type]
+    for w in result.data.get("warnings", []):
+        print(f"sattcp: warning: {w}", file=sys.stderr)
+    return result
 
 
 def _fmt_table(rows: list[list[str]], header: list[str]) -> str:
@@ -108,7 +124,7 @@ def format_summary(result) -> str:  # noqa: ANN001 - RunResult, imported lazily
 def cmd_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .api import check_output_path, resolve, run
+    from .api import check_output_path, resolve
     from .paths import check_file
 
     overrides = _parse_set(args.set or [])
@@ -137,11 +153,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if resolve(scenario, seed=args.seed, overrides=overrides, raw_overrides=True)["trace"]["packets"] == "none":
             overrides = {**overrides, "trace.packets": '"all"'}
             print("sattcp: --pcap: recording every packet (trace.packets = \"all\"; set it to record fewer)", file=sys.stderr)
-    with warnings_to_stderr():
-        progress = (not args.quiet and sys.stderr.isatty()) or args.progress
-        result = run(scenario, seed=args.seed, overrides=overrides, progress=progress, raw_overrides=True, force=args.force)
-    for w in result.data.get("warnings", []):
-        print(f"sattcp: warning: {w}", file=sys.stderr)
+    progress = (not args.quiet and sys.stderr.isatty()) or args.progress
+    result = run_saying_warnings(scenario, seed=args.seed, overrides=overrides, progress=progress, raw_overrides=True, force=args.force)
     if args.out is not None:
         result.save(args.out)
         for p in result.output_paths(args.out).values():

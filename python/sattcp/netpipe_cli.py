@@ -73,8 +73,8 @@ def _check_out(path: Path) -> None:
 
 
 def cmd_netpipe(args: argparse.Namespace) -> int:
-    from .api import resolve, run
-    from .cli import EXIT_BAD_INPUT, _parse_set, warnings_to_stderr
+    from .api import resolve
+    from .cli import EXIT_BAD_INPUT, _parse_set, run_saying_warnings
 
     overrides = _parse_set(args.set or [])
     scenario = Path(args.scenario)
@@ -90,10 +90,7 @@ def cmd_netpipe(args: argparse.Namespace) -> int:
         raise ScenarioError([{"path": "app.kind", "rule": "must be \"pingpong\" for sattcp netpipe (NetPIPE's ping-pong; "
                               "see scenarios/netpipe-e1.toml)", "got": json.dumps(kind)}])
     progress = not args.quiet and sys.stderr.isatty()
-    with warnings_to_stderr():
-        result = run(scenario, seed=args.seed, overrides=overrides, raw_overrides=True, progress=progress)
-    for w in result.data.get("warnings", []):
-        print(f"sattcp: warning: {w}", file=sys.stderr)
+    result = run_saying_warnings(scenario, seed=args.seed, overrides=overrides, raw_overrides=True, progress=progress)
     s = result.summary
     print(f"{s['name']}: NetPIPE ping-pong, seed {s['seed']}, {s['sim_time_s']:g} s simulated, digest {s['digest']}")
     print(format_netpipe(result.data["netpipe"]))

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from .netpipe import NETPIPE_MBPS
-from .paths import check_folder, start_report, write_report, write_whole
+from .paths import check_folder, start_report, write_whole
 
 __all__ = ["Check", "Data", "Reproduction", "Run", "analyse", "plan", "real_plan", "reproduce"]
 
@@ -1004,7 +1004,7 @@ def report(sim: Data, checks: Sequence[Check], out: Path, kernel: Mapping[str, D
             parts.append(f"<h3>{html.escape(name)}</h3>" + _html_table(list(rows)))
     parts.append("<p>Data: table1.csv, checks.csv, fig1.csv, fig2.csv, fig3.csv, fig4_5.csv, fig4_5_runs.csv"
                  + (", accuracy_*.csv" if accuracy else "") + "; figures/*.png/.svg.</p></body></html>")
-    return write_report(path, "\n".join(parts))
+    return write_whole(path, "\n".join(parts))
 
 
 @dataclass

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .errors import OutputPathError
 
-__all__ = ["check_file", "check_folder", "start_report", "write_report", "write_whole"]
+__all__ = ["check_file", "check_folder", "start_report", "write_whole"]
 
 
 def _reason(e: OSError) -> str:
@@ -96,7 +96,8 @@ def check_folder(path: str | Path, label: str = "output folder") -> Path:
 
 def start_report(out: Path) -> Path:
     """The path of ``out/report.html``, the old one removed: called once the analysis stands and
-    before any figure or data file is rewritten, so that an interrupted rebuild leaves no report
+    before any figure or data file is rewritten (the report itself is written last, by
+    :func:`write_whole`, after every file it shows), so that an interrupted rebuild leaves no report
     beside files it does not show (a rerun writes both). A failure before (the runs, the
     analysis) keeps the old report with the files it shows."""
     path = out / "report.html"
@@ -117,7 +118,3 @@ def write_whole(path: Path, data: str | bytes) -> Path:
         tmp.unlink(missing_ok=True)
     return path
 
-
-def write_report(path: Path, html: str) -> Path:
-    """Writes the report (from :func:`start_report`) whole, after every file it shows."""
-    return write_whole(path, html)

@@ -22,7 +22,7 @@ import pandas as pd
 
 from sattcp import plots
 from sattcp.analysis import AllocationOfVariation, allocation_of_variation
-from sattcp.paths import start_report, write_report, write_whole
+from sattcp.paths import start_report, write_whole
 from sattcp.store import RUN_COLUMNS, Store
 
 __all__ = [
@@ -681,7 +681,7 @@ def build_report(
     parts.append(_img(plots.save(fig, stem), "Allocation of variation, paper and ours",
                       f"figures/{stem.name}.png/.svg/.pdf", name=stem.name, levels={"link": LINKS}))
     parts.append(_SCRIPT + "</body></html>")
-    return write_report(path, "\n".join(parts))
+    return write_whole(path, "\n".join(parts))
 
 
 # -- any study ---------------------------------------------------------------------------------
@@ -793,7 +793,7 @@ def build_study_report(
     parts.append(_SCRIPT + "</body></html>")
     write_whole(out / "variation.csv", pd.concat(variation).to_csv(index=False))
     write_whole(out / "effects.csv", pd.concat(effects).to_csv(index=False))
-    return write_report(path, "\n".join(parts))
+    return write_whole(path, "\n".join(parts))
 
 
 def _slug(s: str) -> str:

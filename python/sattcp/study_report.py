@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from sattcp import plots
-from sattcp.paths import start_report, write_report, write_whole
+from sattcp.paths import start_report, write_whole
 from sattcp.report import _CSS, _SCRIPT, _color_key, _e, _img, _run_info, _slug, _table, analyse_study
 from sattcp.store import Store
 
@@ -151,4 +151,4 @@ def build_generic_report(store_path: str | Path, study: str, out_dir: str | Path
     write_whole(out / "variation.csv", var.to_csv())
     write_whole(out / "effects.csv", pd.concat(effects).to_csv(index=False))
     write_whole(out / "cells.csv", cells.to_csv(index=False))
-    return write_report(path, "\n".join(parts))
+    return write_whole(path, "\n".join(parts))

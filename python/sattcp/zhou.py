@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .paths import start_report, write_report, write_whole
+from .paths import start_report, write_whole
 
 MSS = 512
 SEG_WIRE = MSS + 40
@@ -513,7 +513,7 @@ def report(res: Mapping[str, Mapping[str, Any]], a: Analysis, out: Path, note: s
     write_whole(out / "checks.json", json.dumps([c.__dict__ for c in a.checks], indent=1))
     for name, rows in a.tables.items():
         write_whole(out / f"{name}.json", json.dumps(rows, indent=1))
-    return write_report(path, "\n".join(parts))
+    return write_whole(path, "\n".join(parts))
 
 
 def reproduce(out: Path, quick: bool = False, jobs: int | None = None, progress: bool = True) -> tuple[Path, Analysis]:

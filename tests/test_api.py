@@ -310,6 +310,21 @@ def test_the_trace_estimate_keeps_to_the_traces_bounds():
     assert capped["packet_events"] == 5_000_000, "the core's default bound"
 
 
+def test_a_forced_packet_trace_says_the_log_stops_at_the_memory_available(monkeypatch):
+    from sattcp import api
+    from sattcp.api import SattcpWarning, check_resources
+
+    # A machine of 2 GiB: 6 million packets' traces need more than half of it.
+    monkeypatch.setattr(api, "_memory_bytes", lambda: float(2 << 30))
+    huge = {"run.duration": "10000s", "trace.max_packet_events": 2**63 - 1}
+    with pytest.warns(SattcpWarning, match=r"more than half of this machine's .* GiB \(forced: the packet log will stop recording, with a warning, "
+                      r"where it would outgrow the memory available\)"):
+        check_resources(sattcp.resolve(GEO, overrides={**huge, "trace.packets": "all"}), force=True)
+    # Time series have no such stop.
+    with pytest.warns(SattcpWarning, match=r"more than half of this machine's .* GiB \(forced\)$"):
+        check_resources(sattcp.resolve(GEO, overrides={**huge, "trace.flows": [0], "trace.max_points": 10**12}), force=True)
+
+
 def test_a_sweep_refusal_does_not_offer_a_force_it_has_not():
     from sattcp.api import check_resources
 

@@ -4,6 +4,8 @@ table itself (RunResult.packets, Parquet) is consistent with the run's counters.
 
 from __future__ import annotations
 
+import functools
+import re
 import shutil
 import struct
 import subprocess
@@ -251,6 +253,50 @@ def test_the_log_is_bounded_and_says_so():
     assert 0 < len(r.packets) < len(full.packets)
     pd.testing.assert_frame_equal(r.packets, full.packets.head(len(r.packets)))
     assert np.all(r.packets["t"] < float(w.split()[4]) + 1e-6)
+
+
+def short_of_memory(monkeypatch: pytest.MonkeyPatch, available: int) -> None:
+    """From now on runs give their packet log ``available`` bytes of memory in place of the
+    machine's (a test-only argument of the native Simulation; not a scenario key)."""
+    from sattcp import _core
+
+    monkeypatch.setattr(_core, "Simulation", functools.partial(_core.Simulation, packet_log_memory=available))
+
+
+def test_a_log_short_of_memory_stops_and_says_why(monkeypatch):
+    # 2 MiB for the log: its share (a sixth) holds 4096 events and 1024 SACK blocks, not 8192
+    # events (crates/sattcp-core/tests/traces.rs has the same run).
+    full = sattcp.run(SCENARIO)
+    short_of_memory(monkeypatch, 2 << 20)
+    r = sattcp.run(SCENARIO)
+    (w,) = r.data["warnings"]
+    m = re.fullmatch(r"packet trace stopped at (\d+\.\d{6}) s: the log \(4096 events, 272\.0 KiB\) would outgrow the memory available "
+                     r"\(1\.7 MiB of 2\.0 MiB\): grown to 528\.0 KiB, it would exceed its share, 341\.3 KiB \(1/6 of the memory available "
+                     r"and of what it holds, to leave room for its table in Python\); (\d+) later events were not recorded and events from "
+                     r"that instant on are left out", w)
+    assert m, w
+    stop, missed = float(m[1]), int(m[2])
+    # A usable table: the unbounded table's events before the stop, as a prefix of it.
+    assert missed > 0 and len(r.packets) == int((full.packets["t"] < stop).sum())
+    pd.testing.assert_frame_equal(r.packets, full.packets.head(len(r.packets)))
+    # The run itself is the same.
+    assert r.data["digest"] == full.data["digest"] and r.data["flows"] == full.data["flows"]
+
+
+def test_the_command_line_says_when_the_log_is_short_of_memory(monkeypatch, capsys, tmp_path):
+    from conftest import SCENARIOS
+    from sattcp.cli import main
+
+    # 1 MiB: 2048 events fit, 4096 do not.
+    short_of_memory(monkeypatch, 1 << 20)
+    pcap = tmp_path / "run.pcapng"
+    assert main(["run", str(SCENARIOS / "geo-bulk.toml"), "--set", "run.duration=5s", "--pcap", str(pcap), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"^sattcp: warning: packet trace stopped at \d+\.\d{6} s: the log \(2048 events, 128\.0 KiB\) would outgrow "
+                     r"the memory available \(896\.0 KiB of 1\.0 MiB\): ", err, re.M), err
+    # What was recorded is written.
+    _, packets = read_pcapng(pcap)
+    assert 0 < len(packets) < 2048 and f"wrote {pcap} ({len(packets):,} packets on the links, 0 drops)" in err
 
 
 def test_selection_and_bad_values():

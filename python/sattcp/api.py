@@ -511,7 +511,11 @@ def check_resources(config: Mapping[str, Any], force: bool = False, how_to_force
     if problems and not force:
         raise ScenarioError(problems)
     for p in problems:
-        notes.append(p["rule"].split(": shorten")[0].split(": trace fewer")[0] + " (forced)")
+        forced = " (forced)"
+        if p["path"] == "trace" and est["packet_events"] > 0:
+            # The core's packet log stops where it would outgrow the memory available (docs/traces.md, "Bounds").
+            forced = " (forced: the packet log will stop recording, with a warning, where it would outgrow the memory available)"
+        notes.append(p["rule"].split(": shorten")[0].split(": trace fewer")[0] + forced)
     for n in notes:
         warnings.warn(n, SattcpWarning, stacklevel=3)
     return est

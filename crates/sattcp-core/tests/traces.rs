@@ -5,7 +5,9 @@
 mod common;
 use common::run;
 use sattcp_core::net::packet::{flags, Dir, SackBlock};
-use sattcp_core::trace::{pcapng, DropReason, EventKind, PacketEvent, PacketLog, NO_LINK};
+use sattcp_core::trace::memory::MemorySource;
+use sattcp_core::trace::{pcapng, DropReason, EventKind, MemoryStop, PacketEvent, PacketLog, NO_LINK};
+use sattcp_core::Simulation;
 
 /// One SACK flow through a dumbbell whose bottleneck queue (8 packets) overflows in slow start,
 /// a scripted loss of segment 5, and bit errors on the bottleneck.
@@ -105,6 +107,37 @@ fn a_full_log_stops_and_warns() {
     let all = run(DUMBBELL, &[]);
     let before: Vec<_> = all.packets.as_ref().unwrap().events().iter().filter(|e| e.t < stop).copied().collect();
     assert_eq!(log.events(), &before[..]);
+}
+
+#[test]
+fn a_log_short_of_memory_stops_warns_and_changes_nothing() {
+    // 2 MiB of memory for the log: a share of 341.3 KiB, which holds 4096 events and the SACK
+    // table's first 1024 blocks (272 KiB), not 8192 events.
+    let mut sc = common::scenario(DUMBBELL, &[]);
+    sc.trace.packet_memory = MemorySource::Fixed(2 << 20);
+    let mut sim = Simulation::new(&sc);
+    sim.run();
+    let r = sim.finish();
+    let log = r.packets.as_ref().unwrap();
+    let stop = log.stopped_at().expect("stopped");
+    assert!(matches!(log.memory_stop(), Some(MemoryStop::Share { events: 4096, .. })), "{:?}", log.memory_stop());
+    assert_eq!(r.warnings.len(), 1);
+    let w = &r.warnings[0];
+    assert!(w.starts_with(&format!("packet trace stopped at {:.6} s: the log (4096 events, 272.0 KiB) would outgrow the memory available (1.7 MiB of 2.0 MiB): grown to ", stop.as_secs_f64())), "{w}");
+    assert!(w.ends_with(&format!("; {} later events were not recorded and events from that instant on are left out", log.missed())), "{w}");
+    // What it holds is exactly the unbounded log's events before the stop, SACK blocks too.
+    let all = run(DUMBBELL, &[]);
+    let full = all.packets.as_ref().unwrap();
+    let before: Vec<_> = full.events().iter().filter(|e| e.t < stop).collect();
+    assert_eq!(log.events().len(), before.len());
+    for (a, b) in log.events().iter().zip(before) {
+        assert_eq!((a.t, a.uid, a.kind, a.seq, a.ack, log.sack_blocks(a)), (b.t, b.uid, b.kind, b.seq, b.ack, full.sack_blocks(b)));
+    }
+    // The tap never changes the run: the same results as without a trace.
+    let off = run(DUMBBELL, &[("trace.packets", "none")]);
+    assert_eq!((r.digest, r.events), (off.digest, off.events));
+    assert_eq!(serde_json::to_value(&r.flows).unwrap(), serde_json::to_value(&off.flows).unwrap());
+    assert_eq!(serde_json::to_value(&r.links).unwrap(), serde_json::to_value(&off.links).unwrap());
 }
 
 #[test]

@@ -79,10 +79,12 @@ impl Simulation {
 #[pymethods]
 impl Simulation {
     /// `text`: TOML scenario; `overrides`: (dotted path, value as typed: a TOML literal or a
-    /// plain string); `seed`: replaces run.seed when given.
+    /// plain string); `seed`: replaces run.seed when given; `packet_log_memory`: bytes the
+    /// packet log counts as available instead of the machine's memory (tests; not a scenario
+    /// key, sattcp_core::trace::memory).
     #[new]
-    #[pyo3(signature = (text, overrides=Vec::new(), seed=None))]
-    fn new(py: Python<'_>, text: &str, overrides: Vec<(String, String)>, seed: Option<u64>) -> PyResult<Self> {
+    #[pyo3(signature = (text, overrides=Vec::new(), seed=None, *, packet_log_memory=None))]
+    fn new(py: Python<'_>, text: &str, overrides: Vec<(String, String)>, seed: Option<u64>, packet_log_memory: Option<u64>) -> PyResult<Self> {
         let ov = self::overrides(&overrides);
         let loaded = catch_unwind(AssertUnwindSafe(|| scenario::resolve::resolve(text, &ov, seed)));
         let r = match loaded {
@@ -92,7 +94,10 @@ impl Simulation {
         };
         let scenario_json = serde_json::to_string(&r.tree).map_err(|e| internal_error(py, e.to_string()))?;
         let config_json = serde_json::to_string(&r.to_json()).map_err(|e| internal_error(py, e.to_string()))?;
-        let sc = r.scenario;
+        let mut sc = r.scenario;
+        if let Some(bytes) = packet_log_memory {
+            sc.trace.packet_memory = sattcp_core::trace::memory::MemorySource::Fixed(bytes);
+        }
         let built = catch_unwind(AssertUnwindSafe(|| sattcp_core::Simulation::new(&sc)));
         match built {
             Ok(sim) => Ok(Simulation { sim: Some(sim), name: sc.name.clone(), seed: sc.seed, scenario_json, config_json, packets: None }),

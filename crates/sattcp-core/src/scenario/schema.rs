@@ -238,7 +238,7 @@ pub const KEYS: &[Key] = &[
     key!("trace.links", "list of strings", "", Dflt::Value("[]"), "link names: bottleneck, bottleneck-rev, src{i}->r1, ... (path: hop{i}, hop{i}-rev)", "", "Links whose queue length is recorded on change."),
     key!("trace.max_points", "integer", "points", Dflt::Value("10000000"), ">= 0", "", "Bound of the time series together (16 bytes a point), shared equally by the traced variables; a full one stops recording and the run warns (docs/traces.md)."),
     key!("trace.packets", "string or table", "", Dflt::Value("\"none\""), "\"all\", \"none\", { flows = [...], links = [...] }", "", "Packet events recorded (sent, queued, dequeued, dropped, received): RunResult.packets, pcapng files (docs/traces.md)."),
-    key!("trace.max_packet_events", "integer", "events", Dflt::Value("5000000"), ">= 0", "", "Bound of the packet log (64 bytes an event); a full log stops recording and the run warns (docs/traces.md)."),
+    key!("trace.max_packet_events", "integer", "events", Dflt::Value("5000000"), ">= 0", "", "Bound of the packet log (64 bytes an event); a full log, or one whose storage would outgrow its share of the memory available, stops recording and the run warns (docs/traces.md, Bounds)."),
 ];
 
 /// The concrete keys a row stands for (`links.<link>.rate` -> one per link table).

@@ -248,6 +248,10 @@ pub struct TraceSpec {
     /// Packet events recorded (`trace::spec`), at most `max_packet_events` of them.
     pub packets: Option<crate::trace::PacketFilter>,
     pub max_packet_events: u64,
+    /// Where the packet log reads the memory available (`trace::memory`): the machine's. Not a
+    /// scenario key; tests fix it (and `sattcp._core.Simulation(packet_log_memory=...)`).
+    #[serde(skip)]
+    pub packet_memory: crate::trace::memory::MemorySource,
     /// Points the time-series traces hold together at most.
     pub max_points: u64,
 }

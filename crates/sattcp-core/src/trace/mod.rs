@@ -3,7 +3,8 @@
 //! compact rows and written out as a pcapng file ([`pcapng`]) or as columns for Python
 //! (`RunResult.packets`, docs/traces.md).
 //!
-//! Memory is bounded: past `max_events` events the log stops recording, remembers the
+//! Memory is bounded: past `max_events` events, or when doubling its storage would take more
+//! than its share of the memory available ([`memory`]), the log stops recording, remembers the
 //! simulated time at which it stopped and how many events it missed, and the run says so in its
 //! warnings. The log is then cut at that instant, so what it holds is every selected event
 //! before it (a dequeue is recorded when its packet is queued, ahead of its time).
@@ -11,16 +12,24 @@
 //! The world records through `Option<PacketLog>`: with tracing off the cost is one
 //! predictable branch per packet event.
 
+pub mod memory;
 pub mod pcapng;
 pub mod recorder;
 pub mod spec;
 
 use crate::net::packet::{Dir, FlowId, NodeId, SackBlock, Segment, MAX_SACK_BLOCKS};
 use crate::time::SimTime;
+use memory::{size, Memory, MemorySource, LOG_SHARE};
 
 /// Default bound on the events a log holds: 5 million rows of [`PacketEvent`] (64 bytes
 /// each, `packet_event_is_64_bytes` below) is 320 MB, plus 16 bytes per SACK block.
 pub const DEFAULT_MAX_EVENTS: u64 = 5_000_000;
+
+/// The log's first storage, in events (64 KiB) and SACK blocks (16 KiB): each growth reads the
+/// memory available (`/proc/meminfo`), and starting where `Vec` does (4) would cost every
+/// traced run eight growths and reads for its first kilobytes.
+const FIRST_EVENTS: u64 = 1024;
+const FIRST_SACKS: usize = 1024;
 
 /// What happened to a packet.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -150,7 +159,34 @@ pub struct LinkInfo {
     pub rate_bps: u64,
 }
 
-/// The recorded events of one run, bounded in number.
+/// Why a log stopped recording before `max_events`: its storage could not grow.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum MemoryStop {
+    /// Grown to `wanted` bytes from `held`, the log would have taken more than its share
+    /// ([`LOG_SHARE`]) of `held` and the `memory` available beside it.
+    Share { events: u64, held: u64, wanted: u64, memory: Memory },
+    /// The allocator refused the growth (`Vec::try_reserve_exact`).
+    Refused { events: u64, held: u64, wanted: u64 },
+}
+
+impl MemoryStop {
+    /// Why, with the numbers, as the run's warning says it.
+    pub fn reason(&self) -> String {
+        match *self {
+            MemoryStop::Share { events, held, wanted, memory } => format!(
+                "the log ({events} events, {}) would outgrow the memory available ({} of {}): grown to {}, it would exceed its share, {} (1/{LOG_SHARE} of the memory available and of what it holds, to leave room for its table in Python)",
+                size(held),
+                size(memory.available),
+                size(memory.total),
+                size(wanted),
+                size(held.saturating_add(memory.available) / LOG_SHARE)
+            ),
+            MemoryStop::Refused { events, held, wanted } => format!("the log ({events} events, {}) could not grow to {}: the allocator refused the memory", size(held), size(wanted)),
+        }
+    }
+}
+
+/// The recorded events of one run, bounded in number and by the memory available.
 #[derive(Clone, Debug)]
 pub struct PacketLog {
     pub flows: Vec<FlowEnds>,
@@ -161,9 +197,17 @@ pub struct PacketLog {
     flow_on: Vec<bool>,
     link_on: Vec<bool>,
     max_events: u64,
+    /// Events the log holds before [`record`](Self::record) must grow it or stop:
+    /// `events.capacity()` (never above `max_events`), so that the one comparison per event
+    /// covers both bounds.
+    room: u64,
+    /// Where growths read the memory available.
+    memory: MemorySource,
     /// When recording stopped (the log is full), and the selected events missed since.
     stopped_at: Option<SimTime>,
     missed: u64,
+    /// Why, if it stopped before `max_events`.
+    memory_stop: Option<MemoryStop>,
     sorted: bool,
 }
 
@@ -180,7 +224,13 @@ impl PacketLog {
             None => Vec::new(),
             Some(sel) => links.iter().map(|l| sel.contains(&l.name)).collect(),
         };
-        PacketLog { flows, links, events: Vec::new(), sacks: Vec::new(), flow_on, link_on, max_events, stopped_at: None, missed: 0, sorted: true }
+        PacketLog { flows, links, events: Vec::new(), sacks: Vec::new(), flow_on, link_on, max_events, room: 0, memory: MemorySource::System, stopped_at: None, missed: 0, memory_stop: None, sorted: true }
+    }
+
+    /// This log, reading the memory available from `memory` (the machine's by default).
+    pub fn with_memory(mut self, memory: MemorySource) -> Self {
+        self.memory = memory;
+        self
     }
 
     /// Records an event happening `at` (`at >= now`: a dequeue is known when its packet is
@@ -192,12 +242,13 @@ impl PacketLog {
         if (!self.flow_on.is_empty() && !self.flow_on.get(flow as usize).copied().unwrap_or(false)) || (!self.link_on.is_empty() && !self.link_on.get(link as usize).copied().unwrap_or(false)) {
             return;
         }
-        if self.events.len() as u64 >= self.max_events {
-            self.stopped_at.get_or_insert(now);
-            self.missed += 1;
+        if self.events.len() as u64 >= self.room && !self.make_room(now, 0) {
             return;
         }
         let sack_at = if seg.n_sack > 0 {
+            if self.sacks.capacity() - self.sacks.len() < seg.n_sack as usize && !self.make_room(now, seg.n_sack as usize) {
+                return;
+            }
             let at = self.sacks.len() as u32;
             self.sacks.extend_from_slice(seg.sack_blocks());
             at
@@ -229,6 +280,50 @@ impl PacketLog {
         });
     }
 
+    /// [`record`](Self::record)'s slow path, when the log holds `room` events or its SACK table
+    /// has no room for `n` more blocks: doubles what is full (events up to `max_events`) if
+    /// memory allows, or stops recording, counts the event as missed and returns false.
+    #[cold]
+    #[inline(never)]
+    fn make_room(&mut self, now: SimTime, n: usize) -> bool {
+        let (len, sacks_len) = (self.events.len() as u64, self.sacks.len());
+        let events_full = len >= self.room;
+        if self.stopped_at.is_none() && !(events_full && len >= self.max_events) {
+            let events = if events_full { (self.events.capacity() as u64).saturating_mul(2).max(FIRST_EVENTS).min(self.max_events) as usize } else { self.events.capacity() };
+            let sacks = if self.sacks.capacity() - sacks_len < n { (2 * self.sacks.capacity()).max(sacks_len + n).max(FIRST_SACKS) } else { self.sacks.capacity() };
+            if self.grow(events, sacks) {
+                self.room = (self.events.capacity() as u64).min(self.max_events);
+                return true;
+            }
+        }
+        self.stopped_at.get_or_insert(now);
+        self.room = len;
+        self.missed += 1;
+        false
+    }
+
+    /// Grows the storage to `events` events and `sacks` SACK blocks if that takes at most
+    /// 1/[`LOG_SHARE`] of what the log holds and the memory available beside it, and the
+    /// allocator gives it; otherwise keeps why in `memory_stop` and returns false.
+    fn grow(&mut self, events: usize, sacks: usize) -> bool {
+        let bytes = |events: usize, sacks: usize| (events as u64).saturating_mul(std::mem::size_of::<PacketEvent>() as u64).saturating_add((sacks as u64).saturating_mul(std::mem::size_of::<SackBlock>() as u64));
+        let held = bytes(self.events.capacity(), self.sacks.capacity());
+        let wanted = bytes(events, sacks);
+        let n = self.events.len() as u64;
+        if let Some(memory) = self.memory.read(held) {
+            if wanted > held.saturating_add(memory.available) / LOG_SHARE {
+                self.memory_stop = Some(MemoryStop::Share { events: n, held, wanted, memory });
+                return false;
+            }
+        }
+        let len = (self.events.len(), self.sacks.len());
+        if self.events.try_reserve_exact(events - len.0).is_err() || self.sacks.try_reserve_exact(sacks - len.1).is_err() {
+            self.memory_stop = Some(MemoryStop::Refused { events: n, held, wanted });
+            return false;
+        }
+        true
+    }
+
     /// Closes the log at the end of the run: sorts the events by time (stable: events at one
     /// instant keep the order in which they happened) and cuts those at or after `end` or after
     /// recording stopped.
@@ -257,7 +352,7 @@ impl PacketLog {
         }
     }
 
-    /// When recording stopped because the log was full, if it did.
+    /// When recording stopped because the log was full or memory was short, if it did.
     pub fn stopped_at(&self) -> Option<SimTime> {
         self.stopped_at
     }
@@ -267,16 +362,19 @@ impl PacketLog {
         self.missed
     }
 
+    /// Why the log stopped before `max_events`, if it did.
+    pub fn memory_stop(&self) -> Option<MemoryStop> {
+        self.memory_stop
+    }
+
     /// The run's warning when the log filled up.
     pub fn warning(&self) -> Option<String> {
-        self.stopped_at.map(|t| {
-            format!(
-                "packet trace stopped at {:.6} s: it reached trace.max_packet_events = {} events; {} later events were not recorded and events from that instant on are left out",
-                t.as_secs_f64(),
-                self.max_events,
-                self.missed
-            )
-        })
+        let t = self.stopped_at?.as_secs_f64();
+        let why = match &self.memory_stop {
+            None => format!("it reached trace.max_packet_events = {} events", self.max_events),
+            Some(m) => m.reason(),
+        };
+        Some(format!("packet trace stopped at {t:.6} s: {why}; {} later events were not recorded and events from that instant on are left out", self.missed))
     }
 
     /// Bytes of memory the log holds (rows and SACK blocks).
@@ -430,6 +528,65 @@ mod tests {
         assert_eq!(l.events().iter().map(|e| e.t).collect::<Vec<_>>(), [ms(0), ms(1)]);
         let w = l.warning().unwrap();
         assert!(w.starts_with("packet trace stopped at 0.002000 s: it reached trace.max_packet_events = 4 events; 4 later"), "{w}");
+    }
+
+    /// `n` packets queued on the bottleneck, one a microsecond.
+    fn queue_packets(l: &mut PacketLog, n: u64) {
+        for i in 0..n {
+            l.record(SimTime::from_micros(i), SimTime::from_micros(i), EventKind::Queued, DropReason::None, 1, 0, i, 0, Dir::Data, &data(1 + 1000 * i));
+        }
+    }
+
+    #[test]
+    fn a_log_short_of_memory_stops_at_its_last_doubling_and_says_why() {
+        // 2 MiB available: a share of 341.3 KiB holds 4096 events (256 KiB) but not 8192.
+        let mut l = log(PacketFilter::default(), 1_000_000).with_memory(MemorySource::Fixed(2 << 20));
+        queue_packets(&mut l, 5000);
+        assert_eq!(l.stopped_at(), Some(SimTime::from_micros(4096)));
+        assert_eq!(l.missed(), 5000 - 4096);
+        assert_eq!(l.memory_bytes(), 4096 * 64);
+        let memory = Memory { available: (2 << 20) - 4096 * 64, total: 2 << 20 };
+        assert_eq!(l.memory_stop(), Some(MemoryStop::Share { events: 4096, held: 4096 * 64, wanted: 8192 * 64, memory }));
+        l.finish(SimTime::from_secs(1));
+        // Everything recorded before the stop is kept, in order.
+        assert_eq!(l.events().len(), 4096);
+        assert!(l.events().iter().enumerate().all(|(i, e)| e.uid == i as u64 && e.seq == 1 + 1000 * i as u64 && e.t == SimTime::from_micros(i as u64)));
+        assert_eq!(
+            l.warning().unwrap(),
+            "packet trace stopped at 0.004096 s: the log (4096 events, 256.0 KiB) would outgrow the memory available (1.8 MiB of 2.0 MiB): grown to 512.0 KiB, it would exceed its share, 341.3 KiB (1/6 of the memory available and of what it holds, to leave room for its table in Python); 904 later events were not recorded and events from that instant on are left out"
+        );
+    }
+
+    #[test]
+    fn a_log_with_memory_to_spare_stops_at_its_bound_with_storage_to_match() {
+        // Growth stops at max_events too: 5000 events take 5000 rows, not the 8192 of a doubling.
+        let mut l = log(PacketFilter::default(), 5000).with_memory(MemorySource::Fixed(1 << 30));
+        queue_packets(&mut l, 6000);
+        assert_eq!((l.stopped_at(), l.missed(), l.memory_stop()), (Some(SimTime::from_micros(5000)), 1000, None));
+        assert_eq!(l.memory_bytes(), 5000 * 64);
+        assert!(l.warning().unwrap().starts_with("packet trace stopped at 0.005000 s: it reached trace.max_packet_events = 5000 events; 1000 later"));
+    }
+
+    #[test]
+    fn a_sack_table_that_cannot_grow_stops_the_log_before_the_event() {
+        // A share of 70,000 bytes: the first 1024 events (64 KiB) fit, not 1024 SACK blocks more.
+        let mut l = log(PacketFilter::default(), 100_000).with_memory(MemorySource::Fixed(6 * 70_000));
+        queue_packets(&mut l, 10);
+        let mut ack = Segment { ack: 1001, flags: flags::ACK, n_sack: 1, ..Default::default() };
+        ack.sack[0] = SackBlock { start: 3001, end: 4001 };
+        l.record(ms(1), ms(1), EventKind::Sent, DropReason::None, NO_LINK, 3, 99, 0, Dir::Ack, &ack);
+        assert_eq!(l.stopped_at(), Some(ms(1)));
+        assert!(matches!(l.memory_stop(), Some(MemoryStop::Share { events: 10, held: 65536, wanted: 81920, .. })), "{:?}", l.memory_stop());
+        // Nothing of that event was kept; later ones are missed, not recorded.
+        queue_packets(&mut l, 3);
+        assert_eq!((l.events().len(), l.missed(), l.memory_bytes()), (10, 4, 65536));
+        assert!(l.events().iter().all(|e| e.sack_at == NO_SACK));
+    }
+
+    #[test]
+    fn a_refused_allocation_says_so() {
+        let why = MemoryStop::Refused { events: 1 << 24, held: 1 << 30, wanted: 1 << 31 }.reason();
+        assert_eq!(why, "the log (16777216 events, 1.00 GiB) could not grow to 2.00 GiB: the allocator refused the memory");
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! | `Dropped { hop: None, Corrupted }` | `dropped` on the link that last carried the packet, at its far end |
 //! | `Received` | `received` at the destination host (no link) |
 
+use super::memory::MemorySource;
 use super::{DropReason, EventKind, FlowEnds, LinkInfo, PacketFilter, PacketLog, NO_LINK};
 use crate::atm::{cells_for_ip, CELL_BYTES};
 use crate::net::packet::{Dir, FlowId, Packet, Segment};
@@ -41,10 +42,10 @@ pub struct PacketRecorder {
 
 impl PacketRecorder {
     /// A recorder for a world: its flows, links (with their rates), hops and, per flow, the
-    /// first link of data and of ACKs.
-    pub fn new(flows: Vec<FlowEnds>, links: Vec<LinkInfo>, hops: Vec<HopLinks>, first_links: Vec<[u32; 2]>, filter: &PacketFilter, max_events: u64) -> Self {
+    /// first link of data and of ACKs; its log's bound and where it reads the memory available.
+    pub fn new(flows: Vec<FlowEnds>, links: Vec<LinkInfo>, hops: Vec<HopLinks>, first_links: Vec<[u32; 2]>, filter: &PacketFilter, max_events: u64, memory: MemorySource) -> Self {
         let rates = links.iter().map(|l| Rate(l.rate_bps.max(1))).collect();
-        PacketRecorder { log: PacketLog::new(flows, links, filter, max_events), hops, first_links, rates, last_link: HashMap::new() }
+        PacketRecorder { log: PacketLog::new(flows, links, filter, max_events).with_memory(memory), hops, first_links, rates, last_link: HashMap::new() }
     }
 
     fn link_of(&self, hop: u32, flow: FlowId, dir: Dir) -> u32 {

@@ -594,7 +594,7 @@ impl Simulation {
             hop_link: Vec::new(),
         };
         if let Some(filter) = &sc.trace.packets {
-            w.tap = Tap::new(Box::new(w.packet_recorder(filter, sc.tcp.mss, sc.trace.max_packet_events)));
+            w.tap = Tap::new(Box::new(w.packet_recorder(filter, sc.tcp.mss, sc.trace.max_packet_events, sc.trace.packet_memory)));
         }
         let mut apps: Vec<AppEntry> = installed.into_iter().map(|app| AppEntry { interest: app.interest(), app, slot: TimerSlot::default() }).collect();
         for fl in &mut w.flows {
@@ -877,7 +877,7 @@ impl Simulation {
 impl World {
     /// The packet tap of `trace.packets` (crate::trace::recorder), for this world's flows,
     /// links and hops.
-    fn packet_recorder(&self, filter: &crate::trace::PacketFilter, mss: u32, max_events: u64) -> crate::trace::recorder::PacketRecorder {
+    fn packet_recorder(&self, filter: &crate::trace::PacketFilter, mss: u32, max_events: u64, memory: crate::trace::memory::MemorySource) -> crate::trace::recorder::PacketRecorder {
         use crate::trace::{recorder::HopLinks, FlowEnds, LinkInfo, NO_LINK};
         let first = |from: NodeId, to: NodeId| {
             let via = self.nodes[from as usize].route(to);
@@ -891,7 +891,7 @@ impl World {
         let first_links = self.flows.iter().map(|f| [first(f.src, f.dst), first(f.dst, f.src)]).collect();
         let links = self.links.iter().map(|l| LinkInfo { name: l.name.clone(), from: l.from, to: l.to, rate_bps: l.rate.as_bps() }).collect();
         let hops = self.hops.iter().map(|h| if h.queue_cells().is_some() { HopLinks::Atm { out: h.out_link() } } else { HopLinks::Link(h.out_link()) }).collect();
-        crate::trace::recorder::PacketRecorder::new(flows, links, hops, first_links, filter, max_events)
+        crate::trace::recorder::PacketRecorder::new(flows, links, hops, first_links, filter, max_events, memory)
     }
 
     /// Puts on the wire the segments an endpoint of `flow` just emitted: data from the

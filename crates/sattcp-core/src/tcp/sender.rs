@@ -1187,6 +1187,15 @@ mod tests {
         sb.push(1001, 2001, false, ms(10));
         ns3_rtt_sample(&mut fresh, &sb, 1, ms(600), 2001);
         assert_eq!(fresh.srtt(), Some(ms(600)));
+        // Karn's rule without a timeout (a fast retransmission): the ACK covers the oldest
+        // segment, but it was sent again, so no sample (mutation testing: `ack >= e.end &&
+        // e.tx_count == 0` as `||` went unnoticed).
+        let mut karn = RttEstimator::new(ms(100), SimTime::from_secs(3), ms(200), SimTime::from_secs(60)).with_kind(RttEstimatorKind::Ns3);
+        let mut sb = Scoreboard::default();
+        sb.push(1, 1001, false, ms(0));
+        sb.on_retransmit(1, ms(300));
+        ns3_rtt_sample(&mut karn, &sb, 1, ms(600), 1001);
+        assert_eq!(karn.samples(), 0, "a retransmitted segment gives no sample");
     }
 
     #[test]

@@ -1582,6 +1582,32 @@ mod tests {
         assert!(!s.rate.is_app_limited(), "4 segments in flight, cwnd 4");
     }
 
+    /// The bytes in flight before an ACK, as its rate sample reports them to the controller
+    /// (BBR reads `prior_in_flight`): outside recovery SACKed bytes are not in flight; in fast
+    /// recovery it is the SACK recovery's PIPE. Ten segments sent, the first two lost: after
+    /// the third duplicate RFC 6675 retransmits segment 1 and presumes segment 2 lost, so PIPE
+    /// is the five segments above the SACKed ones plus the retransmission, one segment less
+    /// than sent minus SACKed (mutation testing: `in_flight()`'s `- sacked_bytes()` as `+`
+    /// and `cc_in_flight()` without its recovery arm went unnoticed).
+    #[test]
+    fn the_rate_sample_counts_sacked_bytes_out_of_flight_and_pipe_in_recovery() {
+        let c = TcpConfig { initial_cwnd: 10, recovery: RecoveryKind::SackRfc6675, rate_samples: true, ..cfg() };
+        let (mut s, out) = established(c, 100 * MSS);
+        assert_eq!(out.len(), 10);
+        let mut out = Vec::new();
+        let t = SimTime::from_millis(200);
+        s.on_segment(t, &ack(1), &mut out); // the window scaled: an update, no duplicate
+        let sacked_to = |end: u64| Segment { sack: [SackBlock { start: 2001, end }, SackBlock::default(), SackBlock::default()], n_sack: 1, ..ack(1) };
+        s.on_segment(t, &sacked_to(3001), &mut out);
+        assert_eq!((s.state(), s.rate_sample().prior_in_flight), (CongState::Disorder, 10 * MSS));
+        s.on_segment(t, &sacked_to(4001), &mut out);
+        assert_eq!(s.rate_sample().prior_in_flight, 9 * MSS, "one segment SACKed");
+        s.on_segment(t, &sacked_to(5001), &mut out);
+        assert_eq!((s.state(), seqs(&out)), (CongState::Recovery, vec![(1, 1000, 1)]));
+        s.on_segment(t, &sacked_to(6001), &mut out);
+        assert_eq!(s.rate_sample().prior_in_flight, 6 * MSS, "PIPE: 5001-10001 and the retransmission");
+    }
+
     /// The SYN advertises the configured receive window field, and every ACK is counted,
     /// duplicates and window updates included (mutation testing: the SYN's `window` and the
     /// ACK counter went unnoticed).

@@ -1076,7 +1076,11 @@ mod tests {
         let mut out = Vec::new();
         s.connect(T0, &mut out);
         assert_eq!((out[0].flags, out[0].wscale, out[0].sack_permitted), (flags::SYN, Some(6), true));
+        // Not before the SYN-ACK, then established (mutation testing: `is_established()` as
+        // `true`, as `false` and with `!=` went unnoticed).
+        assert!(!s.is_established());
         s.on_segment(SimTime::from_millis(100), &SYN_ACK, &mut out);
+        assert!(s.is_established());
         assert!(s.sack_enabled());
         assert_eq!(s.peer_window(), 65535, "the SYN-ACK's window is not scaled");
         assert_eq!(s.srtt(), Some(SimTime::from_millis(100)), "the handshake gives the first RTT sample (one tick)");
@@ -1721,6 +1725,27 @@ mod tests {
         assert_eq!(seqs(&out), vec![(1001, 1000, 1)], "one segment from snd_una");
     }
 
+    /// `effective_window()` (public, for traces and tests): cwnd plus Reno's inflation (ns-2
+    /// `dupwnd_`, one segment per duplicate ACK in fast recovery), limited by the peer's
+    /// window (mutation testing: `effective_window()` as 0 and as 1 went unnoticed).
+    #[test]
+    fn the_effective_window_is_cwnd_plus_reno_inflation_within_the_peers_window() {
+        let (mut s, out) = established(TcpConfig { initial_cwnd: 4, ..cfg() }, 100 * MSS);
+        assert_eq!(out.len(), 4);
+        let mut out = Vec::new();
+        let t = SimTime::from_millis(200);
+        s.on_segment(t, &ack(1001), &mut out);
+        assert_eq!((s.cwnd(), s.effective_window()), (5 * MSS, 5 * MSS), "outside recovery: cwnd");
+        for _ in 0..3 {
+            s.on_segment(t, &ack(1001), &mut out);
+        }
+        assert_eq!((s.state(), s.cwnd(), s.effective_window()), (CongState::Recovery, 2 * MSS, 5 * MSS), "ssthresh + 3 segments");
+        s.on_segment(t, &ack(1001), &mut out);
+        assert_eq!(s.effective_window(), 6 * MSS, "one more segment per duplicate");
+        s.on_segment(t, &ack_win(1001, 50), &mut out);
+        assert_eq!((s.peer_window(), s.effective_window()), (3200, 3200), "the peer's window, 50 << 6");
+    }
+
     /// Linux's `CA_Disorder`: the state after a duplicate ACK outside recovery, kept while
     /// duplicates go on, back to Open at the next new ACK (only `state()` and the testkit's
     /// traces show it; mutation testing: the two transitions' guards went unnoticed).
@@ -1795,6 +1820,7 @@ mod tests {
         let mut s2 = TcpSender::new(TcpConfig { initial_cwnd: 10, ..cfg() });
         let mut out = Vec::new();
         s2.set_pacing_rate(Some(1_000_000)); // 1 MB/s: one 1000-byte segment per millisecond
+        assert_eq!(s2.pacing_rate(), Some(1_000_000), "mutation testing: `pacing_rate()` as `None` went unnoticed");
         s2.connect(T0, &mut out);
         s2.app_send(T0, 100 * MSS, &mut out);
         out.clear();

@@ -1248,6 +1248,21 @@ mod tests {
         assert_eq!(out.len(), 2);
     }
 
+    /// With slow-start restart the timer runs on when everything is acknowledged; new data
+    /// sent before it expires restarts it (ns-2 `output()`: nothing was outstanding), so the
+    /// data is timed from its sending, not from the last ACK (mutation testing: `emit`'s `||`
+    /// as `&&` was caught only by the snapshot table).
+    #[test]
+    fn new_data_after_everything_was_acknowledged_restarts_the_idle_timer() {
+        let (mut s, _) = established(cfg(), 2 * MSS);
+        let t = ack_everything(&mut s, SimTime::from_millis(100));
+        assert_eq!(s.poll_at(), Some(t + s.rto()), "the idle timer");
+        let later = t + SimTime::from_millis(50);
+        let mut out = Vec::new();
+        s.app_send(later, MSS, &mut out);
+        assert_eq!((seqs(&out), s.poll_at()), (vec![(2001, 1000, 0)], Some(later + s.rto())));
+    }
+
     #[test]
     fn without_slow_start_restart_an_idle_connection_keeps_its_window() {
         let (mut s, _) = established(TcpConfig { slow_start_restart: false, ..cfg() }, 10 * MSS);

@@ -1076,7 +1076,11 @@ mod tests {
         let mut out = Vec::new();
         s.connect(T0, &mut out);
         assert_eq!((out[0].flags, out[0].wscale, out[0].sack_permitted), (flags::SYN, Some(6), true));
+        // Not before the SYN-ACK, then established (mutation testing: `is_established()` as
+        // `true`, as `false` and with `!=` went unnoticed).
+        assert!(!s.is_established());
         s.on_segment(SimTime::from_millis(100), &SYN_ACK, &mut out);
+        assert!(s.is_established());
         assert!(s.sack_enabled());
         assert_eq!(s.peer_window(), 65535, "the SYN-ACK's window is not scaled");
         assert_eq!(s.srtt(), Some(SimTime::from_millis(100)), "the handshake gives the first RTT sample (one tick)");
@@ -1187,6 +1191,15 @@ mod tests {
         sb.push(1001, 2001, false, ms(10));
         ns3_rtt_sample(&mut fresh, &sb, 1, ms(600), 2001);
         assert_eq!(fresh.srtt(), Some(ms(600)));
+        // Karn's rule without a timeout (a fast retransmission): the ACK covers the oldest
+        // segment, but it was sent again, so no sample (mutation testing: `ack >= e.end &&
+        // e.tx_count == 0` as `||` went unnoticed).
+        let mut karn = RttEstimator::new(ms(100), SimTime::from_secs(3), ms(200), SimTime::from_secs(60)).with_kind(RttEstimatorKind::Ns3);
+        let mut sb = Scoreboard::default();
+        sb.push(1, 1001, false, ms(0));
+        sb.on_retransmit(1, ms(300));
+        ns3_rtt_sample(&mut karn, &sb, 1, ms(600), 1001);
+        assert_eq!(karn.samples(), 0, "a retransmitted segment gives no sample");
     }
 
     #[test]
@@ -1233,6 +1246,21 @@ mod tests {
         // The next file starts in slow start from the initial window.
         s.app_send(deadline + SimTime::from_secs(5), 10 * MSS, &mut out);
         assert_eq!(out.len(), 2);
+    }
+
+    /// With slow-start restart the timer runs on when everything is acknowledged; new data
+    /// sent before it expires restarts it (ns-2 `output()`: nothing was outstanding), so the
+    /// data is timed from its sending, not from the last ACK (mutation testing: `emit`'s `||`
+    /// as `&&` was caught only by the snapshot table).
+    #[test]
+    fn new_data_after_everything_was_acknowledged_restarts_the_idle_timer() {
+        let (mut s, _) = established(cfg(), 2 * MSS);
+        let t = ack_everything(&mut s, SimTime::from_millis(100));
+        assert_eq!(s.poll_at(), Some(t + s.rto()), "the idle timer");
+        let later = t + SimTime::from_millis(50);
+        let mut out = Vec::new();
+        s.app_send(later, MSS, &mut out);
+        assert_eq!((seqs(&out), s.poll_at()), (vec![(2001, 1000, 0)], Some(later + s.rto())));
     }
 
     #[test]
@@ -1573,6 +1601,32 @@ mod tests {
         assert!(!s.rate.is_app_limited(), "4 segments in flight, cwnd 4");
     }
 
+    /// The bytes in flight before an ACK, as its rate sample reports them to the controller
+    /// (BBR reads `prior_in_flight`): outside recovery SACKed bytes are not in flight; in fast
+    /// recovery it is the SACK recovery's PIPE. Ten segments sent, the first two lost: after
+    /// the third duplicate RFC 6675 retransmits segment 1 and presumes segment 2 lost, so PIPE
+    /// is the five segments above the SACKed ones plus the retransmission, one segment less
+    /// than sent minus SACKed (mutation testing: `in_flight()`'s `- sacked_bytes()` as `+`
+    /// and `cc_in_flight()` without its recovery arm went unnoticed).
+    #[test]
+    fn the_rate_sample_counts_sacked_bytes_out_of_flight_and_pipe_in_recovery() {
+        let c = TcpConfig { initial_cwnd: 10, recovery: RecoveryKind::SackRfc6675, rate_samples: true, ..cfg() };
+        let (mut s, out) = established(c, 100 * MSS);
+        assert_eq!(out.len(), 10);
+        let mut out = Vec::new();
+        let t = SimTime::from_millis(200);
+        s.on_segment(t, &ack(1), &mut out); // the window scaled: an update, no duplicate
+        let sacked_to = |end: u64| Segment { sack: [SackBlock { start: 2001, end }, SackBlock::default(), SackBlock::default()], n_sack: 1, ..ack(1) };
+        s.on_segment(t, &sacked_to(3001), &mut out);
+        assert_eq!((s.state(), s.rate_sample().prior_in_flight), (CongState::Disorder, 10 * MSS));
+        s.on_segment(t, &sacked_to(4001), &mut out);
+        assert_eq!(s.rate_sample().prior_in_flight, 9 * MSS, "one segment SACKed");
+        s.on_segment(t, &sacked_to(5001), &mut out);
+        assert_eq!((s.state(), seqs(&out)), (CongState::Recovery, vec![(1, 1000, 1)]));
+        s.on_segment(t, &sacked_to(6001), &mut out);
+        assert_eq!(s.rate_sample().prior_in_flight, 6 * MSS, "PIPE: 5001-10001 and the retransmission");
+    }
+
     /// The SYN advertises the configured receive window field, and every ACK is counted,
     /// duplicates and window updates included (mutation testing: the SYN's `window` and the
     /// ACK counter went unnoticed).
@@ -1686,6 +1740,27 @@ mod tests {
         assert_eq!(seqs(&out), vec![(1001, 1000, 1)], "one segment from snd_una");
     }
 
+    /// `effective_window()` (public, for traces and tests): cwnd plus Reno's inflation (ns-2
+    /// `dupwnd_`, one segment per duplicate ACK in fast recovery), limited by the peer's
+    /// window (mutation testing: `effective_window()` as 0 and as 1 went unnoticed).
+    #[test]
+    fn the_effective_window_is_cwnd_plus_reno_inflation_within_the_peers_window() {
+        let (mut s, out) = established(TcpConfig { initial_cwnd: 4, ..cfg() }, 100 * MSS);
+        assert_eq!(out.len(), 4);
+        let mut out = Vec::new();
+        let t = SimTime::from_millis(200);
+        s.on_segment(t, &ack(1001), &mut out);
+        assert_eq!((s.cwnd(), s.effective_window()), (5 * MSS, 5 * MSS), "outside recovery: cwnd");
+        for _ in 0..3 {
+            s.on_segment(t, &ack(1001), &mut out);
+        }
+        assert_eq!((s.state(), s.cwnd(), s.effective_window()), (CongState::Recovery, 2 * MSS, 5 * MSS), "ssthresh + 3 segments");
+        s.on_segment(t, &ack(1001), &mut out);
+        assert_eq!(s.effective_window(), 6 * MSS, "one more segment per duplicate");
+        s.on_segment(t, &ack_win(1001, 50), &mut out);
+        assert_eq!((s.peer_window(), s.effective_window()), (3200, 3200), "the peer's window, 50 << 6");
+    }
+
     /// Linux's `CA_Disorder`: the state after a duplicate ACK outside recovery, kept while
     /// duplicates go on, back to Open at the next new ACK (only `state()` and the testkit's
     /// traces show it; mutation testing: the two transitions' guards went unnoticed).
@@ -1760,6 +1835,7 @@ mod tests {
         let mut s2 = TcpSender::new(TcpConfig { initial_cwnd: 10, ..cfg() });
         let mut out = Vec::new();
         s2.set_pacing_rate(Some(1_000_000)); // 1 MB/s: one 1000-byte segment per millisecond
+        assert_eq!(s2.pacing_rate(), Some(1_000_000), "mutation testing: `pacing_rate()` as `None` went unnoticed");
         s2.connect(T0, &mut out);
         s2.app_send(T0, 100 * MSS, &mut out);
         out.clear();

@@ -471,6 +471,25 @@ mod tests {
         assert_ack(&data(&mut r, 6), 1, &[(5001, 8001), (9001, 10001), (3001, 4001)]);
     }
 
+    /// `stats()` (docs/tcp.md; `duplicate_bytes` is also a column of the results' flows): every
+    /// segment after the SYN counts, only one above a hole is out of order, and a FIN that
+    /// arrives again is no duplicate byte.
+    #[test]
+    fn the_counters_count_segments_out_of_order_ones_and_duplicate_bytes() {
+        let (mut r, _) = sack_receiver();
+        data(&mut r, 0);
+        data(&mut r, 2);
+        data(&mut r, 2);
+        assert_ack(&data(&mut r, 1), 3001, &[]);
+        let fin = Segment { seq: 3001, flags: flags::ACK | flags::FIN, ack: 1, ..Default::default() };
+        let mut out = Vec::new();
+        r.on_segment(SimTime::ZERO, &fin, &mut out);
+        r.on_segment(SimTime::ZERO, &fin, &mut out);
+        assert_eq!((out[0].ack, out[1].ack, r.fin_received()), (3002, 3002, true));
+        let s = r.stats();
+        assert_eq!((s.segments_received, s.out_of_order_segments, s.duplicate_bytes), (6, 1, MSS));
+    }
+
     /// A receiver with a `buf`-byte buffer and window scale `scale`, after the handshake.
     fn buffered(buf: u64, scale: u8) -> (TcpReceiver, Segment) {
         let mut r = TcpReceiver::new(TcpConfig { mss: MSS as u32, rcv_buf: Some(buf), window_scale: scale, ..Default::default() });
@@ -534,6 +553,20 @@ mod tests {
         r.on_segment(SimTime::ZERO, &Segment { seq: 4002, len: 1000, flags: flags::ACK, ..Default::default() }, &mut out);
         assert_eq!((out[0].ack, out[0].window), (5001, 0));
         assert_eq!(r.received(), 5000);
+    }
+
+    /// A bare FIN at the right edge of a closed window is taken, not refused: it needs no room
+    /// in the buffer (Linux `tcp_data_queue()` makes the same exception, for stacks that send
+    /// FINs into a zero window).
+    #[test]
+    fn a_bare_fin_into_a_zero_window_is_accepted() {
+        let (mut r, _) = buffered(4 * MSS, 0);
+        let wins: Vec<u16> = (0..4).map(|i| data(&mut r, i).window).collect();
+        assert_eq!(wins, vec![3000, 2000, 1000, 0]);
+        let mut out = Vec::new();
+        r.on_segment(SimTime::ZERO, &Segment { seq: 4001, flags: flags::ACK | flags::FIN, ack: 1, ..Default::default() }, &mut out);
+        assert_eq!((out.len(), out[0].ack, out[0].window), (1, 4002, 0));
+        assert_eq!((r.fin_received(), r.received(), r.stats().beyond_window), (true, 4000, 0));
     }
 
     #[test]

@@ -397,11 +397,16 @@ mod tests {
         (r, out)
     }
 
-    /// Delivers data segment number `i` (bytes `[1 + i*MSS, 1 + (i+1)*MSS)`) and returns the ACK.
+    /// Data segment number `i`: bytes `[1 + i*MSS, 1 + (i+1)*MSS)`.
+    fn data_seg(i: u64) -> Segment {
+        Segment { seq: 1 + i * MSS, len: MSS as u32, flags: flags::ACK, ack: 1, ..Default::default() }
+    }
+
+    /// Delivers data segment number `i` and returns the ACK.
     #[track_caller]
     fn data(r: &mut TcpReceiver, i: u64) -> Segment {
         let mut out = Vec::new();
-        r.on_segment(SimTime::ZERO, &Segment { seq: 1 + i * MSS, len: MSS as u32, flags: flags::ACK, ack: 1, ..Default::default() }, &mut out);
+        r.on_segment(SimTime::ZERO, &data_seg(i), &mut out);
         assert_eq!(out.len(), 1);
         out[0]
     }
@@ -587,25 +592,44 @@ mod tests {
         assert_eq!(out[0].window, 5000 >> 4);
     }
 
+    /// A receiver with delayed ACKs, after the handshake.
+    fn delaying() -> TcpReceiver {
+        let mut r = TcpReceiver::new(TcpConfig { delayed_ack: true, mss: MSS as u32, ..Default::default() });
+        r.on_segment(SimTime::ZERO, &Segment { flags: flags::SYN, ..Default::default() }, &mut Vec::new());
+        r
+    }
+
     #[test]
     fn delayed_ack_every_second_segment_or_timer() {
-        let mut r = TcpReceiver::new(TcpConfig { delayed_ack: true, mss: MSS as u32, ..Default::default() });
+        let mut r = delaying();
         let mut out = Vec::new();
-        r.on_segment(SimTime::ZERO, &Segment { flags: flags::SYN, ..Default::default() }, &mut out);
-        out.clear();
-        let seg = |i: u64| Segment { seq: 1 + i * MSS, len: MSS as u32, flags: flags::ACK, ..Default::default() };
-        r.on_segment(SimTime::ZERO, &seg(0), &mut out);
+        r.on_segment(SimTime::ZERO, &data_seg(0), &mut out);
         assert!(out.is_empty());
         assert_eq!(r.poll_at(), Some(SimTime::from_millis(100)));
-        r.on_segment(SimTime::from_millis(1), &seg(1), &mut out);
+        r.on_segment(SimTime::from_millis(1), &data_seg(1), &mut out);
         assert_eq!(out.last().unwrap().ack, 2001);
-        r.on_segment(SimTime::from_millis(2), &seg(2), &mut out);
+        r.on_segment(SimTime::from_millis(2), &data_seg(2), &mut out);
         assert_eq!(out.len(), 1);
         r.on_timer(SimTime::from_millis(102), &mut out);
         assert_eq!(out.last().unwrap().ack, 3001);
         // Out of order: at once.
-        r.on_segment(SimTime::from_millis(3), &seg(4), &mut out);
+        r.on_segment(SimTime::from_millis(3), &data_seg(4), &mut out);
         assert_eq!(out.len(), 3);
+    }
+
+    /// Data that arrives again (a spurious retransmission) is acknowledged at once, delayed ACKs
+    /// or not (RFC 9293 §3.10.7.4: a segment that is not acceptable is answered with an ACK):
+    /// the sender learns at once that its retransmission was needless.
+    #[test]
+    fn a_duplicate_segment_is_acknowledged_at_once() {
+        let mut r = delaying();
+        let mut out = Vec::new();
+        r.on_segment(SimTime::ZERO, &data_seg(0), &mut out);
+        r.on_segment(SimTime::from_millis(1), &data_seg(1), &mut out);
+        assert_eq!((out.len(), out[0].ack), (1, 2001));
+        r.on_segment(SimTime::from_millis(2), &data_seg(0), &mut out);
+        assert_eq!((out.len(), out[1].ack, r.poll_at()), (2, 2001, None));
+        assert_eq!(r.stats().duplicate_bytes, MSS);
     }
 
     /// The hand layout (issue 15): what an in-order segment touches starts each line.

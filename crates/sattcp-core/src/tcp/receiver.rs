@@ -426,6 +426,11 @@ mod tests {
         assert_eq!(out[0].flags, flags::SYN | flags::ACK);
         assert_eq!(out[0].wscale, Some(6));
         assert_eq!(out[0].window, 65535);
+        // Our SYN took sequence number 0: the ACKs after it carry seq 1 (what a pcap shows).
+        assert_eq!((out[0].seq, out[0].ack), (0, 1));
+        out.clear();
+        r.on_segment(SimTime::ZERO, &Segment { seq: 1, len: 100, flags: flags::ACK, ack: 1, ..Default::default() }, &mut out);
+        assert_eq!((out[0].seq, out[0].ack), (1, 101));
         // Without the options in the SYN, neither comes back (RFC 7323 §2.2, RFC 2018 §2).
         let mut r = TcpReceiver::new(TcpConfig { sack: true, window_scale: 6, ..Default::default() });
         out.clear();
@@ -558,6 +563,19 @@ mod tests {
         r.on_segment(SimTime::ZERO, &Segment { seq: 4002, len: 1000, flags: flags::ACK, ..Default::default() }, &mut out);
         assert_eq!((out[0].ack, out[0].window), (5001, 0));
         assert_eq!(r.received(), 5000);
+    }
+
+    /// Receiver SWS avoidance moves the right edge by min(B/2, MSS): with a buffer of one
+    /// segment, half of it read reopens the closed window.
+    #[test]
+    fn a_buffer_of_one_segment_reopens_when_half_of_it_is_read() {
+        let (mut r, _) = buffered(MSS, 0);
+        assert_eq!(data(&mut r, 0).window, 0);
+        let mut out = Vec::new();
+        r.app_read(SimTime::ZERO, MSS / 2 - 1, &mut out);
+        assert!(out.is_empty(), "499 bytes free: less than min(B/2, MSS) = 500");
+        r.app_read(SimTime::ZERO, 1, &mut out);
+        assert_eq!((out.len(), out[0].ack, out[0].window), (1, 1001, 500));
     }
 
     /// A bare FIN at the right edge of a closed window is taken, not refused: it needs no room

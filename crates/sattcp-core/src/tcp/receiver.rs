@@ -482,8 +482,8 @@ mod tests {
     }
 
     /// `stats()` (docs/tcp.md; `duplicate_bytes` is also a column of the results' flows): every
-    /// segment after the SYN counts, only one above a hole is out of order, and a FIN that
-    /// arrives again is no duplicate byte.
+    /// segment after the SYN counts, only one above a hole is out of order, a FIN that arrives
+    /// again is no duplicate byte, and the SYN-ACK is one of the ACKs sent.
     #[test]
     fn the_counters_count_segments_out_of_order_ones_and_duplicate_bytes() {
         let (mut r, _) = sack_receiver();
@@ -497,7 +497,7 @@ mod tests {
         r.on_segment(SimTime::ZERO, &fin, &mut out);
         assert_eq!((out[0].ack, out[1].ack, r.fin_received()), (3002, 3002, true));
         let s = r.stats();
-        assert_eq!((s.segments_received, s.out_of_order_segments, s.duplicate_bytes), (6, 1, MSS));
+        assert_eq!((s.segments_received, s.out_of_order_segments, s.duplicate_bytes, s.acks_sent), (6, 1, MSS, 7));
     }
 
     /// A receiver with a `buf`-byte buffer and window scale `scale`, after the handshake.

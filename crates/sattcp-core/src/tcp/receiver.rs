@@ -426,6 +426,8 @@ mod tests {
         assert_eq!(out[0].flags, flags::SYN | flags::ACK);
         assert_eq!(out[0].wscale, Some(6));
         assert_eq!(out[0].window, 65535);
+        // Without a finite buffer the window is the fixed field, scaled (docs/tcp.md `window()`).
+        assert_eq!(r.window(), 65535 << 6);
         // Our SYN took sequence number 0: the ACKs after it carry seq 1 (what a pcap shows).
         assert_eq!((out[0].seq, out[0].ack), (0, 1));
         out.clear();

@@ -315,7 +315,7 @@ def test_a_forced_packet_trace_says_the_log_stops_at_the_memory_available(monkey
     from sattcp.api import SattcpWarning, check_resources
 
     # A machine of 2 GiB: 6 million packets' traces need more than half of it.
-    monkeypatch.setattr(api, "_memory_bytes", lambda: float(2 << 30))
+    monkeypatch.setattr(api, "_memory_bytes", lambda: (float(2 << 30), False))
     huge = {"run.duration": "10000s", "trace.max_packet_events": 2**63 - 1}
     with pytest.warns(SattcpWarning, match=r"more than half of this machine's .* GiB \(forced: the packet log will stop recording, with a warning, "
                       r"where it would outgrow the memory available\)"):
@@ -323,6 +323,10 @@ def test_a_forced_packet_trace_says_the_log_stops_at_the_memory_available(monkey
     # Time series have no such stop.
     with pytest.warns(SattcpWarning, match=r"more than half of this machine's .* GiB \(forced\)$"):
         check_resources(sattcp.resolve(GEO, overrides={**huge, "trace.flows": [0], "trace.max_points": 10**12}), force=True)
+    # A batch job's cgroup of 2 GiB on a larger machine: its limit is the one named.
+    monkeypatch.setattr(api, "_memory_bytes", lambda: (float(2 << 30), True))
+    with pytest.raises(sattcp.ScenarioError, match=r"more than half of the 2\.0 GiB this process's cgroup allows"):
+        check_resources(sattcp.resolve(GEO, overrides={**huge, "trace.packets": "all"}))
 
 
 def test_a_sweep_refusal_does_not_offer_a_force_it_has_not():

@@ -5,10 +5,13 @@ table itself (RunResult.packets, Parquet) is consistent with the run's counters.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import shutil
 import struct
 import subprocess
+import sys
+from pathlib import Path
 
 import dpkt
 import numpy as np
@@ -281,6 +284,62 @@ def test_a_log_short_of_memory_stops_and_says_why(monkeypatch):
     pd.testing.assert_frame_equal(r.packets, full.packets.head(len(r.packets)))
     # The run itself is the same.
     assert r.data["digest"] == full.data["digest"] and r.data["flows"] == full.data["flows"]
+
+
+def memory_cgroup(limit: int) -> tuple[Path, Path] | str:
+    """A new memory cgroup limited to ``limit`` bytes, as (its directory, the file a process
+    joins it by), or why there is none here (cgroup v1's memory hierarchy or v2 with the memory
+    controller delegated to the root's children; root to create it)."""
+    if os.geteuid() != 0:
+        return "needs root to create a memory cgroup"
+    v1, v2 = Path("/sys/fs/cgroup/memory"), Path("/sys/fs/cgroup")
+    delegated = v2 / "cgroup.subtree_control"
+    if (v1 / "memory.limit_in_bytes").exists():
+        d, limit_file = v1 / f"sattcp-test-{os.getpid()}", "memory.limit_in_bytes"
+    elif delegated.exists() and "memory" in delegated.read_text().split():
+        d, limit_file = v2 / f"sattcp-test-{os.getpid()}", "memory.max"
+    else:
+        return "no cgroup v1 memory hierarchy, nor a v2 one with the memory controller for the root's children"
+    try:
+        d.mkdir()
+        (d / limit_file).write_text(str(limit))
+    except OSError as e:
+        return f"cannot create a memory cgroup at {d}: {e}"
+    return d, d / "cgroup.procs"
+
+
+def test_a_log_in_a_memory_limited_cgroup_stops_within_the_limit(tmp_path):
+    # A batch job's or container's limit (600 MiB) far below the machine's memory: the log reads
+    # the cgroup's limit and stops within it, and the run ends normally with what it recorded.
+    # Reading only the machine's memory, this log (300 s: about 24 million events, 1.5 GB)
+    # would grow until the kernel killed the process at the limit.
+    from conftest import ROOT
+
+    limit = 600 << 20
+    cg = memory_cgroup(limit)
+    if isinstance(cg, str):
+        pytest.skip(cg)
+    d, procs = cg
+    pcap = tmp_path / "run.pcapng"
+    try:
+        run = subprocess.run(
+            ["sh", "-c", f'echo $$ > {procs} && exec "$@"', "sh", sys.executable, "-m", "sattcp.cli", "run",
+             "scenarios/geo-dumbbell-droptail.toml", "--set", "tcp.mss=1024", "--set", "trace.max_packet_events=1000000000",
+             "--set", "run.duration=300s", "--pcap", str(pcap), "--force", "--quiet"],
+            cwd=ROOT, capture_output=True, text=True, timeout=600)
+    finally:
+        d.rmdir()
+    assert run.returncode == 0, run.stderr
+    # The estimate's refusal (forced) and the log's stop both name the cgroup's limit.
+    assert "more than half of the 0.6 GiB this process's cgroup allows (forced" in run.stderr, run.stderr
+    m = re.search(r"^sattcp: warning: packet trace stopped at [\d.]+ s: the log \((\d+) events, ([\d.]+) MiB\) would outgrow the memory "
+                  r"available \(([\d.]+) MiB of its cgroup's limit, 600\.0 MiB\)", run.stderr, re.M)
+    assert m, run.stderr
+    events, held = int(m[1]), float(m[2]) * 2**20
+    # Stopped at a doubling whose next step would pass a sixth of the limit.
+    assert held <= limit / 6 < 2 * held + 1024 * 64 * 2 and events * 64 <= held
+    _, packets = read_pcapng(pcap)
+    assert 0 < len(packets) <= events
 
 
 def test_the_command_line_says_when_the_log_is_short_of_memory(monkeypatch, capsys, tmp_path):

@@ -475,11 +475,19 @@ def _bound(v: Any) -> float:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else math.inf
 
 
-def _memory_bytes() -> float:
+def _memory_bytes() -> tuple[float, bool]:
+    """The memory a run may use: the machine's, or a lower limit of the process's cgroup (a
+    container's, a batch job's), with whether it is the cgroup's (the packet log's own reading,
+    crates/sattcp-core/src/trace/memory.rs)."""
+    from . import _core
+
+    m = _core.memory()
+    if m is not None:
+        return float(m[1]), m[2]
     try:
-        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")), False
     except (ValueError, OSError, AttributeError):
-        return float("inf")
+        return float("inf"), False
 
 
 def _trace_size(est: Mapping[str, float]) -> str:
@@ -501,10 +509,11 @@ def check_resources(config: Mapping[str, Any], force: bool = False, how_to_force
                          "got": json.dumps(config.get("run", {}).get("duration"))})
     elif est["events"] > WARN_EVENTS:
         notes.append(f"a long run: about {est['events']:.2g} engine events, roughly {est['wall_s']:,.0f} s of wall time")
-    mem = _memory_bytes()
+    mem, cgroup = _memory_bytes()
     if est["trace_bytes"] > mem / 2:
+        whose = f"the {mem / 2**30:,.1f} GiB this process's cgroup allows" if cgroup else f"this machine's {mem / 2**30:,.1f} GiB"
         problems.append({"path": "trace", "rule": f"the traces would need about {est['trace_bytes'] / 2**30:,.1f} GiB "
-                         f"({_trace_size(est)}), more than half of this machine's {mem / 2**30:,.1f} GiB: "
+                         f"({_trace_size(est)}), more than half of {whose}: "
                          f"trace fewer flows, links or packets, lower trace.max_points or trace.max_packet_events, shorten run.duration{force_it}", "got": ""})
     elif est["trace_bytes"] > WARN_TRACE_BYTES:
         notes.append(f"large traces: about {est['trace_bytes'] / 2**30:,.1f} GiB ({_trace_size(est)})")

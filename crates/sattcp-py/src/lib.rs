@@ -249,6 +249,15 @@ fn closest(typed: &str, names: Vec<String>) -> Vec<String> {
     scenario::schema::closest(typed, &names).into_iter().map(str::to_string).collect()
 }
 
+/// The memory this process may use, as the packet log reads it before each growth
+/// (`trace::memory`): `(available, total, cgroup)` in bytes, where `total` is the machine's
+/// memory or a lower cgroup limit (`cgroup` true) and `available` what is left under both; None
+/// where neither can be read (not Linux).
+#[pyfunction]
+fn memory() -> Option<(u64, u64, bool)> {
+    sattcp_core::trace::memory::MemorySource::System.read(0).map(|m| (m.available, m.total, m.cgroup))
+}
+
 /// Raises a Rust panic inside a guarded call, for tests of the panic -> InternalError mapping.
 #[pyfunction]
 fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
@@ -268,6 +277,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(closest, m)?)?;
+    m.add_function(wrap_pyfunction!(memory, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -174,10 +174,9 @@ impl MemoryStop {
     pub fn reason(&self) -> String {
         match *self {
             MemoryStop::Share { events, held, wanted, memory } => format!(
-                "the log ({events} events, {}) would outgrow the memory available ({} of {}): grown to {}, it would exceed its share, {} (1/{LOG_SHARE} of the memory available and of what it holds, to leave room for its table in Python)",
+                "the log ({events} events, {}) would outgrow the memory available ({}): grown to {}, it would exceed its share, {} (1/{LOG_SHARE} of the memory available and of what it holds, to leave room for its table in Python)",
                 size(held),
-                size(memory.available),
-                size(memory.total),
+                memory.describe(),
                 size(wanted),
                 size(held.saturating_add(memory.available) / LOG_SHARE)
             ),
@@ -545,7 +544,7 @@ mod tests {
         assert_eq!(l.stopped_at(), Some(SimTime::from_micros(4096)));
         assert_eq!(l.missed(), 5000 - 4096);
         assert_eq!(l.memory_bytes(), 4096 * 64);
-        let memory = Memory { available: (2 << 20) - 4096 * 64, total: 2 << 20 };
+        let memory = Memory { available: (2 << 20) - 4096 * 64, total: 2 << 20, cgroup: false };
         assert_eq!(l.memory_stop(), Some(MemoryStop::Share { events: 4096, held: 4096 * 64, wanted: 8192 * 64, memory }));
         l.finish(SimTime::from_secs(1));
         // Everything recorded before the stop is kept, in order.

@@ -415,9 +415,13 @@ WARN_EVENTS = 1e9
 MAX_EVENTS = 1e12
 #: Bytes of memory per recorded trace point (two f64 in Rust, then JSON and two Python floats).
 TRACE_BYTES_PER_POINT = 80
-#: Packet-log events per packet crossing the bottleneck with every packet traced, and bytes per
-#: event (64 in Rust, about as many again in the Python table): 7 million events for 476 k
-#: bottleneck packets, 718 MB of peak memory (docs/traces.md, "Bounds").
+#: Packet-log events per packet crossing the bottleneck with every packet traced (7 million
+#: events for 476 k bottleneck packets), and bytes per event of the run: the log's 64 in Rust
+#: and the scratch of its final sort by time. Measured with the GEO drop-tail dumbbell (MSS
+#: 1024, 300 s, `trace.packets = "all"`), peak resident memory of the whole process: 1 million
+#: events 108 MiB, 4 million 382 MiB (91 bytes an event more). The Python table, if asked for
+#: (`RunResult.packets`), takes about three times that while it is built (418 and 1,335 MiB:
+#: 306 bytes an event); the log's own bound keeps room for it (docs/traces.md, "Bounds").
 PACKET_EVENTS_PER_PACKET = 15
 PACKET_EVENT_BYTES = 128
 #: Above this estimated trace memory a run warns; above MAX a share of RAM it is refused.

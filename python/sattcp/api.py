@@ -417,11 +417,12 @@ MAX_EVENTS = 1e12
 TRACE_BYTES_PER_POINT = 80
 #: Packet-log events per packet crossing the bottleneck with every packet traced (7 million
 #: events for 476 k bottleneck packets), and bytes per event of the run: the log's 64 in Rust
-#: and the scratch of its final sort by time. Measured with the GEO drop-tail dumbbell (MSS
-#: 1024, 300 s, `trace.packets = "all"`), peak resident memory of the whole process: 1 million
-#: events 108 MiB, 4 million 382 MiB (91 bytes an event more). The Python table, if asked for
-#: (`RunResult.packets`), takes about three times that while it is built (418 and 1,335 MiB:
-#: 306 bytes an event); the log's own bound keeps room for it (docs/traces.md, "Bounds").
+#: and the scratch of its final sort by time. `bench/trace_memory.py` (the GEO drop-tail
+#: dumbbell, every packet traced, peak resident memory of a fresh process per bound): 110 MiB
+#: at 1 million events, 384 MiB at 4 million, 96 bytes an event more. The Python table, if
+#: asked for (`RunResult.packets`), takes about three times that while it is built (419 and
+#: 1,336 MiB: 321 bytes an event); the log's own bound keeps room for it (docs/traces.md,
+#: "Bounds").
 PACKET_EVENTS_PER_PACKET = 15
 PACKET_EVENT_BYTES = 128
 #: Above this estimated trace memory a run warns; above MAX a share of RAM it is refused.

@@ -4,9 +4,9 @@ researcher's first run of one must not start with a truncated trace or a refused
 from __future__ import annotations
 
 import pytest
-from conftest import SCENARIOS
 
 import sattcp
+from conftest import SCENARIOS
 
 PACKAGED = sorted(SCENARIOS.glob("*.toml"))
 

@@ -63,6 +63,29 @@ def test_traces_recorded_on_change():
     assert q.t.is_monotonic_increasing
 
 
+def test_time_series_cross_from_the_core_as_arrays_once_and_exactly():
+    from sattcp import _core
+
+    # The core hands its time series over as arrays of f64, beside its JSON (which has none).
+    overrides = [("run.duration", "5s"), ("trace.flows", "[0]"), ("trace.links", '["bottleneck"]')]
+    sim = _core.Simulation(GEO.read_text(), overrides, None)
+    sim.run_until(sim.duration_ns)
+    assert json.loads(sim.finish())["traces"] == {}
+    raw = sim.take_traces()
+    names = [name for name, _, _ in raw]
+    assert names == sorted(names) and "link/bottleneck/queue_packets" in names
+    assert all(len(t) == len(v) > 0 and len(t) % 8 == 0 for _, t, v in raw)
+    assert sim.take_traces() == [], "handed over once"
+    # In the result: lists of floats in name order, as JSON would give them and keep them.
+    r = sattcp.run(GEO, overrides=short(**{"trace.flows": [0], "trace.links": ["bottleneck"]}))
+    tr = r.data["traces"]
+    assert list(tr) == names
+    for (name, t, v), (key, series) in zip(raw, tr.items()):
+        assert name == key and len(series["t"]) == len(t) // 8 and len(series["v"]) == len(v) // 8
+        assert all(type(x) is float for x in series["t"] + series["v"])
+    assert json.loads(r.to_json())["traces"] == tr
+
+
 def test_progress_callback_reaches_the_end():
     seen = []
     sattcp.run(GEO, overrides=short(), progress=lambda now, dur: seen.append((now, dur)))

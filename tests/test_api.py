@@ -80,7 +80,7 @@ def test_time_series_cross_from_the_core_as_arrays_once_and_exactly():
     r = sattcp.run(GEO, overrides=short(**{"trace.flows": [0], "trace.links": ["bottleneck"]}))
     tr = r.data["traces"]
     assert list(tr) == names
-    for (name, t, v), (key, series) in zip(raw, tr.items()):
+    for (name, t, v), (key, series) in zip(raw, tr.items(), strict=True):
         assert name == key and len(series["t"]) == len(t) // 8 and len(series["v"]) == len(v) // 8
         assert all(type(x) is float for x in series["t"] + series["v"])
     assert json.loads(r.to_json())["traces"] == tr

@@ -31,7 +31,7 @@ use etherparse::{checksum::Sum16BitWords, ip_number, Ipv4Header, TcpHeader, TcpO
 use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
 use pcap_file::pcapng::blocks::interface_description::{InterfaceDescriptionBlock, InterfaceDescriptionOption};
 use pcap_file::pcapng::PcapNgWriter;
-use pcap_file::DataLink;
+use pcap_file::{DataLink, PcapError};
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -182,14 +182,36 @@ pub fn write(log: &PacketLog, out: impl Write) -> Result<Written, pcap_file::Pca
         let original_len = write_headers(e, log.sack_blocks(e), log, &mut buf);
         w.write_pcapng_block(EnhancedPacketBlock { interface_id, timestamp: Duration::from_nanos(e.t.0), original_len, data: Cow::Borrowed(&buf), options })?;
     }
-    w.into_inner();
+    // A buffered writer's last bytes leave at this flush: its error (a full disk) is the
+    // caller's, not lost in a drop.
+    w.into_inner().flush().map_err(PcapError::IoError)?;
     Ok(n)
 }
 
-/// Writes `log` to the file `path` (buffered).
+/// Writes `log` to the file `path` whole or not at all: into a temporary file beside it,
+/// flushed and synced, then renamed over `path`; on any error the temporary file is removed
+/// and `path` is left as it was. The error is the system's (a full disk: `StorageFull`, with
+/// its errno) where writing failed, else `InvalidData` with the encoder's message.
 pub fn write_file(log: &PacketLog, path: &std::path::Path) -> std::io::Result<Written> {
-    let f = std::io::BufWriter::new(std::fs::File::create(path)?);
-    write(log, f).map_err(|e| std::io::Error::other(e.to_string()))
+    let name = path.file_name().ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let written = (|| {
+        let f = std::fs::File::create(&tmp)?;
+        let n = write(log, std::io::BufWriter::new(&f)).map_err(|e| match e {
+            PcapError::IoError(io) => io,
+            other => std::io::Error::new(std::io::ErrorKind::InvalidData, other.to_string()),
+        })?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        Ok(n)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 #[cfg(test)]
@@ -283,6 +305,36 @@ mod tests {
         let seg = Segment { seq: (1u64 << 32) + 17, len: 100, ..Default::default() };
         let (b, _) = headers(&seg, Dir::Data);
         assert_eq!(TcpHeaderSlice::from_slice(&b[20..]).unwrap().sequence_number(), 17);
+    }
+
+    #[test]
+    fn a_write_that_fails_at_the_last_flush_says_so() {
+        // /dev/full takes nothing: the buffered bytes fail at the flush, which was dropped.
+        let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else { return };
+        let mut l = log();
+        l.finish(SimTime::from_micros(10));
+        match write(&l, std::io::BufWriter::new(full)) {
+            Err(PcapError::IoError(e)) => assert_eq!(e.raw_os_error(), Some(28), "{e}"),
+            other => panic!("expected ENOSPC, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_file_is_written_whole_or_not_at_all() {
+        let dir = std::env::temp_dir().join(format!("sattcp-pcapng-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut l = log();
+        l.finish(SimTime::from_micros(10));
+        let path = dir.join("a.pcapng");
+        std::fs::write(&path, b"earlier").unwrap();
+        assert_eq!(write_file(&l, &path).unwrap(), Written::default());
+        assert!(std::fs::read(&path).unwrap().starts_with(&[0x0a, 0x0d, 0x0d, 0x0a]), "a section header block");
+        // Where the file cannot be made, nothing is left behind (no temporary file either).
+        let missing = dir.join("no such folder").join("b.pcapng");
+        assert_eq!(write_file(&l, &missing).unwrap_err().kind(), std::io::ErrorKind::NotFound);
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, [std::ffi::OsString::from("a.pcapng")]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from conftest import NEEDS_PROC, run_cli
+from conftest import NEEDS_PROC, SCENARIOS, parquet_disk_full_after, run_cli
 
 
 def test_run_prints_a_readable_summary():
@@ -347,3 +348,29 @@ def test_an_empty_output_path_is_refused(tmp_path, args):
     opt = args[args.index("") - 1]
     assert p.returncode == 2 and f"argument {opt}: empty path" in p.stderr, (p.stdout, p.stderr)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_names_the_file_and_exits_1(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "r.json"
+    out.symlink_to("/dev/full")  # JSON only: pyarrow removes a file it failed to write, /dev/full too
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=1s", "--out", str(out))
+    assert p.returncode == 1 and p.stderr == f"sattcp: cannot write {out}: No space left on device\n", p.stderr
+    assert Path("/dev/full").exists()
+    # Parquet: the second table fails.
+    from sattcp import cli
+
+    parquet_disk_full_after(monkeypatch, 1)
+    out = tmp_path / "r.parquet"
+    assert cli.main(["run", str(SCENARIOS / "geo-bulk.toml"), "--set", "run.duration=1s", "--out", str(out), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert err == f"sattcp: cannot write {tmp_path / 'r.links.parquet'}: No space left on device\n", err
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["r.json"], "no table, no temporary file"
+
+
+def test_parquet_to_a_device_is_refused_before_the_run(tmp_path):
+    out = tmp_path / "r.parquet"
+    out.symlink_to("/dev/null")
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=1s", "--out", str(out))
+    assert p.returncode == 2 and f"--out {out}: not a regular file" in p.stderr, p.stderr
+    assert Path("/dev/null").exists()

@@ -38,6 +38,12 @@ class OutputPathError(SattcpError, ValueError):
     names the option or argument that gave the path."""
 
 
+class WriteError(SattcpError, OSError):
+    """A file could not be written (a full disk, an I/O error): not the user's input, so the
+    CLI exits 1. The message names the file: ``cannot write PATH: No space left on device``.
+    Also an ``OSError``, so code that catches write failures as such keeps doing so."""
+
+
 class SimulationError(SattcpError):
     """A run could not complete for a reason other than its scenario (e.g. interrupted)."""
 

@@ -371,3 +371,14 @@ def test_a_write_that_fails_midway_leaves_no_report_and_no_part_of_a_file(tmp_pa
         build(store, "tiny", out)
     assert files() == {k: v for k, v in before.items() if k != "report.html"}
     assert build(store, "tiny", out).exists()
+
+
+def test_analyze_html_on_a_full_disk_names_the_file_and_exits_1(tmp_path, monkeypatch, capsys):
+    from sattcp import cli
+
+    store = _two_factor_store(tmp_path / "t.duckdb", ["GEO"])
+    out = tmp_path / "out"
+    disk_full_on(monkeypatch, "effects.csv")
+    assert cli.main(["analyze", str(store), "--study", "tiny", "--html", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"cannot write {out / 'effects.csv'}: No space left on device" in err and "Traceback" not in err, err

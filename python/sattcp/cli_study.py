@@ -62,6 +62,7 @@ def _guard(cmd: str, body: Callable[[], int], kept: str | None = SAVED) -> int:
     what an interruption leaves, for its message (:func:`interrupted_message`)."""
     import duckdb
 
+    from sattcp.errors import WriteError
     from sattcp.store import StoreLocked
     from sattcp.sweep import SimulatorUnavailable, Terminated
 
@@ -75,6 +76,9 @@ def _guard(cmd: str, body: Callable[[], int], kept: str | None = SAVED) -> int:
         _err(cmd, str(e))
         return EXIT_FAILED
     except StoreLocked as e:
+        _err(cmd, str(e))
+        return EXIT_FAILED
+    except WriteError as e:  # a full disk: "cannot write PATH: ..."
         _err(cmd, str(e))
         return EXIT_FAILED
     except duckdb.Error as e:

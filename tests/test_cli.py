@@ -374,3 +374,39 @@ def test_parquet_to_a_device_is_refused_before_the_run(tmp_path):
     p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=1s", "--out", str(out))
     assert p.returncode == 2 and f"--out {out}: not a regular file" in p.stderr, p.stderr
     assert Path("/dev/null").exists()
+
+
+def test_a_bare_ctrl_c_says_interrupted(monkeypatch, capsys):
+    from sattcp import cli
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("sattcp.api.run", interrupted)
+    assert cli.main(["run", str(SCENARIOS / "geo-bulk.toml")]) == 130
+    assert capsys.readouterr().err == "sattcp: interrupted\n"
+
+
+def test_ctrl_c_at_start_up_exits_130_without_a_traceback(monkeypatch, capsys):
+    """The console script is cli.entry, which covers main's start-up (the parser, the imports)
+    too; importing sattcp.cli imports neither argparse nor typing (10 ms before entry runs)."""
+    import subprocess
+    import sys
+    import tomllib
+
+    from conftest import ROOT
+    from sattcp import cli
+
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]["sattcp"] == "sattcp.cli:entry"
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    monkeypatch.setattr(sys, "argv", ["sattcp", "run", "x.toml"])
+    with pytest.raises(SystemExit) as e:
+        cli.entry()
+    assert e.value.code == 130 and capsys.readouterr().err == "sattcp: interrupted\n"
+    loaded = subprocess.run([sys.executable, "-c", "import sys, sattcp.cli; print(sorted({'argparse', 'typing', 'sattcp.api'} & set(sys.modules)))"],
+                            capture_output=True, text=True, check=True).stdout
+    assert loaded == "[]\n", loaded

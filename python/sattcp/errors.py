@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+# Not `from typing import ...`: typing takes about 10 ms to import, and the `sattcp` command
+# imports this module before its Ctrl-C handler is in place (cli.entry). Type checkers take
+# the block below.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class SattcpError(Exception):

@@ -94,7 +94,8 @@ def test_unknown_output_format_is_an_error(tmp_path):
 
 def test_output_problems_are_found_before_the_run(tmp_path):
     # A 10^5 s run would take minutes: the bad --out must be reported at once.
-    for out, needle in ((tmp_path / "nope" / "r.json", "does not exist"), (tmp_path / "r.csv", "unknown format")):
+    for out, needle in ((tmp_path / "nope" / "r.json", "does not exist"), (tmp_path / "r.csv", "unknown format"),
+                        (tmp_path, f"--out {tmp_path}: is a folder, not a file")):
         p = run_cli("run", "scenarios/kota-geo.toml", "--set", "run.duration=100000s", "--out", str(out))
         assert p.returncode == 2 and needle in p.stderr and "Traceback" not in p.stderr, p.stderr
 

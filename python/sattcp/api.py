@@ -381,6 +381,8 @@ def check_output_path(path: str | Path, label: str = "output") -> Path:
     from .paths import check_file
 
     path = Path(path)
+    if path.is_dir():  # before its format: a folder's name has none, most often
+        raise OutputPathError(f"{label} {path}: is a folder, not a file (give a file in it, e.g. {path / 'result.json'})")
     if path.suffix not in OUTPUT_FORMATS:
         raise OutputPathError(f"{label} {path}: unknown format {path.suffix!r} (use .json or .parquet)")
     check_file(path, label)

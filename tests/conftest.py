@@ -81,3 +81,23 @@ def disk_full_on(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
 
     monkeypatch.setattr(Path, "write_text", half(Path.write_text))
     monkeypatch.setattr(Path, "write_bytes", half(Path.write_bytes))
+
+
+def parquet_disk_full_after(monkeypatch: pytest.MonkeyPatch, n_ok: int) -> None:
+    """pyarrow's write_table writes ``n_ok`` files, then the start of the next, and fails as a full disk would."""
+    import errno
+    from typing import Any
+
+    import pyarrow.parquet as pq
+
+    write, calls = pq.write_table, []
+
+    def failing(table: Any, where: Any, *a: Any, **k: Any) -> Any:
+        calls.append(where)
+        if len(calls) <= n_ok:
+            return write(table, where, *a, **k)
+        write(table, where, *a, **k)
+        Path(where).write_bytes(Path(where).read_bytes()[:100])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pq, "write_table", failing)

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import sattcp
-from conftest import SCENARIOS
+from conftest import SCENARIOS, disk_full_on, parquet_disk_full_after
 from sattcp import InternalError, ScenarioError
 
 GEO = SCENARIOS / "geo-bulk.toml"
@@ -386,6 +386,40 @@ def test_parquet_keeps_flows_links_and_traces(tmp_path):
     # Without traces, no traces file.
     sattcp.run(GEO, overrides=short()).save(tmp_path / "s.parquet")
     assert (tmp_path / "s.links.parquet").exists() and not (tmp_path / "s.traces.parquet").exists()
+
+
+def test_a_save_is_whole_and_all_of_one_result(tmp_path, monkeypatch):
+    """A save replaces the files of an earlier one together or not at all, and leaves no side
+    table of the earlier result beside it (a stale STEM.traces.parquet)."""
+    traced = sattcp.run(GEO, overrides={"run.duration": "1s", "trace.flows": [0]})
+    plain = sattcp.run(GEO, seed=2, overrides={"run.duration": "1s"})
+    traced.save(tmp_path / "r.parquet")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert set(before) == {"r.parquet", "r.links.parquet", "r.traces.parquet"}
+    # A full disk at the second table: the error names it, the earlier files stay, no temporary file.
+    parquet_disk_full_after(monkeypatch, 1)
+    with pytest.raises(sattcp.SattcpError, match=f"^cannot write {tmp_path / 'r.links.parquet'}: No space left on device$"):
+        plain.save(tmp_path / "r.parquet")
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    monkeypatch.undo()
+    # Interrupted while writing: the same.
+    monkeypatch.setattr("pyarrow.parquet.write_table", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    with pytest.raises(KeyboardInterrupt):
+        plain.save(tmp_path / "r.parquet")
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    monkeypatch.undo()
+    # A result without traces: the earlier traces table goes.
+    plain.save(tmp_path / "r.parquet")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.links.parquet", "r.parquet"]
+    assert pd.read_parquet(tmp_path / "r.parquet").equals(plain.flows)
+    # JSON: a full disk leaves the earlier file whole.
+    plain.save(tmp_path / "r.json")
+    old = (tmp_path / "r.json").read_bytes()
+    disk_full_on(monkeypatch, "r.json")
+    with pytest.raises(sattcp.SattcpError, match=f"^cannot write {tmp_path / 'r.json'}: No space left on device$"):
+        traced.save(tmp_path / "r.json")
+    assert (tmp_path / "r.json").read_bytes() == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "r.links.parquet", "r.parquet"]
 
 
 def test_docs_scenario_md_is_generated_from_the_schema():

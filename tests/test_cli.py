@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from conftest import NEEDS_PROC, run_cli
+from conftest import NEEDS_PROC, SCENARIOS, parquet_disk_full_after, run_cli
 
 
 def test_run_prints_a_readable_summary():
@@ -93,7 +94,8 @@ def test_unknown_output_format_is_an_error(tmp_path):
 
 def test_output_problems_are_found_before_the_run(tmp_path):
     # A 10^5 s run would take minutes: the bad --out must be reported at once.
-    for out, needle in ((tmp_path / "nope" / "r.json", "does not exist"), (tmp_path / "r.csv", "unknown format")):
+    for out, needle in ((tmp_path / "nope" / "r.json", "does not exist"), (tmp_path / "r.csv", "unknown format"),
+                        (tmp_path, f"--out {tmp_path}: is a folder, not a file")):
         p = run_cli("run", "scenarios/kota-geo.toml", "--set", "run.duration=100000s", "--out", str(out))
         assert p.returncode == 2 and needle in p.stderr and "Traceback" not in p.stderr, p.stderr
 
@@ -347,3 +349,65 @@ def test_an_empty_output_path_is_refused(tmp_path, args):
     opt = args[args.index("") - 1]
     assert p.returncode == 2 and f"argument {opt}: empty path" in p.stderr, (p.stdout, p.stderr)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_names_the_file_and_exits_1(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "r.json"
+    out.symlink_to("/dev/full")  # JSON only: pyarrow removes a file it failed to write, /dev/full too
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=1s", "--out", str(out))
+    assert p.returncode == 1 and p.stderr == f"sattcp: cannot write {out}: No space left on device\n", p.stderr
+    assert Path("/dev/full").exists()
+    # Parquet: the second table fails.
+    from sattcp import cli
+
+    parquet_disk_full_after(monkeypatch, 1)
+    out = tmp_path / "r.parquet"
+    assert cli.main(["run", str(SCENARIOS / "geo-bulk.toml"), "--set", "run.duration=1s", "--out", str(out), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert err == f"sattcp: cannot write {tmp_path / 'r.links.parquet'}: No space left on device\n", err
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["r.json"], "no table, no temporary file"
+
+
+def test_parquet_to_a_device_is_refused_before_the_run(tmp_path):
+    out = tmp_path / "r.parquet"
+    out.symlink_to("/dev/null")
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=1s", "--out", str(out))
+    assert p.returncode == 2 and f"--out {out}: not a regular file" in p.stderr, p.stderr
+    assert Path("/dev/null").exists()
+
+
+def test_a_bare_ctrl_c_says_interrupted(monkeypatch, capsys):
+    from sattcp import cli
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("sattcp.api.run", interrupted)
+    assert cli.main(["run", str(SCENARIOS / "geo-bulk.toml")]) == 130
+    assert capsys.readouterr().err == "sattcp: interrupted\n"
+
+
+def test_ctrl_c_at_start_up_exits_130_without_a_traceback(monkeypatch, capsys):
+    """The console script is cli.entry, which covers main's start-up (the parser, the imports)
+    too; importing sattcp.cli imports neither argparse nor typing (10 ms before entry runs)."""
+    import subprocess
+    import sys
+    import tomllib
+
+    from conftest import ROOT
+    from sattcp import cli
+
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]["sattcp"] == "sattcp.cli:entry"
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    monkeypatch.setattr(sys, "argv", ["sattcp", "run", "x.toml"])
+    with pytest.raises(SystemExit) as e:
+        cli.entry()
+    assert e.value.code == 130 and capsys.readouterr().err == "sattcp: interrupted\n"
+    loaded = subprocess.run([sys.executable, "-c", "import sys, sattcp.cli; print(sorted({'argparse', 'typing', 'sattcp.api'} & set(sys.modules)))"],
+                            capture_output=True, text=True, check=True).stdout
+    assert loaded == "[]\n", loaded

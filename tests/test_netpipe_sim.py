@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import sattcp
-from conftest import SCENARIOS, run_cli
+from conftest import SCENARIOS, parquet_disk_full_after, run_cli
 from sattcp.api import NETPIPE_COLUMNS
 
 E1 = SCENARIOS / "netpipe-e1.toml"
@@ -129,3 +129,15 @@ def test_cli_run_json_carries_the_netpipe_rows():
     assert [row["bytes"] for row in doc["netpipe"]] == [1, 1460, 8192]
     assert all(row["repeats"] == 2 for row in doc["netpipe"])
     assert doc["config"]["app"] == {"kind": "pingpong", "repeats": 2, "blocks": [1, 1460, 8192], "last_block": 65536}
+
+
+def test_cli_full_disk_names_the_file_and_leaves_the_old_one(tmp_path, monkeypatch, capsys):
+    from sattcp import cli
+
+    out = tmp_path / "t.parquet"
+    out.write_bytes(b"old")
+    parquet_disk_full_after(monkeypatch, 0)
+    assert cli.main(["netpipe", str(E1), *SMALL, "--quiet", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.endswith(f"sattcp: cannot write {out}: No space left on device\n"), err
+    assert out.read_bytes() == b"old" and [f.name for f in tmp_path.iterdir()] == ["t.parquet"]

@@ -252,6 +252,25 @@ def test_cli_reproduce_refuses_bad_options_before_creating_anything(kota_standin
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file", *(["out"] if in_cwd else []), "scenarios"]
 
 
+def test_cli_reproduce_counts_replications_before_making_their_seeds(kota_standins, capsys):
+    """Were refused only after making every seed: 10^9 replications took minutes and gigabytes."""
+    import tracemalloc
+
+    from sattcp.cli_study import main
+
+    tracemalloc.start()
+    try:
+        rc = main(["reproduce", "kota-www", "--replications", "2000000", "--runner", "test_sweep:fake_runner",
+                   "--no-progress", "--out", str(kota_standins / "out")])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert rc == 2
+    assert "--replications 2000000: kota-www-r2000000 would have 144,000,000 runs; at most 100,000 are allowed " \
+           "(sattcp.sweep.MAX_RUNS), so at most 1,388 replications" in capsys.readouterr().err
+    assert peak < 8e6, f"{peak:,} B: the seeds were made"  # 2 M seeds: a 16 MB tuple and 56 MB of ints
+
+
 def _svg_levels(svg: str) -> list[tuple[str, str]]:
     """(level id, colour) of every bar (its fill) or point (its marker's stroke) a figure tagged
     with its level."""
@@ -371,3 +390,14 @@ def test_a_write_that_fails_midway_leaves_no_report_and_no_part_of_a_file(tmp_pa
         build(store, "tiny", out)
     assert files() == {k: v for k, v in before.items() if k != "report.html"}
     assert build(store, "tiny", out).exists()
+
+
+def test_analyze_html_on_a_full_disk_names_the_file_and_exits_1(tmp_path, monkeypatch, capsys):
+    from sattcp import cli
+
+    store = _two_factor_store(tmp_path / "t.duckdb", ["GEO"])
+    out = tmp_path / "out"
+    disk_full_on(monkeypatch, "effects.csv")
+    assert cli.main(["analyze", str(store), "--study", "tiny", "--html", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"cannot write {out / 'effects.csv'}: No space left on device" in err and "Traceback" not in err, err

@@ -362,3 +362,72 @@ def test_export_has_typed_columns_and_every_table(tmp_path):
     with Store(path, read_only=True) as s:
         s.export(tmp_path / "all", "parquet", include_stale=True)
     assert len(pd.read_parquet(tmp_path / "all" / "runs.parquet")) == 3
+
+
+def test_an_export_is_whole_and_all_of_one_export(tmp_path, monkeypatch):
+    """Exporting again into a folder replaces the earlier export's files together, or (a full
+    disk, Ctrl-C) not at all, and removes a table of the earlier export that this one lacks."""
+    import errno
+
+    out = tmp_path / "x"
+
+    def files():
+        return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+
+    with Store(tmp_path / "r.duckdb") as s:
+        s.record_run("st", "a", factors={"x": 1}, status="ok", summary={"efficiency": 0.1}, flows=_flows(2))
+        s.record_run("other", "b", factors={"x": 2}, status="ok")
+        for fmt in ("parquet", "csv"):
+            s.export(out, fmt)
+            before = files()
+            assert f"flows.{fmt}" in before
+            write = getattr(pd.DataFrame, f"to_{fmt}")
+
+            def full(self, where, *a, write=write, **k):
+                write(self, where, *a, **k)
+                Path(where).write_bytes(Path(where).read_bytes()[:10])
+                raise OSError(errno.ENOSPC, "No space left on device")
+
+            with monkeypatch.context() as m:
+                m.setattr(pd.DataFrame, f"to_{fmt}", full)
+                with pytest.raises(OSError, match=f"^cannot write {out / f'runs.{fmt}'}: No space left on device$"):
+                    s.export(out, fmt, study="other")
+            assert files() == before, "the earlier export whole, no temporary file"
+
+            # DuckDB's COPY (flows) on a full disk.
+            class FullDisk:
+                def __init__(self, con):
+                    self.con = con
+
+                def execute(self, sql, *a):
+                    if sql.startswith("COPY"):
+                        raise duckdb.IOException('IO Error: Could not write file "x": No space left on device')
+                    return self.con.execute(sql, *a)
+
+            with monkeypatch.context() as m:
+                m.setattr(s, "con", FullDisk(s.con))
+                with pytest.raises(OSError, match=f"^cannot write {out / f'flows.{fmt}'}: .*No space left on device$"):
+                    s.export(out, fmt)
+            assert files() == before
+            # Study "other" has no flows: the earlier export's flows table goes.
+            s.export(out, fmt, study="other")
+            assert f"flows.{fmt}" not in files() and f"runs.{fmt}" in files()
+        assert sorted(files()) == ["runs.csv", "runs.parquet"], "the other format's files stay"
+
+
+def test_export_on_a_full_disk_names_the_file_and_exits_1(tmp_path, monkeypatch, capsys):
+    import errno
+
+    from sattcp import cli
+
+    with Store(tmp_path / "r.duckdb") as s:
+        s.record_run("st", "a", factors={"x": 1}, status="ok")
+
+    def full(self, where, *a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", full)
+    assert cli.main(["export", str(tmp_path / "r.duckdb"), "--out", str(tmp_path / "x"), "--format", "csv"]) == 1
+    err = capsys.readouterr().err
+    assert err == f"sattcp export: error: cannot write {tmp_path / 'x' / 'runs.csv'}: No space left on device\n", err
+    assert list((tmp_path / "x").iterdir()) == []

@@ -744,3 +744,14 @@ def test_repeated_levels_unknown_labels_and_block_names_show_what_was_given(tmp_
          "got": "one"},
     ]
     assert "blocks[1].name: must be distinct: one is also the name of blocks[0], got one" in str(ei.value)
+
+
+def test_a_study_file_nested_too_deeply_is_a_study_error(tmp_path, capsys):
+    from sattcp.cli_study import main
+
+    deep = tmp_path / "deep.toml"
+    deep.write_text("a = " + "[" * 1000 + "]" * 1000 + "\n")
+    assert main(["sweep", str(deep), "--store", str(tmp_path / "r.duckdb"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert f"invalid study {deep}" in err and "nested too deeply" in err and "Traceback" not in err, err
+    assert not (tmp_path / "r.duckdb").exists()

@@ -318,11 +318,18 @@ class RunResult:
     def save(self, path: str | Path) -> Path:
         """Writes the result: ``.json`` (the whole document) or ``.parquet`` (flows, links and
         traces as tables, see :meth:`output_paths`; each file carries the summary, the scenario
-        and the resolved scenario in its metadata). Returns ``path``."""
+        and the resolved scenario in its metadata). Returns ``path``.
+
+        Every file is written whole, and all of them together (:class:`~sattcp.paths.WholeFiles`):
+        an interruption or a failure (a full disk: :class:`~sattcp.errors.WriteError` naming the
+        file) leaves the files of an earlier save as they were, and no temporary file. A side
+        table this result does not have (``STEM.traces.parquet`` of an earlier run with traces)
+        is removed, so that the files at ``path`` are all of this result."""
+        from .paths import WholeFiles, write_whole
+
         path = check_output_path(path)
         if path.suffix == ".json":
-            path.write_text(self.to_json(indent=2) + "\n", encoding="utf-8")
-            return path
+            return write_whole(path, self.to_json(indent=2) + "\n")
         import pandas as pd
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -335,15 +342,27 @@ class RunResult:
             tables["traces"] = self.traces_long()
         if self.netpipe is not None:
             tables["netpipe"] = self.netpipe
-        for what, p in self.output_paths(path).items():
-            table = pa.Table.from_pandas(tables[what], preserve_index=False)
-            meta = dict(table.schema.metadata or {})
-            meta[b"sattcp.table"] = what.encode()
-            meta[b"sattcp.summary"] = json.dumps(self.summary).encode()
-            meta[b"sattcp.scenario"] = json.dumps(self.scenario).encode()
-            meta[b"sattcp.config"] = json.dumps(self.config).encode()
-            pq.write_table(table.replace_schema_metadata(meta), p)
+        paths = self.output_paths(path)
+        stale = [p for what, p in _side_paths(path).items() if what not in paths]
+        with WholeFiles(stale=stale) as files:
+            for what, p in paths.items():
+                table = pa.Table.from_pandas(tables[what], preserve_index=False)
+                meta = dict(table.schema.metadata or {})
+                meta[b"sattcp.table"] = what.encode()
+                meta[b"sattcp.summary"] = json.dumps(self.summary).encode()
+                meta[b"sattcp.scenario"] = json.dumps(self.scenario).encode()
+                meta[b"sattcp.config"] = json.dumps(self.config).encode()
+                with files.temp(p) as tmp:
+                    pq.write_table(table.replace_schema_metadata(meta), tmp)
         return path
+
+
+#: The tables :meth:`RunResult.save` may write beside ``STEM.parquet`` (``STEM.WHAT.parquet``).
+SIDE_TABLES = ("links", "traces", "netpipe")
+
+
+def _side_paths(path: Path) -> dict[str, Path]:
+    return {what: path.with_name(f"{path.stem}.{what}.parquet") for what in SIDE_TABLES}
 
 
 def _fmt(x: Any) -> str:
@@ -362,13 +381,17 @@ def check_output_path(path: str | Path, label: str = "output") -> Path:
     from .paths import check_file
 
     path = Path(path)
+    if path.is_dir():  # before its format: a folder's name has none, most often
+        raise OutputPathError(f"{label} {path}: is a folder, not a file (give a file in it, e.g. {path / 'result.json'})")
     if path.suffix not in OUTPUT_FORMATS:
         raise OutputPathError(f"{label} {path}: unknown format {path.suffix!r} (use .json or .parquet)")
     check_file(path, label)
     if path.suffix == ".parquet":
+        if path.exists() and not path.is_file():  # a device or a pipe, e.g. /dev/stdout
+            raise OutputPathError(f"{label} {path}: not a regular file (Parquet tables are files; .json can go to a device or pipe)")
         # The tables save() may write beside it (output_paths): none may be a folder.
-        for what in ("links", "traces", "netpipe"):
-            check_file(path.with_name(f"{path.stem}.{what}.parquet"), label)
+        for side in _side_paths(path).values():
+            check_file(side, label)
     return path
 
 

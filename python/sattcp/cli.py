@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import sys
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
 
 from .errors import InternalError, SattcpError, ScenarioError, SimulationError
 
+# argparse and typing (about 10 ms to import) come inside entry(), whose Ctrl-C handler then
+# covers them: a Ctrl-C at start-up says "sattcp: interrupted", not a traceback.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Iterator, Sequence
+
     from .api import RunResult
 
 EXIT_BAD_INPUT = 2
@@ -35,6 +38,8 @@ def _parse_set(items: Sequence[str]) -> dict[str, str]:
 def output_path(value: str) -> str:
     """argparse ``type`` of an output path (``--out``, ``--html``, ``--store``, ``--stats``): an
     empty one is refused (exit 2), not taken for "no option" or for the current folder."""
+    import argparse
+
     if not value:
         raise argparse.ArgumentTypeError("empty path")
     return value
@@ -199,6 +204,7 @@ SUBCOMMAND_MODULES = ["sattcp.cli_study", "sattcp.emulate", "sattcp.netpipe_cli"
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command; with ``command="run"`` only the run command's (the other
     commands' modules are not imported: ``sattcp run`` starts faster, issue 15)."""
+    import argparse
     import importlib
 
     p = argparse.ArgumentParser(prog="sattcp", description="TCP/IP over satellite networks: simulate, sweep, analyse.")
@@ -212,6 +218,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             continue
         module.register(sub)
     return p
+
+
+def entry() -> None:
+    """The ``sattcp`` command (pyproject's ``[project.scripts]``, ``python -m sattcp.cli``):
+    :func:`main`, and a Ctrl-C at any moment, start-up included (the imports and the parser,
+    before :func:`main`'s handler is in place), exits 130 saying ``sattcp: interrupted``, without
+    a traceback."""
+    try:
+        status = main()
+    except KeyboardInterrupt as e:
+        print(f"sattcp: {str(e) or 'interrupted'}", file=sys.stderr)
+        status = 130
+    sys.exit(status)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -233,7 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt as e:
         # SimulationInterrupted says how far the run got; a bare Ctrl-C says nothing.
-        print(f"sattcp: {e or 'interrupted'}", file=sys.stderr)
+        print(f"sattcp: {str(e) or 'interrupted'}", file=sys.stderr)
         return 130
     except ScenarioError as e:
         print(f"sattcp: {e}", file=sys.stderr)
@@ -251,4 +270,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

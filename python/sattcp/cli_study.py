@@ -62,6 +62,7 @@ def _guard(cmd: str, body: Callable[[], int], kept: str | None = SAVED) -> int:
     what an interruption leaves, for its message (:func:`interrupted_message`)."""
     import duckdb
 
+    from sattcp.errors import WriteError
     from sattcp.store import StoreLocked
     from sattcp.sweep import SimulatorUnavailable, Terminated
 
@@ -75,6 +76,9 @@ def _guard(cmd: str, body: Callable[[], int], kept: str | None = SAVED) -> int:
         _err(cmd, str(e))
         return EXIT_FAILED
     except StoreLocked as e:
+        _err(cmd, str(e))
+        return EXIT_FAILED
+    except WriteError as e:  # a full disk: "cannot write PATH: ..."
         _err(cmd, str(e))
         return EXIT_FAILED
     except duckdb.Error as e:
@@ -331,13 +335,15 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             from dataclasses import replace
 
             first = study.seeds[0]
-            study = replace(study, name=f"{study.name}-r{args.replications}",
-                            seeds=tuple(range(first, first + args.replications)))
-            if study.size() > MAX_RUNS:  # the argument's fault, not the packaged study's
-                raise ValueError(f"--replications {args.replications}: {study.name} would have "
-                                 f"{study.size():,} runs; at most {MAX_RUNS:,} are allowed "
-                                 f"(sattcp.sweep.MAX_RUNS), so at most "
-                                 f"{MAX_RUNS // (study.size() // args.replications):,} replications")
+            name = f"{study.name}-r{args.replications}"
+            # Counted before the seeds are made: --replications 1000000000 would take minutes
+            # and gigabytes to make them, then be refused.
+            per_seed = replace(study, seeds=(first,)).size()
+            if per_seed * args.replications > MAX_RUNS:  # the argument's fault, not the packaged study's
+                raise ValueError(f"--replications {args.replications}: {name} would have "
+                                 f"{per_seed * args.replications:,} runs; at most {MAX_RUNS:,} are allowed "
+                                 f"(sattcp.sweep.MAX_RUNS), so at most {MAX_RUNS // per_seed:,} replications")
+            study = replace(study, name=name, seeds=tuple(range(first, first + args.replications)))
         if runner is None:
             _check_api()  # SimulatorUnavailable before the folder is made
         out = Path(args.out or Path("out") / study.name)

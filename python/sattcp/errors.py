@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+# Not `from typing import ...`: typing takes about 10 ms to import, and the `sattcp` command
+# imports this module before its Ctrl-C handler is in place (cli.entry). Type checkers take
+# the block below.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class SattcpError(Exception):
@@ -36,6 +41,12 @@ class OutputPathError(SattcpError, ValueError):
     """An output file or folder cannot be written there (its folder is missing, a file is in
     the way, the file system refuses new files). Raised before any work is done; the message
     names the option or argument that gave the path."""
+
+
+class WriteError(SattcpError, OSError):
+    """A file could not be written (a full disk, an I/O error): not the user's input, so the
+    CLI exits 1. The message names the file: ``cannot write PATH: No space left on device``.
+    Also an ``OSError``, so code that catches write failures as such keeps doing so."""
 
 
 class SimulationError(SattcpError):

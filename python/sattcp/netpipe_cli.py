@@ -46,11 +46,13 @@ def format_netpipe(rows: list[dict[str, Any]]) -> str:
 
 def write_table(result: Any, path: Path) -> Path:
     """Writes ``result.netpipe`` as CSV, or as Parquet with the scenario and resolved scenario in
-    the file's metadata."""
+    the file's metadata; whole or not at all, a failure naming the file
+    (:class:`~sattcp.errors.WriteError`)."""
+    from .paths import WholeFiles, write_whole
+
     table = result.netpipe
     if path.suffix == ".csv":
-        table.to_csv(path, index=False)
-        return path
+        return write_whole(path, table.to_csv(index=False))
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -59,7 +61,8 @@ def write_table(result: Any, path: Path) -> Path:
     meta[b"sattcp.table"] = b"netpipe"
     meta[b"sattcp.scenario"] = json.dumps(result.scenario).encode()
     meta[b"sattcp.config"] = json.dumps(result.config).encode()
-    pq.write_table(t.replace_schema_metadata(meta), path)
+    with WholeFiles() as files, files.temp(path) as tmp:
+        pq.write_table(t.replace_schema_metadata(meta), tmp)
     return path
 
 
@@ -67,9 +70,13 @@ def _check_out(path: Path) -> None:
     """``--out``'s format, and that the file can be written (before the run)."""
     from .paths import check_file
 
+    if path.is_dir():
+        raise OutputPathError(f"--out {path}: is a folder, not a file")
     if path.suffix not in OUT_FORMATS:
         raise OutputPathError(f"--out {path}: unknown format {path.suffix!r} (use .csv or .parquet)")
     check_file(path, "--out")
+    if path.suffix == ".parquet" and path.exists() and not path.is_file():  # a device or a pipe
+        raise OutputPathError(f"--out {path}: not a regular file (Parquet tables are files; .csv can go to a device or pipe)")
 
 
 def cmd_netpipe(args: argparse.Namespace) -> int:

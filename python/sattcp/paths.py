@@ -7,22 +7,25 @@ An existing file is opened for appending and closed, which changes nothing in it
 :class:`~sattcp.errors.OutputPathError` (a ``ValueError``), naming ``label`` (the option, e.g.
 ``--out``) and the path.
 
-And writing it: every file of a report (the HTML, its CSV and JSON files, its figures) is
-written whole or not at all (:func:`write_whole`), and the old ``report.html`` is removed before
+And writing it: every output file (a result, an export, a report's HTML, CSV, JSON and figures)
+is written whole or not at all (:func:`write_whole`, :class:`WholeFiles` for writers that take a
+path), a failure naming the file (:class:`~sattcp.errors.WriteError`), and the old ``report.html`` is removed before
 anything beside it is rewritten (:func:`start_report`), so that an interrupted or failed write
 leaves no report that looks complete.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from .errors import OutputPathError
+from .errors import OutputPathError, WriteError
 
-__all__ = ["check_file", "check_folder", "start_report", "write_whole"]
+__all__ = ["WholeFiles", "check_file", "check_folder", "start_report", "write_whole"]
 
 
 def _reason(e: OSError) -> str:
@@ -105,16 +108,81 @@ def start_report(out: Path) -> Path:
     return path
 
 
+class WholeFiles:
+    """A set of files written whole, together, or not at all, by writers that take a path
+    (pandas, pyarrow, DuckDB's COPY)::
+
+        with WholeFiles(stale=[old_side_file]) as files:
+            with files.temp(path) as tmp:
+                table.to_parquet(tmp)
+            ...
+
+    Each :meth:`temp` is a temporary file beside its target. When the ``with`` block ends
+    without error, the ``stale`` files (an earlier output's side files that this one does not
+    replace) are removed and every temporary file is renamed onto its target: all are written
+    before any is renamed, so an interruption or failure while writing leaves the old files as
+    they were, together. On failure every temporary file is removed. An ``OSError`` (a full
+    disk) becomes :class:`~sattcp.errors.WriteError` naming the target."""
+
+    def __init__(self, stale: Iterable[Path] = ()) -> None:
+        self._stale = [Path(p) for p in stale]
+        self._pending: list[tuple[Path, Path, Path]] = []  # (temporary, where it goes, as named)
+
+    def __enter__(self) -> WholeFiles:
+        return self
+
+    @contextlib.contextmanager
+    def temp(self, path: str | Path) -> Iterator[Path]:
+        """A temporary path to write ``path`` to; an ``OSError`` inside becomes
+        :class:`~sattcp.errors.WriteError` naming ``path``."""
+        path = Path(path)
+        # A symbolic link is written where it points, and stays a link.
+        target = path.resolve() if path.is_symlink() else path
+        if target.exists() and not target.is_file():
+            # A device or a pipe cannot be replaced by a rename, and is not handed to a writer
+            # either: pyarrow removes the file it failed to write, and root may remove /dev/full.
+            raise WriteError(f"cannot write {path}: not a regular file")
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        self._pending.append((tmp, target, path))
+        try:
+            yield tmp
+        except OSError as e:
+            if isinstance(e, WriteError):
+                raise
+            raise WriteError(f"cannot write {path}: {e.strerror or e}") from e
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        try:
+            if kind is None:
+                for p in self._stale:
+                    try:
+                        p.unlink(missing_ok=True)
+                    except OSError as e:
+                        raise WriteError(f"cannot remove {p} (left from an earlier output): {e.strerror or e}") from e
+                for tmp, target, named in self._pending:
+                    try:
+                        os.replace(tmp, target)
+                    except OSError as e:
+                        raise WriteError(f"cannot write {named}: {e.strerror or e}") from e
+        finally:
+            for tmp, _, _ in self._pending:
+                tmp.unlink(missing_ok=True)
+
+
 def write_whole(path: Path, data: str | bytes) -> Path:
     """Writes ``path`` (text as UTF-8) whole or not at all: a temporary file beside it, renamed
     into place; a failure or an interruption removes the temporary file and leaves ``path`` as
-    it was."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    it was. A failure is :class:`~sattcp.errors.WriteError` naming ``path``."""
+    path = Path(path)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
     try:
-        tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and not path.is_file():
+            # A device or a pipe (/dev/stdout): written in place, there is nothing to rename.
+            path.write_bytes(raw)
+            return path
+    except OSError as e:
+        raise WriteError(f"cannot write {path}: {e.strerror or e}") from e
+    with WholeFiles() as files, files.temp(path) as tmp:
+        tmp.write_bytes(raw)
     return path
-

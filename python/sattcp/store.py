@@ -42,6 +42,9 @@ from typing import Any, Self
 import duckdb
 import pandas as pd
 
+from sattcp.errors import WriteError
+from sattcp.paths import WholeFiles
+
 __all__ = [
     "FLOW_COLUMNS",
     "LINK_COLUMNS",
@@ -728,17 +731,15 @@ class Store:
         out = Path(out_dir)
         if out.exists() and not out.is_dir():
             raise StoreError(f"--out {out} exists and is not a folder")
-        out.mkdir(parents=True, exist_ok=True)
-        written = [out / f"runs.{fmt}"]
-        if fmt == "parquet":
-            runs.to_parquet(written[0], index=False)
-        else:
-            runs.to_csv(written[0], index=False)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise WriteError(f"cannot write {out}: {e.strerror or e}") from e
         studies = self.con.execute(
             "SELECT * FROM studies" + (" WHERE study = ?" if study else "") + " ORDER BY study",
             [study] if study else []).df()
-        tables = [("studies", studies)]
         opts = "(FORMAT parquet)" if fmt == "parquet" else "(FORMAT csv, HEADER true)"
+        copies = {}
         for table in RUN_TABLES:
             where = [] if include_stale else [self._current_sql("t")]
             if study:
@@ -746,20 +747,32 @@ class Store:
             sel = f"SELECT t.* FROM {table} t" + (" WHERE " + " AND ".join(where) if where else "")
             n = self.con.execute(f"SELECT count(*) FROM ({sel})").fetchone()
             if n and n[0]:
-                path = out / f"{table}.{fmt}"
-                # COPY does not take prepared parameters: the path and study are quoted above.
-                self.con.execute(f"COPY ({sel} ORDER BY t.study, t.run_key) TO "
-                                 f"{_sql_str(str(path))} {opts}")
-                written.append(path)
-        for name, df in tables:
-            if df.empty:
-                continue
-            path = out / f"{name}.{fmt}"
-            if fmt == "parquet":
-                df.to_parquet(path, index=False)
-            else:
-                df.to_csv(path, index=False)
-            written.append(path)
+                copies[table] = sel
+        frames = {"runs": runs} | ({} if studies.empty else {"studies": studies})
+        names = ["runs", *copies, *(["studies"] if "studies" in frames else [])]
+        # A table of an earlier export to this folder that this one does not write (traces.parquet
+        # of a study with traces) would be taken for this export's: removed with the rename.
+        stale = [out / f"{t}.{fmt}" for t in ("runs", *RUN_TABLES, "studies") if t not in names]
+        written = [out / f"{t}.{fmt}" for t in names]
+        # Every file whole and all together (paths.WholeFiles): a full disk or Ctrl-C leaves the
+        # earlier export's files as they were.
+        with WholeFiles(stale=stale) as files:
+            for path in written:
+                with files.temp(path) as tmp:
+                    name = path.stem
+                    if name in frames:
+                        if fmt == "parquet":
+                            frames[name].to_parquet(tmp, index=False)
+                        else:
+                            frames[name].to_csv(tmp, index=False)
+                        continue
+                    # COPY does not take prepared parameters: the path and study are quoted above.
+                    try:
+                        self.con.execute(f"COPY ({copies[name]} ORDER BY t.study, t.run_key) TO "
+                                         f"{_sql_str(str(tmp))} {opts}")
+                    except duckdb.IOException as e:
+                        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+                        raise OSError(first.removeprefix("IO Error: ")) from e
         return written
 
 

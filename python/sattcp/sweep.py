@@ -306,7 +306,7 @@ def _canonical_toml(text: str) -> Any:
     """The scenario's TOML as data (comments, layout and key order do not change a key)."""
     try:
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):  # (nested too deeply to read)
         return {"text": text}
 
 
@@ -487,6 +487,9 @@ def load_study(source: str | Path) -> Study:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise StudyError(str(path), [{"path": "", "rule": f"not valid TOML ({e})", "got": None}]) from e
+    except RecursionError as e:  # tomllib recurses once per nested array or inline table
+        raise StudyError(str(path), [{"path": "", "rule": "not valid TOML (arrays or inline tables nested too deeply to "
+                                      "read; a study needs a few levels at most)", "got": None}]) from e
     except (OSError, UnicodeDecodeError) as e:
         raise StudyError(str(path), [{"path": "", "rule": f"cannot read ({type(e).__name__})",
                                       "got": str(path)}]) from e

@@ -311,13 +311,26 @@ pub struct Resolved {
 
 impl Resolved {
     /// The resolved scenario as TOML text, in the order of the schema's sections.
+    /// A seed above TOML's integers (2^63 - 1, which sweeps may reach) cannot be `run.seed`:
+    /// a first-line comment says to pass it with `--seed`, so that the text does not silently
+    /// run with the default seed.
     pub fn to_toml(&self) -> String {
-        toml::to_string(&self.config).unwrap_or_else(|e| format!("# cannot write the resolved scenario as TOML: {e}\n"))
+        let text = toml::to_string(&self.config).unwrap_or_else(|e| format!("# cannot write the resolved scenario as TOML: {e}\n"));
+        if self.config.run.seed.is_none() {
+            let seed = self.scenario.seed;
+            return format!("# run.seed = {seed} is above TOML's largest integer: run this file with --seed {seed}\n{text}");
+        }
+        text
     }
 
-    /// The resolved scenario as JSON (keys sorted, keys without a value left out).
+    /// The resolved scenario as JSON (keys sorted, keys without a value left out); `run.seed`
+    /// is there whatever its size (JSON numbers are not bounded as TOML's are).
     pub fn to_json(&self) -> serde_json::Value {
-        strip_nulls(serde_json::to_value(&self.config).unwrap_or(serde_json::Value::Null))
+        let mut j = strip_nulls(serde_json::to_value(&self.config).unwrap_or(serde_json::Value::Null));
+        if let Some(run) = j.get_mut("run").and_then(|r| r.as_object_mut()) {
+            run.insert("seed".into(), self.scenario.seed.into());
+        }
+        j
     }
 }
 
@@ -404,6 +417,11 @@ pub(crate) mod tests {
         assert_eq!(j["switch"]["kind"], "droptail");
         assert!(j["switch"].get("policy").is_none(), "a drop-tail switch has no policy");
         assert!(j["links"]["bottleneck"].get("queue").is_none());
+        // A seed above TOML's integers: in the JSON, and named in the TOML's first line.
+        let big = resolve(&geo, &[], Some(1 << 63)).unwrap();
+        assert_eq!(big.to_json()["run"]["seed"], 1u64 << 63);
+        assert!(big.to_toml().starts_with("# run.seed = 9223372036854775808 is above TOML's largest integer: run this file with --seed 9223372036854775808\n"));
+        assert!(!resolve(&geo, &[], Some(7)).unwrap().to_toml().starts_with('#'));
         // The seed that runs replaces the file's.
         let ov = [("run.duration".to_string(), parse_override_value("5s"))];
         assert_eq!(resolve(&geo, &ov, Some(7)).unwrap().to_json()["run"]["seed"], 7);

@@ -358,10 +358,32 @@ def test_a_pcap_on_a_full_disk_fails_naming_the_file_and_leaves_nothing(capsys, 
         pcap = tiny / "run.pcapng"
         assert main(["run", str(SCENARIOS / "geo-bulk.toml"), "--set", "run.duration=5s", "--pcap", str(pcap), "--quiet"]) == 1
         err = capsys.readouterr().err
-        assert f"sattcp: No space left on device: {pcap}" in err and "wrote" not in err, err
+        assert f"sattcp: cannot write {pcap}: No space left on device" in err and "wrote" not in err, err
         assert list(tiny.iterdir()) == []
     finally:
         subprocess.run(["umount", str(tiny)], check=True)
+
+
+def test_a_pcap_through_a_link_is_written_where_it_points_and_a_device_in_place(capsys, tmp_path):
+    from conftest import SCENARIOS
+    from sattcp.cli import main
+
+    args = ["run", str(SCENARIOS / "geo-bulk.toml"), "--set", "run.duration=1s", "--quiet", "--pcap"]
+    # A link stays a link; its target gets the file.
+    link = tmp_path / "link.pcapng"
+    link.symlink_to("target.pcapng")
+    assert main([*args, str(link)]) == 0
+    capsys.readouterr()
+    assert link.is_symlink() and len(read_pcapng(tmp_path / "target.pcapng")[1]) > 0
+    # A device is written in place, never renamed over (as root that would replace it): /dev/full
+    # takes nothing, so the write fails at its last bytes, naming the file.
+    if not Path("/dev/full").exists():
+        return
+    full = tmp_path / "full.pcapng"
+    full.symlink_to("/dev/full")
+    assert main([*args, str(full)]) == 1
+    assert f"sattcp: cannot write {full}: No space left on device" in capsys.readouterr().err
+    assert Path("/dev/full").is_char_device() and full.is_symlink()
 
 
 def test_the_command_line_says_when_the_log_is_short_of_memory(monkeypatch, capsys, tmp_path):

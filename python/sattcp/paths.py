@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .errors import OutputPathError, WriteError
 
-__all__ = ["WholeFiles", "check_file", "check_folder", "start_report", "write_whole"]
+__all__ = ["WholeFiles", "check_file", "check_folder", "start_report", "write_whole", "writing"]
 
 
 def _reason(e: OSError) -> str:
@@ -169,20 +169,37 @@ class WholeFiles:
                 tmp.unlink(missing_ok=True)
 
 
-def write_whole(path: Path, data: str | bytes) -> Path:
-    """Writes ``path`` (text as UTF-8) whole or not at all: a temporary file beside it, renamed
-    into place; a failure or an interruption removes the temporary file and leaves ``path`` as
-    it was. A failure is :class:`~sattcp.errors.WriteError` naming ``path``."""
+@contextlib.contextmanager
+def writing(path: str | Path) -> Iterator[Path]:
+    """The path to write ``path`` through, whole or not at all: a temporary file beside it,
+    renamed into place when the block ends without error (:class:`WholeFiles`), or, for a device
+    or a pipe (``/dev/stdout``), the path itself: written in place, there is nothing to rename.
+    For writers of our own, which leave a device as it is when they fail (pyarrow removes the
+    file it failed to write: :class:`WholeFiles` refuses devices for it). A failure is
+    :class:`~sattcp.errors.WriteError` naming ``path``."""
     path = Path(path)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists() and not path.is_file():
-            # A device or a pipe (/dev/stdout): written in place, there is nothing to rename.
-            path.write_bytes(raw)
-            return path
+        in_place = path.exists() and not path.is_file()
     except OSError as e:
         raise WriteError(f"cannot write {path}: {e.strerror or e}") from e
-    with WholeFiles() as files, files.temp(path) as tmp:
-        tmp.write_bytes(raw)
-    return path
+    if not in_place:
+        with WholeFiles() as files, files.temp(path) as tmp:
+            yield tmp
+        return
+    try:
+        yield path
+    except WriteError:
+        raise
+    except OSError as e:
+        raise WriteError(f"cannot write {path}: {e.strerror or e}") from e
+
+
+def write_whole(path: Path, data: str | bytes) -> Path:
+    """Writes ``path`` (text as UTF-8) whole or not at all (:func:`writing`): a failure or an
+    interruption leaves ``path`` as it was, and is :class:`~sattcp.errors.WriteError` naming
+    ``path``."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    with writing(path) as p:
+        p.write_bytes(raw)
+    return Path(path)

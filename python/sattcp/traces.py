@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import SattcpError
+from .paths import WholeFiles, writing
 
 #: The table's columns, in order (docs/traces.md says what each holds).
 COLUMNS = [
@@ -60,16 +61,21 @@ def save_packets(table: pd.DataFrame, path: str | Path, metadata: dict[bytes, by
     table_pa = pa.Table.from_pandas(table, preserve_index=False)
     if metadata:
         table_pa = table_pa.replace_schema_metadata({**(table_pa.schema.metadata or {}), **metadata})
-    pq.write_table(table_pa, path)
+    # Whole or not at all, a failure naming the file (paths.WholeFiles).
+    with WholeFiles() as files, files.temp(path) as tmp:
+        pq.write_table(table_pa, tmp)
     return path
 
 
 def write_pcap(source: Any, path: str | Path) -> tuple[int, int]:
-    """Writes the packet trace of a finished ``_core.Simulation`` as pcapng; returns (packets
-    on the links' interfaces, packets on the drops interface)."""
+    """Writes the packet trace of a finished ``_core.Simulation`` as pcapng, whole or not at
+    all (:func:`~sattcp.paths.writing`: a full disk is :class:`~sattcp.errors.WriteError` naming
+    the file, and leaves no partial file); returns (packets on the links' interfaces, packets on
+    the drops interface)."""
     if source is None or not source.has_packets:
         raise SattcpError("no packet trace in this result: set trace.packets (e.g. --set trace.packets=all)")
     path = Path(path)
     if not path.parent.is_dir():
         raise SattcpError(f"output {path}: folder {path.parent} does not exist")
-    return source.write_pcapng(path)
+    with writing(path) as p:
+        return source.write_pcapng(p)

@@ -196,13 +196,13 @@ impl Simulation {
     /// InternalError if packets were not traced or the file cannot be written.
     fn write_pcapng(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<(u64, u64)> {
         let log = self.packets.as_ref().ok_or_else(|| internal_error(py, "no packet trace: set trace.packets".into()))?;
-        // A system error (a full disk, no permission) is an OSError naming the file, as
-        // Python's own writes raise; anything else is ours.
+        // A system error (a full disk, no permission) is an OSError with its errno and text, as
+        // Python's own writes raise (`sattcp.paths.writing` names the file); anything else is ours.
         let w = py.detach(|| sattcp_core::trace::pcapng::write_file(log, &path)).map_err(|e| match e.raw_os_error() {
             Some(errno) => {
                 let text = e.to_string();
                 let text = text.split(" (os error").next().unwrap_or(&text).to_string();
-                pyo3::exceptions::PyOSError::new_err((errno, text, path.display().to_string()))
+                pyo3::exceptions::PyOSError::new_err((errno, text))
             }
             None => internal_error(py, format!("{}: {e}", path.display())),
         })?;

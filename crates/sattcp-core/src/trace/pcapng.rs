@@ -188,40 +188,15 @@ pub fn write(log: &PacketLog, out: impl Write) -> Result<Written, pcap_file::Pca
     Ok(n)
 }
 
-/// Writes `log` to the file `path` whole or not at all: into a temporary file beside it,
-/// flushed and synced, then renamed over `path`; on any error the temporary file is removed
-/// and `path` is left as it was. A symbolic link is written where it points and stays a link;
-/// a device or a pipe (not a regular file) is written in place, never renamed over (as the
-/// Python side's `paths.WholeFiles`). The error is the system's (a full disk: `StorageFull`,
-/// with its errno) where writing failed, else `InvalidData` with the encoder's message.
+/// Writes `log` to the file `path` (buffered; the last bytes' error is returned, not dropped).
+/// The error is the system's (a full disk: `StorageFull`, with its errno) where writing failed,
+/// else `InvalidData` with the encoder's message. Written whole or not at all by the caller
+/// (Python's `sattcp.paths.writing`, as every other output file).
 pub fn write_file(log: &PacketLog, path: &std::path::Path) -> std::io::Result<Written> {
-    let encode = |f: &std::fs::File| {
-        write(log, std::io::BufWriter::new(f)).map_err(|e| match e {
-            PcapError::IoError(io) => io,
-            other => std::io::Error::new(std::io::ErrorKind::InvalidData, other.to_string()),
-        })
-    };
-    let linked = std::fs::read_link(path).ok().map(|to| path.parent().map_or(to.clone(), |dir| dir.join(&to)));
-    let path = linked.as_deref().unwrap_or(path);
-    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
-        return encode(&std::fs::OpenOptions::new().write(true).open(path)?);
-    }
-    let name = path.file_name().ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".{}.tmp", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    let written = (|| {
-        let f = std::fs::File::create(&tmp)?;
-        let n = encode(&f)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        Ok(n)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
+    write(log, std::io::BufWriter::new(std::fs::File::create(path)?)).map_err(|e| match e {
+        PcapError::IoError(io) => io,
+        other => std::io::Error::new(std::io::ErrorKind::InvalidData, other.to_string()),
+    })
 }
 
 #[cfg(test)]
@@ -327,43 +302,6 @@ mod tests {
             Err(PcapError::IoError(e)) => assert_eq!(e.raw_os_error(), Some(28), "{e}"),
             other => panic!("expected ENOSPC, got {other:?}"),
         }
-    }
-
-    #[test]
-    #[cfg(unix)]
-    fn a_file_is_written_whole_or_not_at_all() {
-        use std::os::unix::fs::FileTypeExt;
-        let dir = std::env::temp_dir().join(format!("sattcp-pcapng-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut l = log();
-        l.finish(SimTime::from_micros(10));
-        let path = dir.join("a.pcapng");
-        std::fs::write(&path, b"earlier").unwrap();
-        assert_eq!(write_file(&l, &path).unwrap(), Written::default());
-        assert!(std::fs::read(&path).unwrap().starts_with(&[0x0a, 0x0d, 0x0d, 0x0a]), "a section header block");
-        // A link is written where it points and stays a link.
-        let target = dir.join("target.pcapng");
-        let link = dir.join("link.pcapng");
-        std::os::unix::fs::symlink("target.pcapng", &link).unwrap();
-        write_file(&l, &link).unwrap();
-        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
-        assert!(std::fs::read(&target).unwrap().starts_with(&[0x0a, 0x0d, 0x0d, 0x0a]));
-        std::fs::remove_file(&link).unwrap();
-        std::fs::remove_file(&target).unwrap();
-        // A device is written in place, never renamed over (as root that would replace it).
-        if std::path::Path::new("/dev/full").exists() {
-            let full = dir.join("full.pcapng");
-            std::os::unix::fs::symlink("/dev/full", &full).unwrap();
-            assert_eq!(write_file(&l, &full).unwrap_err().raw_os_error(), Some(28));
-            assert!(std::fs::metadata("/dev/full").unwrap().file_type().is_char_device());
-            std::fs::remove_file(&full).unwrap();
-        }
-        // Where the file cannot be made, nothing is left behind (no temporary file either).
-        let missing = dir.join("no such folder").join("b.pcapng");
-        assert_eq!(write_file(&l, &missing).unwrap_err().kind(), std::io::ErrorKind::NotFound);
-        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert_eq!(left, [std::ffi::OsString::from("a.pcapng")]);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -193,7 +193,7 @@ impl Simulation {
     }
 
     /// Writes the packet trace as a pcapng file; returns (packets on links, drops). Raises
-    /// InternalError if packets were not traced or the file cannot be written.
+    /// InternalError if packets were not traced, OSError if the file cannot be written.
     fn write_pcapng(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<(u64, u64)> {
         let log = self.packets.as_ref().ok_or_else(|| internal_error(py, "no packet trace: set trace.packets".into()))?;
         // A system error (a full disk, no permission) is an OSError with its errno and text, as

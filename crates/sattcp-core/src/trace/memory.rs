@@ -136,8 +136,8 @@ fn cgroup_limit_in(cgroups: &str, mountinfo: &str, read: &dyn Fn(&Path) -> Optio
             continue;
         }
         let Some((root, mount)) = cgroup_mount(mountinfo, v2) else { continue };
-        let (limit_file, usage_file, stat_file, inactive) =
-            if v2 { ("memory.max", "memory.current", "memory.stat", "inactive_file") } else { ("memory.limit_in_bytes", "memory.usage_in_bytes", "memory.stat", "total_inactive_file") };
+        let (limit_file, usage_file, inactive) =
+            if v2 { ("memory.max", "memory.current", "inactive_file") } else { ("memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file") };
         // The process's cgroup as a directory under the mount (the mount's root may be a
         // cgroup below the hierarchy's root, as in a container without a cgroup namespace).
         let mut dir = match path.strip_prefix(root) {
@@ -148,7 +148,7 @@ fn cgroup_limit_in(cgroups: &str, mountinfo: &str, read: &dyn Fn(&Path) -> Optio
             let limit = read(&dir.join(limit_file)).and_then(|t| limit_bytes(&t));
             let usage = read(&dir.join(usage_file)).and_then(|t| t.trim().parse::<u64>().ok());
             if let (Some(limit), Some(usage)) = (limit, usage) {
-                let cache = read(&dir.join(stat_file)).and_then(|t| stat_field(&t, inactive)).unwrap_or(0);
+                let cache = read(&dir.join("memory.stat")).and_then(|t| stat_field(&t, inactive)).unwrap_or(0);
                 let headroom = limit.saturating_sub(usage.saturating_sub(cache));
                 tightest = Some(match tightest {
                     None => CgroupLimit { limit, headroom },

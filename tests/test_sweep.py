@@ -137,6 +137,34 @@ def test_invalid_study_lists_every_problem(tmp_path):
     assert "nowhere.toml" in str(ei.value)
 
 
+def test_a_study_with_a_byte_order_mark_runs_and_one_in_utf16_is_named(tmp_path, capsys):
+    # Study and scenario files have one reader (api.read_toml_file): a UTF-8 byte-order mark is
+    # dropped (before, a study with one was "not valid TOML"), and a file in UTF-16 is named as
+    # not UTF-8 (before: "cannot read (UnicodeDecodeError)").
+    from sattcp.cli_study import main
+
+    study = write_study(tmp_path, SIMPLE)
+    base = tmp_path / "base.toml"
+    text, base_text = study.read_text(), base.read_text()
+    study.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    base.write_bytes(b"\xef\xbb\xbf" + base_text.encode())
+    argv = ["sweep", str(study), "--store", str(tmp_path / "r.duckdb"), "--runner", "test_sweep:fake_runner",
+            "--no-progress"]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert "24 ok" in capsys.readouterr().out
+    study.write_text(text, encoding="utf-16")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert (f"invalid study {study} (1 problem, nothing was run):\n  (study): study file is not UTF-8 text (it "
+            f"starts with a UTF-16 byte-order mark): save it as UTF-8, got {study}") in err, err
+    study.write_text(text)
+    base.write_text(base_text, encoding="utf-16")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert (f"  scenario: scenario file is not UTF-8 text (it starts with a UTF-16 byte-order mark): save it as "
+            f"UTF-8, got {base}") in err and "UnicodeDecodeError" not in err, err
+
+
 def test_sweep_runs_everything_then_nothing(tmp_path):
     study = write_study(tmp_path, SIMPLE)
     store = tmp_path / "r.duckdb"

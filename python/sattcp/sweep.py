@@ -235,6 +235,9 @@ class Study:
         the simulator returns. Every problem is raised at once as :class:`StudyError`."""
         if self.size() > MAX_RUNS:
             raise StudyError(self.source, [_too_many(self)])
+        from sattcp.api import read_toml_file
+        from sattcp.errors import ScenarioError
+
         build = build_id()
         specs: list[RunSpec] = []
         problems: list[dict[str, Any]] = []
@@ -242,11 +245,10 @@ class Study:
         summary_keys: set[str] | None = None
         for bi, block in enumerate(self.blocks):
             try:
-                text = block.scenario.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as e:
-                problems.append({"path": f"blocks[{bi}].scenario" if len(self.blocks) > 1 else
-                                 "scenario", "rule": f"cannot read ({type(e).__name__})",
-                                 "got": str(block.scenario)})
+                text = read_toml_file(block.scenario)
+            except ScenarioError as e:
+                where = f"blocks[{bi}].scenario" if len(self.blocks) > 1 else "scenario"
+                problems.extend({**p, "path": where} for p in e.problems)
                 continue
             base_digest = hashlib.sha256(text.encode()).hexdigest()[:16]
             base_tree = _canonical_toml(text)
@@ -478,21 +480,22 @@ def _scenario_sections() -> set[str]:
 
 def load_study(source: str | Path) -> Study:
     """Read and validate a study file; raises :class:`StudyError` listing every problem."""
+    from sattcp.api import read_toml_file
+    from sattcp.errors import ScenarioError
+
     path = Path(source)
-    if not path.exists():
-        raise StudyError(str(source), [{"path": "", "rule": "file not found", "got": str(source)}])
-    if not path.is_file():
-        raise StudyError(str(source), [{"path": "", "rule": "not a file", "got": str(source)}])
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        # The reader of scenario files: a regular file, UTF-8 with or without a byte-order mark.
+        text = read_toml_file(path, "study")
+    except ScenarioError as e:
+        raise StudyError(str(source), e.problems) from None
+    try:
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise StudyError(str(path), [{"path": "", "rule": f"not valid TOML ({e})", "got": None}]) from e
     except RecursionError as e:  # tomllib recurses once per nested array or inline table
         raise StudyError(str(path), [{"path": "", "rule": "not valid TOML (arrays or inline tables nested too deeply to "
                                       "read; a study needs a few levels at most)", "got": None}]) from e
-    except (OSError, UnicodeDecodeError) as e:
-        raise StudyError(str(path), [{"path": "", "rule": f"cannot read ({type(e).__name__})",
-                                      "got": str(path)}]) from e
     # A scenario file where a study is expected: one problem saying so, not one per section.
     known = _scenario_sections()
     sections = sorted(k for k in raw if k in known)

@@ -165,6 +165,21 @@ def test_a_study_with_a_byte_order_mark_runs_and_one_in_utf16_is_named(tmp_path,
             f"UTF-8, got {base}") in err and "UnicodeDecodeError" not in err, err
 
 
+def test_a_study_whose_scenario_is_a_folder_or_a_device_says_so(tmp_path, capsys):
+    # As `sattcp run` does (api.check_scenario_file); before, both were "file not found".
+    from sattcp.cli_study import main
+
+    (tmp_path / "scen").mkdir()
+    for given, found, says in (("scen", tmp_path / "scen", "is a directory, not a scenario file"),
+                               ("/dev/null", "/dev/null", "is not a regular file")):
+        study = write_study(tmp_path, SIMPLE.replace('"base.toml"', f'"{given}"'))
+        assert main(["sweep", str(study), "--store", str(tmp_path / "r.duckdb"), "--runner",
+                     "test_sweep:fake_runner", "--no-progress"]) == 2
+        err = capsys.readouterr().err
+        assert f"  scenario: {says} ({found}), got {given}" in err and "not found" not in err, err
+        assert not (tmp_path / "r.duckdb").exists()
+
+
 def test_sweep_runs_everything_then_nothing(tmp_path):
     study = write_study(tmp_path, SIMPLE)
     store = tmp_path / "r.duckdb"

@@ -435,13 +435,17 @@ def _factor_maps(levels: Mapping[str, Any], factors: Mapping[str, Any],
 
 
 def _resolve(rel: str, study_dir: Path) -> Path | None:
+    """The file ``rel`` names, looked up relative to the study's folder, its parents, then the
+    working folder; where none of these is a file, the first that exists (a folder, a device:
+    the caller says what it is); None if nothing has that name."""
     p = Path(rel)
     if p.is_absolute():
-        return p if p.is_file() else None
-    for base in [study_dir, *study_dir.parents, Path.cwd()]:
-        if (base / p).is_file():
-            return (base / p).resolve()
-    return None
+        return p if p.exists() else None
+    there = [base / p for base in [study_dir, *study_dir.parents, Path.cwd()] if (base / p).exists()]
+    for q in there:
+        if q.is_file():
+            return q.resolve()
+    return there[0].resolve() if there else None
 
 
 def _is_int(v: Any) -> bool:
@@ -480,7 +484,7 @@ def _scenario_sections() -> set[str]:
 
 def load_study(source: str | Path) -> Study:
     """Read and validate a study file; raises :class:`StudyError` listing every problem."""
-    from sattcp.api import read_toml_file
+    from sattcp.api import check_scenario_file, read_toml_file
     from sattcp.errors import ScenarioError
 
     path = Path(source)
@@ -632,6 +636,12 @@ def load_study(source: str | Path) -> Study:
             if resolved is None:
                 bad(f"{w}scenario", f"file not found (looked from {study_dir} upwards and in "
                     f"{Path.cwd()})", scen)
+            else:
+                try:  # a folder or a device, as `sattcp run` says
+                    check_scenario_file(resolved)
+                except ScenarioError as e:
+                    bad(f"{w}scenario", f"{e.problems[0]['rule']} ({resolved})", scen)
+                    resolved = None
         bname = b.get("name", resolved.stem if resolved else "")
         if not isinstance(bname, str) or not bname:
             bad(f"{w}name", "must be a non-empty string", bname)

@@ -487,6 +487,34 @@ def test_cli_an_output_the_system_refuses_is_named(tmp_path, capsys, argv, messa
     assert message in err and "No such file" not in err and not out, err
 
 
+def test_a_store_path_that_is_not_utf8_is_refused_naming_it(tmp_path, capsys):
+    # DuckDB opens only UTF-8 paths; before, each command ended in a traceback
+    # ("RuntimeError: std::bad_cast").
+    import shutil
+
+    from sattcp.cli_study import main
+
+    study = write_study(tmp_path, SIMPLE)
+    good = tmp_path / "r.duckdb"
+    run_sweep(study, good, jobs=1, runner=fake_runner, progress=False)
+    bad = tmp_path / os.fsdecode(b"r\xff.duckdb")
+    shown = f"{tmp_path}/r\\xff.duckdb"
+    runner = ["--runner", "test_sweep:fake_runner", "--no-progress"]
+    for argv, label in ((["sweep", str(study), "--store", str(bad), *runner], "--store"),
+                        (["reproduce", "modern-cc", "--quick", "--out", str(bad), *runner], "--out"),
+                        (["analyze", str(bad), "--study", "simple"], "results store"),
+                        (["export", str(bad), "--out", str(tmp_path / "x")], "results store")):
+        if argv[0] in ("analyze", "export"):
+            shutil.copy(good, bad)
+        assert main(argv) == 2, argv
+        out, err = capsys.readouterr()
+        what = f"{shown}/results.duckdb" if argv[0] == "reproduce" else shown
+        assert err == (f"sattcp {argv[0]}: error: {label} {what}: the path is not UTF-8 text, and DuckDB opens "
+                       "only UTF-8 paths; rename it or give another\n"), err
+        assert not out and not (tmp_path / "x").exists()
+        assert bad.exists() == (argv[0] in ("analyze", "export"))  # nothing created
+
+
 def test_a_new_store_in_a_missing_folder_says_so(tmp_path):
     from sattcp.store import Store
 

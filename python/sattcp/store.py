@@ -57,6 +57,7 @@ __all__ = [
     "StoreMissing",
     "StoreWriter",
     "build_id",
+    "check_store_path",
 ]
 
 #: Version of the tables below. 1: the unversioned store of sattcp <= 0.1.0 (flows typed by the
@@ -321,6 +322,20 @@ def _connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConne
             raise StoreError(_damaged(path, str(e))) from None
 
 
+def check_store_path(path: str | Path, label: str = "results store") -> None:
+    """DuckDB takes a file's path as UTF-8 text: a name with other bytes (``b"r\\xff.duckdb"``,
+    which Python holds as a lone surrogate) cannot be opened at all (pybind11's
+    ``std::bad_cast``), nor given in another form (bytes are refused, a file descriptor has
+    no write-ahead log beside it). Raises :class:`StoreError` naming ``label`` (the option) and
+    the path, its bytes shown."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+        raise StoreError(f"{label} {shown}: the path is not UTF-8 text, and DuckDB opens only "
+                         "UTF-8 paths; rename it or give another") from None
+
+
 def _damaged(path: Path, msg: str) -> str:
     first = msg.strip().splitlines()[0] if msg.strip() else type(msg).__name__
     return f"{path} is not a readable sattcp results store (DuckDB: {first})"
@@ -337,6 +352,7 @@ class Store:
 
     def __init__(self, path: str | Path, read_only: bool = False, *, wait_s: float = 30.0) -> None:
         self.path = Path(path)
+        check_store_path(self.path)
         if read_only and not self.path.exists():
             raise StoreMissing(f"no results store at {self.path}")
         if self.path.is_dir():

@@ -366,6 +366,76 @@ def test_ctrl_c_keeps_finished_runs(tmp_path):
     assert s.ok == 24 and s.skipped == len(saved)
 
 
+def test_a_full_disk_stops_the_sweep_naming_the_store_keeps_what_was_written_and_resumes(tmp_path, capsys,
+                                                                                         monkeypatch):
+    # The store on a small file system (tmpfs; root to mount it) that fills up while runs
+    # finish. Before: "cannot read the results store (DuckDB: TransactionContext Error: cannot
+    # rollback - no transaction is active); the file may be damaged", exit 2.
+    import errno
+    import re
+    import shutil
+
+    from sattcp.cli_study import main
+
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("needs root and mount(8) to make a small tmpfs")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(disk)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.strip()}")
+    study = write_study(tmp_path, SIMPLE)
+    store = disk / "r.duckdb"
+    markers, gate = tmp_path / "m1", tmp_path / "gate"
+    markers.mkdir()
+    proc = _sweep_in_subprocess(study, store, markers, gate=gate)
+    try:
+        # Two runs are written, two wait at the gate; then the disk fills up and they finish.
+        wait_for(lambda: len(stored_runs(store)) >= 2 or proc.poll() is not None, "two stored runs")
+        assert proc.poll() is None, proc.communicate()
+        with open(disk / "filler", "wb", buffering=0) as f:
+            try:
+                while True:
+                    f.write(b"\0" * 4096)
+            except OSError as e:
+                assert e.errno == errno.ENOSPC
+        gate.touch()
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 1, (out, err)
+        m = re.fullmatch(rf"sattcp sweep: error: cannot write {store}: No space left on device\. The sweep "
+                         r"stopped: the (\d+) run\(s\) it wrote are kept(, \d+ finished run\(s\) could not be "
+                         r"written)?; once there is room, the same command runs the rest\n", err)
+        assert m and "Traceback" not in err, err
+        wait_for(lambda: not session_processes(proc.pid), "every worker to end")
+        saved = stored_runs(store)
+        assert len(saved) == int(m[1]) and 2 <= len(saved) < 24 and set(saved["status"]) == {"ok"}
+        # The same command on a full disk says so (before it runs anything), and loses nothing.
+        monkeypatch.setenv("SATTCP_TEST_MARKERS", str(tmp_path / "m1"))
+        argv = ["sweep", str(study), "--store", str(store), "--runner", "test_sweep:fake_runner", "-j", "1",
+                "--no-progress"]
+        assert main(argv) == 1
+        assert capsys.readouterr().err.startswith(f"sattcp sweep: error: cannot write {store}: No space left on device")
+        assert len(stored_runs(store)) == len(saved)
+        # With room, it resumes: only the runs not written run.
+        (disk / "filler").unlink()
+        second = tmp_path / "m2"
+        second.mkdir()
+        monkeypatch.setenv("SATTCP_TEST_MARKERS", str(second))
+        assert main(argv) == 0
+        assert f"24 runs, {len(saved)} already stored, 24 ok, 0 failed" in capsys.readouterr().out
+        saved_keys = set(saved["run_key"])
+        expected = {marker_name(r.seed, dict(r.overrides)) for r in load_study(study).runs()
+                    if r.run_key not in saved_keys}
+        assert {q.name for q in second.iterdir()} == expected
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+        wait_for(lambda: not session_processes(proc.pid), "every worker to end")
+        subprocess.run(["umount", str(disk)], check=True)
+
+
 def test_dask_local_cluster(tmp_path):
     distributed = pytest.importorskip("dask.distributed")
     study = write_study(tmp_path, SIMPLE)

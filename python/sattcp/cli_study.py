@@ -2,9 +2,9 @@
 
 ``sattcp.cli`` calls :func:`register` with its argparse subparsers; each subcommand sets
 ``handler`` (and ``func``) to a function ``(args) -> int`` returning the exit status:
-0 success, 1 runs failed, the simulator is unavailable or the store is locked by another
-process, 2 bad input (invalid study, missing/damaged/foreign store, unknown study), 130
-interrupted (Ctrl-C), 143 terminated (SIGTERM).
+0 success, 1 runs failed, the simulator is unavailable, the store is locked by another
+process or cannot be written (a full disk), 2 bad input (invalid study, missing/damaged/foreign
+store, unknown study), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 ``python -m sattcp.cli_study ...`` runs them without the main CLI.
 """
 

@@ -65,6 +65,7 @@ from typing import Any, TextIO
 
 import pandas as pd
 
+from sattcp.errors import WriteError
 from sattcp.store import Store, StoreWriter, build_id, sattcp_version
 
 __all__ = [
@@ -914,6 +915,7 @@ def run_sweep(
     todo = [s for s in specs if s.run_key in todo_keys]
     prog = Progress(f"sweep {study.name}", len(todo), progress)
     writer = StoreWriter(store_path, notice=lambda m: print(f"sweep: {m}", file=sys.stderr))
+    failed_write: WriteError | None = None
     with _sigterm_as_interrupt():
         try:
             if todo:
@@ -921,17 +923,36 @@ def run_sweep(
                     _run_dask(todo, writer, cluster, runner, prog, jobs)
                 else:
                     _run_pool(todo, writer, jobs or os.cpu_count() or 1, runner, prog)
+        except WriteError as e:
+            # A full disk: nothing more could be kept, so the workers were stopped. The runs
+            # written so far stay in the store; the rerun runs the others.
+            failed_write = e
         finally:
             # Whatever happened, what finished goes to the store (a reader may hold it a while).
-            if not writer.flush(wait_s=120):
-                print(f"sweep: {len(writer.pending)} finished run(s) could not be written "
-                      f"({store_path} stayed locked); they will run again", file=sys.stderr)
-            prog.close()
+            try:
+                if not writer.flush(wait_s=120):
+                    print(f"sweep: {len(writer.pending)} finished run(s) could not be written "
+                          f"({store_path} stayed locked); they will run again", file=sys.stderr)
+            except WriteError as e:
+                failed_write = e
+                raise _not_all_written(e, writer) from None  # over a Ctrl-C's "all is saved"
+            finally:
+                prog.close()
+    if failed_write is not None:
+        raise _not_all_written(failed_write, writer) from None
     with Store(store_path) as store:
         ok = len(set(keys) & store.run_keys(study.name, "ok"))
         failed = len(set(keys) & store.run_keys(study.name, "failed"))
     return SweepSummary(study.name, len(specs), len(specs) - len(todo), ok, failed,
                         time.monotonic() - t0, Path(store_path), stale)
+
+
+def _not_all_written(e: WriteError, writer: StoreWriter) -> WriteError:
+    """The store could not be written (``cannot write PATH: No space left on device``): what
+    the stopped sweep kept, and how to go on."""
+    lost = f", {len(writer.pending)} finished run(s) could not be written" if writer.pending else ""
+    return WriteError(f"{e}. The sweep stopped: the {writer.written} run(s) it wrote are kept{lost}; "
+                      "once there is room, the same command runs the rest")
 
 
 def check_cluster(cluster: Any, label: str = "cluster") -> None:

@@ -736,6 +736,42 @@ def test_a_typo_in_a_factor_or_a_level_stops_the_sweep_before_any_run(tmp_path, 
     assert "Traceback" not in err and not store.exists()
 
 
+def test_the_study_files_problems_and_its_runs_problems_come_in_one_error(tmp_path, capsys):
+    # Before, the study file's own problems came first (2 here), and the runs' (the simulator's
+    # validation of the scenarios they load, the responses) only once those were fixed.
+    from sattcp.cli_study import main
+
+    study = real_study(tmp_path, """
+        name = "tiny"
+        scenario = "base.toml"
+        responses = ["efficency"]
+        replication = 2
+        [overrides]
+        "run.duration" = "1s"
+        "tcp.mms" = 1000
+        [factors]
+        "tcp.flavour" = ["reno", "sack"]
+        "switch.buffer" = ["1bdp", "lots"]
+        "tcp.mss" = [1000]
+    """)
+    store = tmp_path / "r.duckdb"
+    assert main(["sweep", str(study), "--store", str(store), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert f"invalid study {study} (6 problems, nothing was run):" in err, err
+    for line in ("  replication: unknown key (did you mean replications? known: ",
+                 "  factors.tcp.mss: must be a list of at least 2 levels, got [1000]",
+                 "  factors.tcp.flavour: unknown key (did you mean tcp.flavor?)",
+                 "  overrides.tcp.mms: unknown key (did you mean tcp.mss?)",
+                 '  factors.switch.buffer: expected a size such as "9180B", "100pkt" or "0.5bdp", got "lots"',
+                 "  responses[0]: not a summary value of a run (known: "):
+        assert line in err, (line, err)
+    assert not store.exists()
+    # The Python API's load_study still checks the file alone.
+    with pytest.raises(StudyError) as ei:
+        load_study(study)
+    assert [p["path"] for p in ei.value.problems] == ["replication", "factors.tcp.mss"]
+
+
 def test_an_invalid_base_scenario_or_override_is_named_by_where_the_study_sets_it(tmp_path):
     study = real_study(tmp_path, TINY.replace('"run.duration" = "1s"',
                                               '"run.duration" = "1s"\n"tcp.mss" = 0'))

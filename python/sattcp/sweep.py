@@ -244,6 +244,7 @@ class Study:
         problems: list[dict[str, Any]] = []
         keys = list(self.factors)
         summary_keys: set[str] | None = None
+        base_text: str | None = None  # a readable base scenario, for the responses
         for bi, block in enumerate(self.blocks):
             try:
                 text = read_toml_file(block.scenario)
@@ -251,6 +252,7 @@ class Study:
                 where = f"blocks[{bi}].scenario" if len(self.blocks) > 1 else "scenario"
                 problems.extend({**p, "path": where} for p in e.problems)
                 continue
+            base_text = text if base_text is None else base_text
             base_digest = hashlib.sha256(text.encode()).hexdigest()[:16]
             base_tree = _canonical_toml(text)
             for levels in product(*self.factors.values()):
@@ -274,6 +276,10 @@ class Study:
                     specs.append(RunSpec(self.name, block.name, key, labels, seed,
                                          str(block.scenario), overrides, base_digest, text,
                                          _with_seed(config, seed), digest, build))
+        if core and summary_keys is None and base_text is not None:
+            # No run could be loaded (a misspelt factor key is in every one): the responses
+            # are checked against a base scenario's own summary all the same.
+            summary_keys = _summary_keys(base_text, {})
         if summary_keys is not None:
             known = summary_keys | set(API_SUMMARY)
             for i, r in enumerate(self.responses):
@@ -485,6 +491,17 @@ def _scenario_sections() -> set[str]:
 
 def load_study(source: str | Path) -> Study:
     """Read and validate a study file; raises :class:`StudyError` listing every problem."""
+    study, problems = _read_study(source)
+    if problems:
+        raise StudyError(study.source, problems)
+    return study
+
+
+def _read_study(source: str | Path) -> tuple[Study, list[dict[str, Any]]]:
+    """The study a file describes and its problems (``{path, rule, got}``): what can be made of
+    a study with problems (its valid factors, blocks and values) is there, so that the runs'
+    own problems can be reported with the file's (:func:`run_sweep`). A file that cannot be
+    read as a study at all raises :class:`StudyError`."""
     from sattcp.api import check_scenario_file, read_toml_file
     from sattcp.errors import ScenarioError
 
@@ -698,9 +715,7 @@ def load_study(source: str | Path) -> Study:
     )
     if not problems and study.size() > MAX_RUNS:
         problems.append(_too_many(study))
-    if problems:
-        raise StudyError(str(path), problems)
-    return study
+    return study, problems
 
 
 def packaged_study(name: str) -> Path:
@@ -896,10 +911,18 @@ def run_sweep(
     the sweep goes on. Ctrl-C (KeyboardInterrupt) and SIGTERM (:class:`Terminated`) stop the
     workers and keep every finished run; running again resumes.
     """
+    problems: list[dict[str, Any]] = []
     if not isinstance(study, Study):
-        study = load_study(study)
+        study, problems = _read_study(study)
     if quick:
-        study = study.quick()
+        try:
+            study = study.quick()
+        except StudyError as e:
+            problems.extend(e.problems)
+    if problems:
+        # With the runs' own problems, as far as the valid part of the study shows them: one
+        # error with every problem, not one round of fixes per stage.
+        raise StudyError(study.source, _dedupe(problems + _run_problems(study, runner)))
     if jobs is not None and jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     if runner is None:
@@ -953,6 +976,25 @@ def _not_all_written(e: WriteError, writer: StoreWriter) -> WriteError:
     lost = f", {len(writer.pending)} finished run(s) could not be written" if writer.pending else ""
     return WriteError(f"{e}. The sweep stopped: the {writer.written} run(s) it wrote are kept{lost}; "
                       "once there is room, the same command runs the rest")
+
+
+def _run_problems(study: Study, runner: Runner | None) -> list[dict[str, Any]]:
+    """What :meth:`Study.runs` finds in the runs of a study whose file has problems of its own
+    (those problems left out: a factor with bad levels, a block without its scenario): the
+    simulator's problems with the scenarios they would load. None without the simulator, or
+    when there is nothing (no block) or too much (more than MAX_RUNS runs) to check."""
+    if runner is None:
+        try:
+            _check_api()
+        except SimulatorUnavailable:
+            return []
+    if not study.blocks or study.size() > MAX_RUNS:
+        return []
+    try:
+        study.runs(core=runner is None)
+    except StudyError as e:
+        return e.problems
+    return []
 
 
 def check_cluster(cluster: Any, label: str = "cluster") -> None:

@@ -87,6 +87,25 @@ def test_missing_file_and_syntax_error(tmp_path):
     assert p.returncode == 2 and "TOML syntax error at line 1" in p.stderr and "Traceback" not in p.stderr
 
 
+def test_a_scenario_file_in_utf16_or_latin1_is_named_as_not_utf8_and_a_bom_is_accepted(tmp_path):
+    # Before: "cannot read scenario file (UnicodeDecodeError)".
+    text = (SCENARIOS / "geo-bulk.toml").read_text()
+    u16 = tmp_path / "u16.toml"
+    u16.write_text(text, encoding="utf-16")
+    p = run_cli("run", str(u16))
+    assert p.returncode == 2, p.stderr
+    assert (f"(scenario): scenario file is not UTF-8 text (it starts with a UTF-16 byte-order mark): save it as UTF-8, "
+            f"got {u16}") in p.stderr and "UnicodeDecodeError" not in p.stderr, p.stderr
+    latin1 = tmp_path / "latin1.toml"
+    latin1.write_bytes(b'name = "caf\xe9"\n')
+    p = run_cli("run", str(latin1))
+    assert p.returncode == 2 and f"scenario file is not UTF-8 text (byte 0xe9 at offset 11): save it as UTF-8, got {latin1}" in p.stderr, p.stderr
+    bom = tmp_path / "bom.toml"
+    bom.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    p = run_cli("run", str(bom), "--set", "run.duration=1s")
+    assert p.returncode == 0, p.stderr
+
+
 def test_unknown_output_format_is_an_error(tmp_path):
     p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=1s", "--out", str(tmp_path / "r.xlsx"))
     assert p.returncode == 2 and "unknown format" in p.stderr

@@ -137,6 +137,49 @@ def test_invalid_study_lists_every_problem(tmp_path):
     assert "nowhere.toml" in str(ei.value)
 
 
+def test_a_study_with_a_byte_order_mark_runs_and_one_in_utf16_is_named(tmp_path, capsys):
+    # Study and scenario files have one reader (api.read_toml_file): a UTF-8 byte-order mark is
+    # dropped (before, a study with one was "not valid TOML"), and a file in UTF-16 is named as
+    # not UTF-8 (before: "cannot read (UnicodeDecodeError)").
+    from sattcp.cli_study import main
+
+    study = write_study(tmp_path, SIMPLE)
+    base = tmp_path / "base.toml"
+    text, base_text = study.read_text(), base.read_text()
+    study.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    base.write_bytes(b"\xef\xbb\xbf" + base_text.encode())
+    argv = ["sweep", str(study), "--store", str(tmp_path / "r.duckdb"), "--runner", "test_sweep:fake_runner",
+            "--no-progress"]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert "24 ok" in capsys.readouterr().out
+    study.write_text(text, encoding="utf-16")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert (f"invalid study {study} (1 problem, nothing was run):\n  (study): study file is not UTF-8 text (it "
+            f"starts with a UTF-16 byte-order mark): save it as UTF-8, got {study}") in err, err
+    study.write_text(text)
+    base.write_text(base_text, encoding="utf-16")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert (f"  scenario: scenario file is not UTF-8 text (it starts with a UTF-16 byte-order mark): save it as "
+            f"UTF-8, got {base}") in err and "UnicodeDecodeError" not in err, err
+
+
+def test_a_study_whose_scenario_is_a_folder_or_a_device_says_so(tmp_path, capsys):
+    # As `sattcp run` does (api.check_scenario_file); before, both were "file not found".
+    from sattcp.cli_study import main
+
+    (tmp_path / "scen").mkdir()
+    for given, found, says in (("scen", tmp_path / "scen", "is a directory, not a scenario file"),
+                               ("/dev/null", "/dev/null", "is not a regular file")):
+        study = write_study(tmp_path, SIMPLE.replace('"base.toml"', f'"{given}"'))
+        assert main(["sweep", str(study), "--store", str(tmp_path / "r.duckdb"), "--runner",
+                     "test_sweep:fake_runner", "--no-progress"]) == 2
+        err = capsys.readouterr().err
+        assert f"  scenario: {says} ({found}), got {given}" in err and "not found" not in err, err
+        assert not (tmp_path / "r.duckdb").exists()
+
+
 def test_sweep_runs_everything_then_nothing(tmp_path):
     study = write_study(tmp_path, SIMPLE)
     store = tmp_path / "r.duckdb"
@@ -323,6 +366,76 @@ def test_ctrl_c_keeps_finished_runs(tmp_path):
     assert s.ok == 24 and s.skipped == len(saved)
 
 
+def test_a_full_disk_stops_the_sweep_naming_the_store_keeps_what_was_written_and_resumes(tmp_path, capsys,
+                                                                                         monkeypatch):
+    # The store on a small file system (tmpfs; root to mount it) that fills up while runs
+    # finish. Before: "cannot read the results store (DuckDB: TransactionContext Error: cannot
+    # rollback - no transaction is active); the file may be damaged", exit 2.
+    import errno
+    import re
+    import shutil
+
+    from sattcp.cli_study import main
+
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("needs root and mount(8) to make a small tmpfs")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(disk)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.strip()}")
+    study = write_study(tmp_path, SIMPLE)
+    store = disk / "r.duckdb"
+    markers, gate = tmp_path / "m1", tmp_path / "gate"
+    markers.mkdir()
+    proc = _sweep_in_subprocess(study, store, markers, gate=gate)
+    try:
+        # Two runs are written, two wait at the gate; then the disk fills up and they finish.
+        wait_for(lambda: len(stored_runs(store)) >= 2 or proc.poll() is not None, "two stored runs")
+        assert proc.poll() is None, proc.communicate()
+        with open(disk / "filler", "wb", buffering=0) as f:
+            try:
+                while True:
+                    f.write(b"\0" * 4096)
+            except OSError as e:
+                assert e.errno == errno.ENOSPC
+        gate.touch()
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 1, (out, err)
+        m = re.fullmatch(rf"sattcp sweep: error: cannot write {store}: No space left on device\. The sweep "
+                         r"stopped: the (\d+) run\(s\) it wrote are kept(, \d+ finished run\(s\) could not be "
+                         r"written)?; once there is room, the same command runs the rest\n", err)
+        assert m and "Traceback" not in err, err
+        wait_for(lambda: not session_processes(proc.pid), "every worker to end")
+        saved = stored_runs(store)
+        assert len(saved) == int(m[1]) and 2 <= len(saved) < 24 and set(saved["status"]) == {"ok"}
+        # The same command on a full disk says so (before it runs anything), and loses nothing.
+        monkeypatch.setenv("SATTCP_TEST_MARKERS", str(tmp_path / "m1"))
+        argv = ["sweep", str(study), "--store", str(store), "--runner", "test_sweep:fake_runner", "-j", "1",
+                "--no-progress"]
+        assert main(argv) == 1
+        assert capsys.readouterr().err.startswith(f"sattcp sweep: error: cannot write {store}: No space left on device")
+        assert len(stored_runs(store)) == len(saved)
+        # With room, it resumes: only the runs not written run.
+        (disk / "filler").unlink()
+        second = tmp_path / "m2"
+        second.mkdir()
+        monkeypatch.setenv("SATTCP_TEST_MARKERS", str(second))
+        assert main(argv) == 0
+        assert f"24 runs, {len(saved)} already stored, 24 ok, 0 failed" in capsys.readouterr().out
+        saved_keys = set(saved["run_key"])
+        expected = {marker_name(r.seed, dict(r.overrides)) for r in load_study(study).runs()
+                    if r.run_key not in saved_keys}
+        assert {q.name for q in second.iterdir()} == expected
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+        wait_for(lambda: not session_processes(proc.pid), "every worker to end")
+        subprocess.run(["umount", str(disk)], check=True)
+
+
 def test_dask_local_cluster(tmp_path):
     distributed = pytest.importorskip("dask.distributed")
     study = write_study(tmp_path, SIMPLE)
@@ -442,6 +555,34 @@ def test_cli_an_output_the_system_refuses_is_named(tmp_path, capsys, argv, messa
     assert main([a.format(store=store, study=study) for a in argv]) == 2
     out, err = capsys.readouterr()
     assert message in err and "No such file" not in err and not out, err
+
+
+def test_a_store_path_that_is_not_utf8_is_refused_naming_it(tmp_path, capsys):
+    # DuckDB opens only UTF-8 paths; before, each command ended in a traceback
+    # ("RuntimeError: std::bad_cast").
+    import shutil
+
+    from sattcp.cli_study import main
+
+    study = write_study(tmp_path, SIMPLE)
+    good = tmp_path / "r.duckdb"
+    run_sweep(study, good, jobs=1, runner=fake_runner, progress=False)
+    bad = tmp_path / os.fsdecode(b"r\xff.duckdb")
+    shown = f"{tmp_path}/r\\xff.duckdb"
+    runner = ["--runner", "test_sweep:fake_runner", "--no-progress"]
+    for argv, label in ((["sweep", str(study), "--store", str(bad), *runner], "--store"),
+                        (["reproduce", "modern-cc", "--quick", "--out", str(bad), *runner], "--out"),
+                        (["analyze", str(bad), "--study", "simple"], "results store"),
+                        (["export", str(bad), "--out", str(tmp_path / "x")], "results store")):
+        if argv[0] in ("analyze", "export"):
+            shutil.copy(good, bad)
+        assert main(argv) == 2, argv
+        out, err = capsys.readouterr()
+        what = f"{shown}/results.duckdb" if argv[0] == "reproduce" else shown
+        assert err == (f"sattcp {argv[0]}: error: {label} {what}: the path is not UTF-8 text, and DuckDB opens "
+                       "only UTF-8 paths; rename it or give another\n"), err
+        assert not out and not (tmp_path / "x").exists()
+        assert bad.exists() == (argv[0] in ("analyze", "export"))  # nothing created
 
 
 def test_a_new_store_in_a_missing_folder_says_so(tmp_path):
@@ -593,6 +734,42 @@ def test_a_typo_in_a_factor_or_a_level_stops_the_sweep_before_any_run(tmp_path, 
     err = capsys.readouterr().err
     assert "nothing was run" in err and "factors.tcp.flavour: unknown key" in err
     assert "Traceback" not in err and not store.exists()
+
+
+def test_the_study_files_problems_and_its_runs_problems_come_in_one_error(tmp_path, capsys):
+    # Before, the study file's own problems came first (2 here), and the runs' (the simulator's
+    # validation of the scenarios they load, the responses) only once those were fixed.
+    from sattcp.cli_study import main
+
+    study = real_study(tmp_path, """
+        name = "tiny"
+        scenario = "base.toml"
+        responses = ["efficency"]
+        replication = 2
+        [overrides]
+        "run.duration" = "1s"
+        "tcp.mms" = 1000
+        [factors]
+        "tcp.flavour" = ["reno", "sack"]
+        "switch.buffer" = ["1bdp", "lots"]
+        "tcp.mss" = [1000]
+    """)
+    store = tmp_path / "r.duckdb"
+    assert main(["sweep", str(study), "--store", str(store), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert f"invalid study {study} (6 problems, nothing was run):" in err, err
+    for line in ("  replication: unknown key (did you mean replications? known: ",
+                 "  factors.tcp.mss: must be a list of at least 2 levels, got [1000]",
+                 "  factors.tcp.flavour: unknown key (did you mean tcp.flavor?)",
+                 "  overrides.tcp.mms: unknown key (did you mean tcp.mss?)",
+                 '  factors.switch.buffer: expected a size such as "9180B", "100pkt" or "0.5bdp", got "lots"',
+                 "  responses[0]: not a summary value of a run (known: "):
+        assert line in err, (line, err)
+    assert not store.exists()
+    # The Python API's load_study still checks the file alone.
+    with pytest.raises(StudyError) as ei:
+        load_study(study)
+    assert [p["path"] for p in ei.value.problems] == ["replication", "factors.tcp.mss"]
 
 
 def test_an_invalid_base_scenario_or_override_is_named_by_where_the_study_sets_it(tmp_path):

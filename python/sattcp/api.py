@@ -81,9 +81,10 @@ def _is_path(scenario: Any) -> bool:
     return isinstance(scenario, Path) or (isinstance(scenario, str) and _looks_like_path(scenario))
 
 
-def check_scenario_file(scenario: str | Path) -> None:
+def check_scenario_file(scenario: str | Path, what: str = "scenario") -> None:
     """ScenarioError unless ``scenario`` names a regular file: a directory, or a device or a pipe
-    (``/dev/zero`` would be read without end), is named for what it is. Reads nothing."""
+    (``/dev/zero`` would be read without end), is named for what it is. Reads nothing. ``what``
+    names the kind of file in the message (``"study"`` for a study file)."""
 
     def refuse(rule: str) -> NoReturn:
         raise ScenarioError([{"path": "", "rule": rule, "got": str(scenario)}])
@@ -91,33 +92,50 @@ def check_scenario_file(scenario: str | Path) -> None:
     try:
         mode = Path(scenario).stat().st_mode
     except FileNotFoundError:
-        refuse("scenario file not found")
+        refuse(f"{what} file not found")
     except OSError as e:  # a folder on the way that cannot be searched, a name too long
-        refuse(f"cannot read scenario file ({e.__class__.__name__})")
+        refuse(f"cannot read {what} file ({e.__class__.__name__})")
     if stat.S_ISDIR(mode):
-        refuse("is a directory, not a scenario file")
+        refuse(f"is a directory, not a {what} file")
     if not stat.S_ISREG(mode):
         refuse("is not a regular file")
 
 
+def read_toml_file(path: str | Path, what: str = "scenario") -> str:
+    """The text of a scenario or a study file (``what``): a regular file
+    (:func:`check_scenario_file`) of at most :data:`MAX_SCENARIO_BYTES`, in UTF-8, with or
+    without a byte-order mark (some Windows editors write one; it is dropped, as TOML has no
+    use for it). Anything else is a ScenarioError naming the file: a UTF-16 file says so."""
+    path = Path(path)
+    check_scenario_file(path, what)
+
+    def refuse(rule: str) -> NoReturn:
+        raise ScenarioError([{"path": "", "rule": rule, "got": str(path)}])
+
+    try:
+        with path.open("rb") as f:
+            data = f.read(MAX_SCENARIO_BYTES + 1)
+    except FileNotFoundError:
+        refuse(f"{what} file not found")
+    except OSError as e:
+        refuse(f"cannot read {what} file ({e.__class__.__name__})")
+    if len(data) > MAX_SCENARIO_BYTES:
+        refuse(f"{what} file is {path.stat().st_size:,} bytes, more than the {MAX_SCENARIO_BYTES:,} a {what} may have (is it a {what}?)")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        why = ("it starts with a UTF-16 byte-order mark" if data[:2] in (b"\xff\xfe", b"\xfe\xff")
+               else f"byte 0x{data[e.start]:02x} at offset {e.start:,}")
+        refuse(f"{what} file is not UTF-8 text ({why}): save it as UTF-8")
+
+
 def read_scenario(scenario: str | Path | Mapping[str, Any]) -> str:
-    """The TOML text of a scenario given as a path, as TOML text, or as a dict. A one-line
-    string without ``=`` (or naming an existing file) is a path."""
+    """The TOML text of a scenario given as a path (:func:`read_toml_file`), as TOML text, or
+    as a dict. A one-line string without ``=`` (or naming an existing file) is a path."""
     if isinstance(scenario, Mapping):
         return scenario_from_dict(scenario)
     if _is_path(scenario):
-        path = Path(scenario)
-        check_scenario_file(path)
-        try:
-            with path.open("rb") as f:
-                data = f.read(MAX_SCENARIO_BYTES + 1)
-            if len(data) > MAX_SCENARIO_BYTES:
-                raise ScenarioError([{"path": "", "rule": f"scenario file is {path.stat().st_size:,} bytes, more than the {MAX_SCENARIO_BYTES:,} a scenario may have (is it a scenario?)", "got": str(path)}])
-            return data.decode("utf-8")
-        except FileNotFoundError:
-            raise ScenarioError([{"path": "", "rule": "scenario file not found", "got": str(path)}]) from None
-        except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
-            raise ScenarioError([{"path": "", "rule": f"cannot read scenario file ({e.__class__.__name__})", "got": str(path)}]) from None
+        return read_toml_file(scenario)
     if isinstance(scenario, str):
         if len(scenario.encode()) > MAX_SCENARIO_BYTES:
             raise ScenarioError([{"path": "", "rule": f"scenario text is {len(scenario.encode()):,} bytes, more than the {MAX_SCENARIO_BYTES:,} a scenario may have", "got": ""}])

@@ -2,9 +2,9 @@
 
 ``sattcp.cli`` calls :func:`register` with its argparse subparsers; each subcommand sets
 ``handler`` (and ``func``) to a function ``(args) -> int`` returning the exit status:
-0 success, 1 runs failed, the simulator is unavailable or the store is locked by another
-process, 2 bad input (invalid study, missing/damaged/foreign store, unknown study), 130
-interrupted (Ctrl-C), 143 terminated (SIGTERM).
+0 success, 1 runs failed, the simulator is unavailable, the store is locked by another
+process or cannot be written (a full disk), 2 bad input (invalid study, missing/damaged/foreign
+store, unknown study), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 ``python -m sattcp.cli_study ...`` runs them without the main CLI.
 """
 
@@ -191,6 +191,7 @@ def _check_cluster(address: str | None) -> None:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from sattcp.paths import check_file
+    from sattcp.store import check_store_path
     from sattcp.sweep import run_sweep
 
     def body() -> int:
@@ -198,6 +199,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         runner = _load_runner(args.runner)
         _check_cluster(args.cluster)
         check_file(args.store, "--store", side_files=True)
+        check_store_path(args.store, "--store")
         s = run_sweep(args.study, args.store, jobs=args.jobs, cluster=args.cluster,
                       runner=runner, progress=not args.no_progress,
                       retry_failed=args.retry_failed, quick=args.quick)
@@ -295,6 +297,7 @@ def positive_int(v: str) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from sattcp.paths import check_folder
     from sattcp.report import build_report, check_conclusions_summary
+    from sattcp.store import check_store_path
     from sattcp.sweep import MAX_RUNS, _check_api, load_study, packaged_study, run_sweep
 
     def body() -> int:
@@ -348,6 +351,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             _check_api()  # SimulatorUnavailable before the folder is made
         out = Path(args.out or Path("out") / study.name)
         check_folder(out, "--out")
+        check_store_path(out / "results.duckdb", "--out")
         out.mkdir(parents=True, exist_ok=True)
         s = run_sweep(study, out / "results.duckdb", jobs=args.jobs, cluster=args.cluster,
                       runner=runner, progress=not args.no_progress,

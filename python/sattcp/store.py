@@ -26,6 +26,7 @@ it between two commits (DuckDB allows one process at a time).
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import importlib.util
 import json
@@ -33,7 +34,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -57,6 +58,7 @@ __all__ = [
     "StoreMissing",
     "StoreWriter",
     "build_id",
+    "check_store_path",
 ]
 
 #: Version of the tables below. 1: the unversioned store of sattcp <= 0.1.0 (flows typed by the
@@ -309,6 +311,8 @@ def _connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConne
         try:
             return duckdb.connect(str(path), read_only=read_only)
         except duckdb.IOException as e:
+            if (failure := _write_failure(path, e)) is not None:  # opening writes a new file's header
+                raise failure from None
             msg = str(e)
             if "lock" in msg.lower():
                 if time.monotonic() >= deadline:
@@ -319,6 +323,41 @@ def _connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConne
             raise StoreError(_damaged(path, msg)) from None
         except duckdb.Error as e:
             raise StoreError(_damaged(path, str(e))) from None
+
+
+def check_store_path(path: str | Path, label: str = "results store") -> None:
+    """DuckDB takes a file's path as UTF-8 text: a name with other bytes (``b"r\\xff.duckdb"``,
+    which Python holds as a lone surrogate) cannot be opened at all (pybind11's
+    ``std::bad_cast``), nor given in another form (bytes are refused, a file descriptor has
+    no write-ahead log beside it). Raises :class:`StoreError` naming ``label`` (the option) and
+    the path, its bytes shown."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+        raise StoreError(f"{label} {shown}: the path is not UTF-8 text, and DuckDB opens only "
+                         "UTF-8 paths; rename it or give another") from None
+
+
+#: What the system says of a write it refused (``os.strerror``): a full disk, a quota, a file
+#: too large, a file system (re)mounted read-only. DuckDB's message ends with it (``Could not
+#: write file "r.duckdb.wal": No space left on device``).
+_WRITE_FAILURES = tuple(os.strerror(n) for n in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS))
+
+
+def _write_failure(path: Path, e: BaseException) -> WriteError | None:
+    """``e`` as :class:`~sattcp.errors.WriteError` naming the store (``cannot write PATH: No
+    space left on device``) if it is DuckDB failing to write the file or its write-ahead log
+    (an I/O error too, when DuckDB says it was writing); else None."""
+    if not isinstance(e, duckdb.Error):
+        return None
+    msg = str(e)
+    eio = os.strerror(errno.EIO)
+    writing = eio in msg and re.search(r"could not (write|fsync|sync|truncate)", msg, re.I)
+    for reason in (*_WRITE_FAILURES, *([eio] if writing else [])):
+        if reason in msg:
+            return WriteError(f"cannot write {path}: {reason}")
+    return None
 
 
 def _damaged(path: Path, msg: str) -> str:
@@ -337,6 +376,7 @@ class Store:
 
     def __init__(self, path: str | Path, read_only: bool = False, *, wait_s: float = 30.0) -> None:
         self.path = Path(path)
+        check_store_path(self.path)
         if read_only and not self.path.exists():
             raise StoreMissing(f"no results store at {self.path}")
         if self.path.is_dir():
@@ -354,19 +394,54 @@ class Store:
         self.read_only = read_only
         self.con = _connect(self.path, read_only, wait_s)
         try:
-            self._check_schema(wait_s)
+            with self._writes():  # a new store's tables, a migration
+                self._check_schema(wait_s)
         except BaseException:
-            self.con.close()
+            with contextlib.suppress(duckdb.Error):  # what went wrong first is what is said
+                self.con.close()
             raise
 
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if kind is None:
+            self.close()
+            return
+        with contextlib.suppress(duckdb.Error, WriteError):  # what went wrong first is what is said
+            self.close()
 
     def close(self) -> None:
-        self.con.close()
+        """Closes the file (DuckDB then writes its write-ahead log into it, if it can)."""
+        with self._writes():
+            self.con.close()
+
+    @contextlib.contextmanager
+    def _writes(self) -> Iterator[None]:
+        """DuckDB failing to write the file (a full disk) raises
+        :class:`~sattcp.errors.WriteError` naming the store; other errors pass as they are."""
+        try:
+            yield
+        except duckdb.Error as e:
+            if (failure := _write_failure(self.path, e)) is not None:
+                raise failure from e
+            raise
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One transaction: committed if the block ends without error, else rolled back. A
+        commit that cannot be written (:meth:`_writes`) has rolled back already: the ROLLBACK's
+        "no transaction is active" must not hide why."""
+        con = self.con
+        with self._writes():
+            con.execute("BEGIN TRANSACTION")
+            try:
+                yield
+                con.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(duckdb.Error):  # what went wrong first is what is said
+                    con.execute("ROLLBACK")
+                raise
 
     # -- schema --------------------------------------------------------------------------------
 
@@ -428,8 +503,7 @@ class Store:
         run was typed NULL and refused every later value). Rows are kept; runs get
         ``build = 'unknown (store schema 1)'``."""
         con = self.con
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with self._transaction():
             old = self._tables()
             for t in ("runs", "flows", "studies"):
                 if t in old:
@@ -459,10 +533,6 @@ class Store:
             con.executemany("INSERT INTO meta VALUES (?, ?)",
                             [["schema_version", str(SCHEMA_VERSION)], ["created_by", build_id()],
                              ["migrated_from", "1"]])
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
 
     # -- studies -------------------------------------------------------------------------------
 
@@ -471,8 +541,7 @@ class Store:
         """Record (or update) a study's definition and, if given, the run keys of that
         definition (runs of the study with other keys become stale)."""
         con = self.con
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with self._transaction():
             con.execute("INSERT OR REPLACE INTO studies VALUES (?, ?, ?)",
                         [study, _dumps(definition), _now()])
             if run_keys is not None:
@@ -483,10 +552,6 @@ class Store:
                     con.execute("INSERT INTO study_runs SELECT study, run_key FROM _keys")
                 finally:
                     con.unregister("_keys")
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
 
     def studies(self) -> list[str]:
         return [r[0] for r in self.con.execute("SELECT study FROM studies ORDER BY study").fetchall()]
@@ -563,8 +628,7 @@ class Store:
         typed = {t: _typed_frame(df.reset_index(drop=True), RUN_TABLES[t])
                  for t, df in tables.items()}  # type errors surface before the transaction
         con = self.con
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with self._transaction():
             con.execute("DELETE FROM runs WHERE study = ? AND run_key = ?", [study, run_key])
             for t in RUN_TABLES:
                 con.execute(f"DELETE FROM {t} WHERE study = ? AND run_key = ?", [study, run_key])
@@ -573,10 +637,6 @@ class Store:
                         list(row.values()))
             for t, (table, extra) in typed.items():
                 self._insert_rows(t, study, run_key, table, extra)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
 
     def _insert_rows(self, table: str, study: str, run_key: str, data: Any,
                      extra: Mapping[str, str]) -> None:

@@ -65,6 +65,7 @@ from typing import Any, TextIO
 
 import pandas as pd
 
+from sattcp.errors import WriteError
 from sattcp.store import Store, StoreWriter, build_id, sattcp_version
 
 __all__ = [
@@ -235,19 +236,23 @@ class Study:
         the simulator returns. Every problem is raised at once as :class:`StudyError`."""
         if self.size() > MAX_RUNS:
             raise StudyError(self.source, [_too_many(self)])
+        from sattcp.api import read_toml_file
+        from sattcp.errors import ScenarioError
+
         build = build_id()
         specs: list[RunSpec] = []
         problems: list[dict[str, Any]] = []
         keys = list(self.factors)
         summary_keys: set[str] | None = None
+        base_text: str | None = None  # a readable base scenario, for the responses
         for bi, block in enumerate(self.blocks):
             try:
-                text = block.scenario.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as e:
-                problems.append({"path": f"blocks[{bi}].scenario" if len(self.blocks) > 1 else
-                                 "scenario", "rule": f"cannot read ({type(e).__name__})",
-                                 "got": str(block.scenario)})
+                text = read_toml_file(block.scenario)
+            except ScenarioError as e:
+                where = f"blocks[{bi}].scenario" if len(self.blocks) > 1 else "scenario"
+                problems.extend({**p, "path": where} for p in e.problems)
                 continue
+            base_text = text if base_text is None else base_text
             base_digest = hashlib.sha256(text.encode()).hexdigest()[:16]
             base_tree = _canonical_toml(text)
             for levels in product(*self.factors.values()):
@@ -271,6 +276,10 @@ class Study:
                     specs.append(RunSpec(self.name, block.name, key, labels, seed,
                                          str(block.scenario), overrides, base_digest, text,
                                          _with_seed(config, seed), digest, build))
+        if core and summary_keys is None and base_text is not None:
+            # No run could be loaded (a misspelt factor key is in every one): the responses
+            # are checked against a base scenario's own summary all the same.
+            summary_keys = _summary_keys(base_text, {})
         if summary_keys is not None:
             known = summary_keys | set(API_SUMMARY)
             for i, r in enumerate(self.responses):
@@ -433,13 +442,17 @@ def _factor_maps(levels: Mapping[str, Any], factors: Mapping[str, Any],
 
 
 def _resolve(rel: str, study_dir: Path) -> Path | None:
+    """The file ``rel`` names, looked up relative to the study's folder, its parents, then the
+    working folder; where none of these is a file, the first that exists (a folder, a device:
+    the caller says what it is); None if nothing has that name."""
     p = Path(rel)
     if p.is_absolute():
-        return p if p.is_file() else None
-    for base in [study_dir, *study_dir.parents, Path.cwd()]:
-        if (base / p).is_file():
-            return (base / p).resolve()
-    return None
+        return p if p.exists() else None
+    there = [base / p for base in [study_dir, *study_dir.parents, Path.cwd()] if (base / p).exists()]
+    for q in there:
+        if q.is_file():
+            return q.resolve()
+    return there[0].resolve() if there else None
 
 
 def _is_int(v: Any) -> bool:
@@ -478,21 +491,33 @@ def _scenario_sections() -> set[str]:
 
 def load_study(source: str | Path) -> Study:
     """Read and validate a study file; raises :class:`StudyError` listing every problem."""
+    study, problems = _read_study(source)
+    if problems:
+        raise StudyError(study.source, problems)
+    return study
+
+
+def _read_study(source: str | Path) -> tuple[Study, list[dict[str, Any]]]:
+    """The study a file describes and its problems (``{path, rule, got}``): what can be made of
+    a study with problems (its valid factors, blocks and values) is there, so that the runs'
+    own problems can be reported with the file's (:func:`run_sweep`). A file that cannot be
+    read as a study at all raises :class:`StudyError`."""
+    from sattcp.api import check_scenario_file, read_toml_file
+    from sattcp.errors import ScenarioError
+
     path = Path(source)
-    if not path.exists():
-        raise StudyError(str(source), [{"path": "", "rule": "file not found", "got": str(source)}])
-    if not path.is_file():
-        raise StudyError(str(source), [{"path": "", "rule": "not a file", "got": str(source)}])
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        # The reader of scenario files: a regular file, UTF-8 with or without a byte-order mark.
+        text = read_toml_file(path, "study")
+    except ScenarioError as e:
+        raise StudyError(str(source), e.problems) from None
+    try:
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise StudyError(str(path), [{"path": "", "rule": f"not valid TOML ({e})", "got": None}]) from e
     except RecursionError as e:  # tomllib recurses once per nested array or inline table
         raise StudyError(str(path), [{"path": "", "rule": "not valid TOML (arrays or inline tables nested too deeply to "
                                       "read; a study needs a few levels at most)", "got": None}]) from e
-    except (OSError, UnicodeDecodeError) as e:
-        raise StudyError(str(path), [{"path": "", "rule": f"cannot read ({type(e).__name__})",
-                                      "got": str(path)}]) from e
     # A scenario file where a study is expected: one problem saying so, not one per section.
     known = _scenario_sections()
     sections = sorted(k for k in raw if k in known)
@@ -629,6 +654,12 @@ def load_study(source: str | Path) -> Study:
             if resolved is None:
                 bad(f"{w}scenario", f"file not found (looked from {study_dir} upwards and in "
                     f"{Path.cwd()})", scen)
+            else:
+                try:  # a folder or a device, as `sattcp run` says
+                    check_scenario_file(resolved)
+                except ScenarioError as e:
+                    bad(f"{w}scenario", f"{e.problems[0]['rule']} ({resolved})", scen)
+                    resolved = None
         bname = b.get("name", resolved.stem if resolved else "")
         if not isinstance(bname, str) or not bname:
             bad(f"{w}name", "must be a non-empty string", bname)
@@ -684,9 +715,7 @@ def load_study(source: str | Path) -> Study:
     )
     if not problems and study.size() > MAX_RUNS:
         problems.append(_too_many(study))
-    if problems:
-        raise StudyError(str(path), problems)
-    return study
+    return study, problems
 
 
 def packaged_study(name: str) -> Path:
@@ -882,10 +911,18 @@ def run_sweep(
     the sweep goes on. Ctrl-C (KeyboardInterrupt) and SIGTERM (:class:`Terminated`) stop the
     workers and keep every finished run; running again resumes.
     """
+    problems: list[dict[str, Any]] = []
     if not isinstance(study, Study):
-        study = load_study(study)
+        study, problems = _read_study(study)
     if quick:
-        study = study.quick()
+        try:
+            study = study.quick()
+        except StudyError as e:
+            problems.extend(e.problems)
+    if problems:
+        # With the runs' own problems, as far as the valid part of the study shows them: one
+        # error with every problem, not one round of fixes per stage.
+        raise StudyError(study.source, _dedupe(problems + _run_problems(study, runner)))
     if jobs is not None and jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     if runner is None:
@@ -901,6 +938,7 @@ def run_sweep(
     todo = [s for s in specs if s.run_key in todo_keys]
     prog = Progress(f"sweep {study.name}", len(todo), progress)
     writer = StoreWriter(store_path, notice=lambda m: print(f"sweep: {m}", file=sys.stderr))
+    failed_write: WriteError | None = None
     with _sigterm_as_interrupt():
         try:
             if todo:
@@ -908,17 +946,55 @@ def run_sweep(
                     _run_dask(todo, writer, cluster, runner, prog, jobs)
                 else:
                     _run_pool(todo, writer, jobs or os.cpu_count() or 1, runner, prog)
+        except WriteError as e:
+            # A full disk: nothing more could be kept, so the workers were stopped. The runs
+            # written so far stay in the store; the rerun runs the others.
+            failed_write = e
         finally:
             # Whatever happened, what finished goes to the store (a reader may hold it a while).
-            if not writer.flush(wait_s=120):
-                print(f"sweep: {len(writer.pending)} finished run(s) could not be written "
-                      f"({store_path} stayed locked); they will run again", file=sys.stderr)
-            prog.close()
+            try:
+                if not writer.flush(wait_s=120):
+                    print(f"sweep: {len(writer.pending)} finished run(s) could not be written "
+                          f"({store_path} stayed locked); they will run again", file=sys.stderr)
+            except WriteError as e:
+                failed_write = e
+                raise _not_all_written(e, writer) from None  # over a Ctrl-C's "all is saved"
+            finally:
+                prog.close()
+    if failed_write is not None:
+        raise _not_all_written(failed_write, writer) from None
     with Store(store_path) as store:
         ok = len(set(keys) & store.run_keys(study.name, "ok"))
         failed = len(set(keys) & store.run_keys(study.name, "failed"))
     return SweepSummary(study.name, len(specs), len(specs) - len(todo), ok, failed,
                         time.monotonic() - t0, Path(store_path), stale)
+
+
+def _not_all_written(e: WriteError, writer: StoreWriter) -> WriteError:
+    """The store could not be written (``cannot write PATH: No space left on device``): what
+    the stopped sweep kept, and how to go on."""
+    lost = f", {len(writer.pending)} finished run(s) could not be written" if writer.pending else ""
+    return WriteError(f"{e}. The sweep stopped: the {writer.written} run(s) it wrote are kept{lost}; "
+                      "once there is room, the same command runs the rest")
+
+
+def _run_problems(study: Study, runner: Runner | None) -> list[dict[str, Any]]:
+    """What :meth:`Study.runs` finds in the runs of a study whose file has problems of its own
+    (those problems left out: a factor with bad levels, a block without its scenario): the
+    simulator's problems with the scenarios they would load. None without the simulator, or
+    when there is nothing (no block) or too much (more than MAX_RUNS runs) to check."""
+    if runner is None:
+        try:
+            _check_api()
+        except SimulatorUnavailable:
+            return []
+    if not study.blocks or study.size() > MAX_RUNS:
+        return []
+    try:
+        study.runs(core=runner is None)
+    except StudyError as e:
+        return e.problems
+    return []
 
 
 def check_cluster(cluster: Any, label: str = "cluster") -> None:

@@ -167,6 +167,14 @@ def test_seed_out_of_range_is_bad_input():
     assert p.returncode == 2 and "run.seed" in p.stderr and "Traceback" not in p.stderr
 
 
+def test_a_seed_beyond_toml_integers_names_the_rule_and_the_range():
+    # Was "run.seed: must be an integer, got "18446744073709551615"": it is one, and --seed takes it.
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.seed=18446744073709551615")
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert p.stderr.splitlines()[1:] == ["  run.seed: is beyond TOML's integers (-2^63 to 2^63 - 1); allowed: 0 to 2^63 - 1 "
+                                         "(`--seed` up to 2^64 - 1 replaces it), got 18446744073709551615"], p.stderr
+
+
 def test_ctrl_c_stops_a_long_run_promptly():
     import signal
     import subprocess

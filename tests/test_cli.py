@@ -175,6 +175,14 @@ def test_a_seed_beyond_toml_integers_names_the_rule_and_the_range():
                                          "(`--seed` up to 2^64 - 1 replaces it), got 18446744073709551615"], p.stderr
 
 
+@pytest.mark.parametrize(("key", "value"), [("run.duration", "1e-12s"), ("run.duration", "0.5ns"), ("links.bottleneck.delay", "1e-12s")])
+def test_a_duration_below_one_nanosecond_is_refused_for_every_key(key, value):
+    # run.duration=1e-12s said "must be > 0", 0.5ns ran as 1 ns, and a delay of 1e-12s ran as none.
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", f"{key}={value}")
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert p.stderr.splitlines()[1:] == [f'  {key}: must be at least 1ns (simulated time counts whole nanoseconds), got "{value}"'], p.stderr
+
+
 def test_ctrl_c_stops_a_long_run_promptly():
     import signal
     import subprocess

@@ -1637,6 +1637,19 @@ mod tests {
     }
 
     #[test]
+    fn a_duration_below_one_nanosecond_is_refused_for_every_key() {
+        // Was "run.duration: must be > 0" for 1e-12s (rounded to 0 ns) while 0.5ns ran as 1 ns,
+        // and a delay of 1e-12s was no delay at all: one rule, in parse_duration, for every key.
+        for (key, v) in [("run.duration", "1e-12s"), ("run.duration", "0.5ns"), ("links.bottleneck.delay", "1e-12s"), ("links.access.delay", "0.5ns"), ("tcp.timer_granularity", "0.4ns"), ("tcp.min_rto", "1e-10s"), ("app.start", "0.1ns")] {
+            assert_only(GEO2, &[(key, v)], &format!("{key}: must be at least 1ns (simulated time counts whole nanoseconds), got \"{v}\""));
+        }
+        let s = scenario(GEO2, &[("links.bottleneck.delay", "1e-9s"), ("run.duration", "1ns"), ("switch.buffer", "100pkt")]);
+        assert_eq!((s.topology.bottleneck().unwrap().delay, s.duration), (SimTime(1), SimTime(1)));
+        // 0 stays what each key allows.
+        assert_eq!(scenario(GEO2, &[("links.bottleneck.delay", "0ns"), ("tcp.ssthresh", "100000"), ("switch.buffer", "100pkt")]).rtt_prop(), SimTime::ZERO);
+    }
+
+    #[test]
     fn each_problem_states_its_value_once() {
         assert_only(GEO2, &[("links.bottleneck.rate", "45Mbs")], "links.bottleneck.rate: unknown rate unit \"Mbs\" (use bps, kbps, Mbps or Gbps), got \"45Mbs\"");
         assert_only(GEO2, &[("links.bottleneck.rate", "1e400Mbps")], "links.bottleneck.rate: too large (at most 18446744073Gbps, u64 bits per second), got \"1e400Mbps\"");

@@ -183,6 +183,15 @@ def test_a_duration_below_one_nanosecond_is_refused_for_every_key(key, value):
     assert p.stderr.splitlines()[1:] == [f'  {key}: must be at least 1ns (simulated time counts whole nanoseconds), got "{value}"'], p.stderr
 
 
+@pytest.mark.parametrize(("scenario", "key", "value"), [("geo-bulk", "tcp.timer_granularity", "0ms"),
+                                                      ("zhou-single", "gateway.timer_granularity", "-10ms")])
+def test_a_duration_that_must_be_positive_says_so_with_the_value_as_written(scenario, key, value):
+    # Were "got 0s" whatever was written, and "must be >= 0" for the gateway's negative one.
+    p = run_cli("run", f"scenarios/{scenario}.toml", "--set", f"{key}={value}")
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert p.stderr.splitlines()[1:] == [f'  {key}: must be > 0, got "{value}"'], p.stderr
+
+
 def test_ctrl_c_stops_a_long_run_promptly():
     import signal
     import subprocess

@@ -493,12 +493,11 @@ impl Ctx {
         }
     }
 
-    /// A duration that must be > 0: a negative one is reported with that rule, not the
-    /// general ">= 0" of `parse_duration` (0 itself is the caller's check: it is also the
-    /// default of some keys).
+    /// A duration that must be > 0: 0 and a negative one are reported with that rule (not the
+    /// general ">= 0" of `parse_duration`) and the value as written, and leave `default`.
     fn positive_duration(&mut self, path: &str, v: Option<&Val>, default: SimTime) -> SimTime {
         if let Some(Val::Str(s)) = v {
-            if parse_duration(s).is_err_and(|e| e == crate::time::NOT_NEGATIVE) {
+            if parse_duration(s).is_err_and(|e| e == crate::time::NOT_NEGATIVE) || parse_duration(s) == Ok(SimTime::ZERO) {
                 self.err(path, "must be > 0", format!("{s:?}"));
                 return default;
             }
@@ -743,9 +742,6 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: Bdp) -> TcpConfig {
     if t.profile.as_deref() == Some("ns2") {
         // ns-2's boot_time_ is a fraction of its own tick (tcp/ns2.rs); tcp.ns2.tick_phase overrides.
         tcp.ns2.tick_phase = crate::tcp::ns2::Ns2Compat::boot_time(tcp.timer_granularity);
-    }
-    if tcp.timer_granularity == SimTime::ZERO {
-        c.err(&format!("{p}.timer_granularity"), "must be > 0", "0s");
     }
     tcp.initial_rto = c.duration(&format!("{p}.initial_rto"), t.initial_rto.as_ref(), tcp.initial_rto);
     tcp.min_rto = c.duration(&format!("{p}.min_rto"), t.min_rto.as_ref(), tcp.min_rto);
@@ -1176,12 +1172,8 @@ struct Judged<'a> {
 fn section_run(c: &mut Ctx, raw: &RawScenario, seed_override: Option<u64>) -> (SimTime, u64) {
     let duration = c.positive_duration("run.duration", raw.run.duration.as_ref(), SimTime::from_secs(100));
     if let Some(given) = &raw.run.duration {
-        if !c.bad("run.duration") {
-            if duration == SimTime::ZERO {
-                c.err("run.duration", "must be > 0", given.to_string());
-            } else if duration > MAX_DURATION {
-                c.err("run.duration", format!("must be at most {MAX_DURATION} (11.6 days of simulated time)"), given.to_string());
-            }
+        if !c.bad("run.duration") && duration > MAX_DURATION {
+            c.err("run.duration", format!("must be at most {MAX_DURATION} (11.6 days of simulated time)"), given.to_string());
         }
     }
     let seed = match (seed_override, raw.run.seed) {
@@ -1435,7 +1427,7 @@ fn section_app(c: &mut Ctx, raw: &RawScenario, topology: &Topology) -> AppSpec {
 /// `validate` judges them together), and no key of the other kinds.
 fn section_www(c: &mut Ctx, raw: &RawScenario) -> WwwParams {
     let mut p = WwwParams::default();
-    p.think_time = c.duration("app.think_time", raw.app.think_time.as_ref(), p.think_time);
+    p.think_time = c.positive_duration("app.think_time", raw.app.think_time.as_ref(), p.think_time);
     p.gap_min = c.duration("app.gap_min", raw.app.gap_min.as_ref(), p.gap_min);
     p.gap_max = c.duration("app.gap_max", raw.app.gap_max.as_ref(), p.gap_max);
     if let Some(f) = c.keyword("app.first_batch", raw.app.first_batch.as_deref(), FirstBatch::Staggered) {
@@ -1454,9 +1446,13 @@ fn section_www(c: &mut Ctx, raw: &RawScenario) -> WwwParams {
         }
     }
     if let Err(e) = p.validate() {
-        // Some of its rules end in ", got VALUE": the value goes to `got`.
+        // Some of its rules end in ", got VALUE": the value goes to `got`. A key already
+        // reported was left at its default, which its rule would judge instead.
         let (rule, got) = split_got(&e.rule);
-        c.err(&format!("app.{}", e.path), rule, got);
+        let path = format!("app.{}", e.path);
+        if !c.bad(&path) {
+            c.err(&path, rule, got);
+        }
     }
     p
 }
@@ -1647,6 +1643,22 @@ mod tests {
         assert_eq!((s.topology.bottleneck().unwrap().delay, s.duration), (SimTime(1), SimTime(1)));
         // 0 stays what each key allows.
         assert_eq!(scenario(GEO2, &[("links.bottleneck.delay", "0ns"), ("tcp.ssthresh", "100000"), ("switch.buffer", "100pkt")]).rtt_prop(), SimTime::ZERO);
+    }
+
+    #[test]
+    fn every_duration_that_must_be_positive_says_so_with_the_value_as_written() {
+        // tcp.timer_granularity said "got 0s" whatever was written; gateway.timer_granularity
+        // likewise, and ">= 0" of a negative one, as did app.think_time and constellation.step.
+        assert_only(GEO2, &[("tcp.timer_granularity", "0ms")], "tcp.timer_granularity: must be > 0, got \"0ms\"");
+        let www = ("app.kind", "www");
+        assert_only(GEO2, &[www, ("app.think_time", "-1s")], "app.think_time: must be > 0, got \"-1s\"");
+        assert_only(GEO2, &[www, ("app.think_time", "0s")], "app.think_time: must be > 0, got \"0s\"");
+        // The default an invalid think_time leaves is not judged against gap_max.
+        assert_only(GEO2, &[www, ("app.think_time", "0s"), ("app.gap_max", "2s")], "app.think_time: must be > 0, got \"0s\"");
+        let single = include_str!("../../../../scenarios/zhou-single.toml");
+        assert_only(single, &[("gateway.timer_granularity", "0ms")], "gateway.timer_granularity: must be > 0, got \"0ms\"");
+        assert_only(single, &[("gateway.timer_granularity", "-10ms")], "gateway.timer_granularity: must be > 0, got \"-10ms\"");
+        assert_only(LEO, &[("constellation.step", "-15s")], "constellation.step: must be > 0, got \"-15s\"");
     }
 
     #[test]

@@ -237,10 +237,8 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
     if !(0.0..90.0).contains(&min_el) {
         c.err("constellation.min_elevation_deg", "must be in [0, 90) degrees", min_el.to_string());
     }
-    let step = c.duration("constellation.step", r.step.as_ref(), DEFAULT_STEP);
-    if step == SimTime::ZERO {
-        c.err("constellation.step", "must be > 0", r.step.as_ref().map(|v| v.to_string()).unwrap_or_default());
-    } else if duration.0 / step.0 >= MAX_STEPS && !c.bad("run.duration") {
+    let step = c.positive_duration("constellation.step", r.step.as_ref(), DEFAULT_STEP);
+    if !c.bad("constellation.step") && duration.0 / step.0 >= MAX_STEPS && !c.bad("run.duration") {
         c.err("constellation.step", format!("too small for run.duration (at most {MAX_STEPS} steps)"), r.step.as_ref().map(|v| v.to_string()).unwrap_or_default());
     }
     let offset = c.duration("constellation.offset", r.offset.as_ref(), SimTime::ZERO);

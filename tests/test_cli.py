@@ -192,6 +192,17 @@ def test_a_duration_that_must_be_positive_says_so_with_the_value_as_written(scen
     assert p.stderr.splitlines()[1:] == [f'  {key}: must be > 0, got "{value}"'], p.stderr
 
 
+@pytest.mark.parametrize(("value", "rule"), [("0", "must be between 1 and 10000, got 0"),
+                                           ("99999999999999999999", "is beyond TOML's integers (-2^63 to 2^63 - 1); "
+                                                                    "allowed: 1 to 10000, got 99999999999999999999")])
+def test_a_shell_size_out_of_range_names_the_range(value, rule):
+    # Was "constellation.shell.planes: is required, between 1 and 10000, got 0" (with phasing blamed
+    # too) and "must be an integer" of the huge one.
+    p = run_cli("run", "scenarios/leo-paris-moscow-isl.toml", "--set", f"constellation.shell.planes={value}")
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert p.stderr.splitlines()[1:] == [f"  constellation.shell.planes: {rule}"], p.stderr
+
+
 def test_ctrl_c_stops_a_long_run_promptly():
     import signal
     import subprocess

@@ -591,11 +591,29 @@ impl Ctx {
     fn int(&mut self, path: &str, v: Option<i64>, default: i64, lo: i64, hi: i64) -> i64 {
         match v {
             None => default,
-            Some(x) if x >= lo && x <= hi => x,
-            Some(x) => {
-                self.err(path, format!("must be between {lo} and {hi}"), x.to_string());
-                default
+            Some(x) => self.within(path, x, lo, hi, "").unwrap_or(default),
+        }
+    }
+
+    /// `x` if it lies in `lo..=hi`, else None after reporting "must be between LO and HI"
+    /// (`unit` after it: "", " km"): the range rule of every number, optional or required.
+    fn within<T: PartialOrd + std::fmt::Display>(&mut self, path: &str, x: T, lo: T, hi: T, unit: &str) -> Option<T> {
+        if x >= lo && x <= hi {
+            return Some(x);
+        }
+        self.err(path, format!("must be between {lo} and {hi}{unit}"), x.to_string());
+        None
+    }
+
+    /// A number that must be given, in `lo..=hi`: absent, "is required (LO to HI)"; given
+    /// outside, [`Ctx::within`]'s rule. None after reporting either.
+    fn required<T: PartialOrd + std::fmt::Display>(&mut self, path: &str, v: Option<T>, lo: T, hi: T, unit: &str) -> Option<T> {
+        match v {
+            None => {
+                self.err(path, format!("is required ({lo} to {hi}{unit})"), "");
+                None
             }
+            Some(x) => self.within(path, x, lo, hi, unit),
         }
     }
 
@@ -1969,7 +1987,7 @@ mod tests {
     #[test]
     fn a_constellation_problem_is_not_repeated_as_bdp_problems() {
         assert_only(LEO, &[("constellation.step", "0s")], "constellation.step: must be > 0, got \"0s\"");
-        assert_only(LEO, &[("constellation.shell.altitude_km", "5")], "constellation.shell.altitude_km: is required, between 100 and 100000 km, got 5");
+        assert_only(LEO, &[("constellation.shell.altitude_km", "5")], "constellation.shell.altitude_km: must be between 100 and 100000 km, got 5");
         assert_only(LEO, &[("constellation.from.lat", "95")], "constellation.from.lat: must be between -90 and 90 degrees, got 95");
         assert_only(LEO, &[("constellation.routing", "laser")], "constellation.routing: must be \"isl\" or \"bentpipe\", got \"laser\"");
         // The steps are not counted against the default of an invalid run.duration.
@@ -1979,6 +1997,24 @@ mod tests {
         assert_only(single, &[("gateway.satellite.rate", "0Mbps"), ("tcp.ssthresh", "bdp")], "gateway.satellite.rate: must be > 0, got \"0Mbps\"");
         assert_only(GEO2, &[("links.bottleneck.delay", "-1ms"), ("tcp.send_buffer", "0.5bdp")], "links.bottleneck.delay: must be >= 0, got \"-1ms\"");
         assert_only(GEO2, &[("topology.kind", "dumbel"), ("tcp.ssthresh", "bdp")], "topology.kind: must be \"dumbbell\", \"path\", \"graph\" or \"gateway\", got \"dumbel\"");
+    }
+
+    #[test]
+    fn a_number_out_of_range_names_the_range_and_only_a_missing_one_is_required() {
+        // Was "constellation.shell.planes: is required, between 1 and 10000, got 0", and the
+        // file's phasing = 1 was judged against the 1 plane left in place of the 0.
+        assert_only(LEO, &[("constellation.shell.planes", "0")], "constellation.shell.planes: must be between 1 and 10000, got 0");
+        assert_only(LEO, &[("constellation.shell.per_plane", "10001")], "constellation.shell.per_plane: must be between 1 and 10000, got 10001");
+        assert_only(LEO, &[("constellation.shell.planes", "99999999999999999999")], "constellation.shell.planes: is beyond TOML's integers (-2^63 to 2^63 - 1); allowed: 1 to 10000, got 99999999999999999999");
+        assert_only(LEO, &[("constellation.shell.inclination_deg", "200")], "constellation.shell.inclination_deg: must be between 0 and 180 degrees, got 200");
+        assert_only(LEO, &[("constellation.to.lon", "-181")], "constellation.to.lon: must be between -180 and 180 degrees, got -181");
+        assert_only(LEO, &[("constellation.to.alt_km", "101")], "constellation.to.alt_km: must be between 0 and 100 km, got 101");
+        // Phasing is judged against a valid number of planes.
+        assert_only(LEO, &[("constellation.shell.phasing", "72")], "constellation.shell.phasing: must be between 0 and planes - 1 = 71, got 72");
+        // Absent, each is required, with its range.
+        assert_only(&LEO.replace("planes = 72, ", ""), &[], "constellation.shell.planes: is required (1 to 10000)");
+        assert_only(&LEO.replace("altitude_km = 550, ", ""), &[], "constellation.shell.altitude_km: is required (100 to 100000 km)");
+        assert_only(&LEO.replace("lat = 48.8566, ", ""), &[], "constellation.from.lat: is required (-90 to 90 degrees)");
     }
 
     /// Every problem that is not a consequence of another is still listed beside it.

@@ -203,6 +203,19 @@ def test_a_shell_size_out_of_range_names_the_range(value, rule):
     assert p.stderr.splitlines()[1:] == [f"  constellation.shell.planes: {rule}"], p.stderr
 
 
+def test_a_zero_delay_names_itself_where_sizes_in_bdp_come_to_zero():
+    # Was "tcp.ssthresh: must be > 0, got 0" (and switch.buffer's "got "1bdp""): nothing named the delay.
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "links.bottleneck.delay=0s")
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    bdp0 = "= 0 bytes (bdp = links.bottleneck.rate x 2 x links.bottleneck.delay = 45Mbps x 2 x 0s)"
+    assert p.stderr.splitlines()[1:] == [f'  tcp.ssthresh: must be > 0, got "bdp" {bdp0}',
+                                         f'  switch.buffer: must hold at least one packet (9220 bytes at MSS 9180), got "1bdp" {bdp0}'], p.stderr
+    # The delay itself is valid: with the sizes in bytes and packets, the run goes ahead.
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "links.bottleneck.delay=0s", "--set", "tcp.ssthresh=100000",
+                "--set", "switch.buffer=100pkt", "--set", "run.duration=1s")
+    assert p.returncode == 0, p.stderr
+
+
 def test_ctrl_c_stops_a_long_run_promptly():
     import signal
     import subprocess

@@ -404,6 +404,11 @@ struct Ctx {
     /// Every `*.queue` that [`Ctx::link`] read, in that order: (its path, its size, the value
     /// as written), for the drop-tail rules of [`section_switch`].
     queues: Vec<(String, Size, String)>,
+    /// Values derived from the bandwidth-delay product (a size in bdp, given or by default):
+    /// (path, the value as written with what it came to and from which keys, [`Bdp::shown`]),
+    /// shown as `got` by every problem at that path ([`Ctx::err`]), so that a rule broken by
+    /// the derived value names the keys it came from (`links.bottleneck.delay = 0s`).
+    derived: Vec<(String, String)>,
 }
 
 /// `path` is `at` or lies under it ("tcp.mss" under "tcp").
@@ -425,7 +430,16 @@ impl Ctx {
         if self.unread.iter().any(|u| at_or_under(path, u)) {
             return;
         }
-        self.problems.push(Problem { path: path.into(), rule: rule.into(), got: got.into() });
+        let got = match self.derived.iter().rev().find(|(p, _)| p == path) {
+            Some((_, shown)) => shown.clone(),
+            None => got.into(),
+        };
+        self.problems.push(Problem { path: path.into(), rule: rule.into(), got });
+    }
+
+    /// The value at `path` is `shown` derived from the bdp (see [`Ctx::derived`]).
+    fn derive(&mut self, path: &str, shown: String) {
+        self.derived.push((path.to_string(), shown));
     }
 
     /// Whether anything at, under or above `path` is invalid or unread: checks that combine
@@ -457,7 +471,13 @@ impl Ctx {
         let too_small = match size {
             Size::Bytes(b) => b < packet && mss_ok,
             Size::Packets(p) => p < 1,
-            Size::Bdp(k) => ((k * bdp.bytes as f64) as u64) < packet && mss_ok && bdp.known,
+            Size::Bdp(k) => {
+                let bytes = (k * bdp.bytes as f64) as u64;
+                if bdp.known {
+                    self.derive(path, bdp.shown(got, bytes, "bytes"));
+                }
+                bytes < packet && mss_ok && bdp.known
+            }
             Size::Cells(_) => {
                 self.err(path, "cells are for ATM switches; give bytes, packets or a bdp multiple", got);
                 false
@@ -571,7 +591,11 @@ impl Ctx {
                     None
                 }
                 // `as u64` would saturate silently at u64::MAX (2^64 as f64 is the first miss).
-                Some(Bdp { bytes: bdp, .. }) if (k * bdp as f64).round() < 18_446_744_073_709_551_616.0 => Some((k * bdp as f64).round() as u64),
+                Some(bdp) if (k * bdp.bytes as f64).round() < 18_446_744_073_709_551_616.0 => {
+                    let bytes = (k * bdp.bytes as f64).round() as u64;
+                    self.derive(path, bdp.shown(&got, bytes, "bytes"));
+                    Some(bytes)
+                }
                 Some(_) => {
                     self.err(path, "too large (at most 2^64 - 1 bytes)", got);
                     None
@@ -714,7 +738,9 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: Bdp) -> TcpConfig {
     tcp.initial_ssthresh = match &t.ssthresh {
         None => bdp.bytes.max(2 * tcp.mss as u64),
         Some(Val::Str(s)) if s == "bdp" => {
-            if !bdp.known {
+            if bdp.known {
+                c.derive(&format!("{p}.ssthresh"), bdp.shown("\"bdp\"", bdp.bytes, "bytes"));
+            } else {
                 c.poison(&format!("{p}.ssthresh"));
             }
             bdp.bytes
@@ -1064,7 +1090,7 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
 /// [`section_links`], [`section_tcp`] and [`section_tcp_groups`], [`section_switch`],
 /// [`section_app`], [`section_loss`], [`section_trace`].
 pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[String]) -> Result<Scenario, ScenarioError> {
-    let mut c = Ctx { problems: Vec::new(), unread: unread.to_vec(), queues: Vec::new() };
+    let mut c = Ctx { problems: Vec::new(), unread: unread.to_vec(), queues: Vec::new(), derived: Vec::new() };
     // Links cannot be judged against a topology whose kind is unknown.
     if c.bad("topology.kind") {
         c.unread.push("links".into());
@@ -1158,6 +1184,10 @@ fn link_names(c: &Ctx, raw: &RawScenario, topology: &Topology) -> Option<Vec<Str
 struct Bdp {
     bytes: u64,
     known: bool,
+    /// What it is the product of, for messages ([`Bdp::shown`]).
+    rate: Rate,
+    rtt: SimTime,
+    kind: TopologyKind,
 }
 
 impl Bdp {
@@ -1170,7 +1200,33 @@ impl Bdp {
             Topology::Gateway(_) => &["gateway.satellite", "gateway.return", "gateway.servers"],
             Topology::Graph(_) => &["topology.nodes", "topology.flows", "topology.bottleneck", "links.graph"],
         };
-        Bdp { bytes: topology.bdp_bytes(), known: !c.bad("topology.kind") && !inputs.iter().any(|p| c.bad(p)) }
+        Bdp { bytes: topology.bdp_bytes(), known: !c.bad("topology.kind") && !inputs.iter().any(|p| c.bad(p)), rate: topology.bottleneck_rate(), rtt: topology.rtt_prop(), kind: topology.kind() }
+    }
+
+    /// The keys it is the product of, and their values ([`Topology::rtt_prop`]), at `rate`
+    /// (the line rate; an ATM buffer's cells are counted at the cell rate).
+    fn product(&self, rate: Rate, rate_key: &str) -> String {
+        let half = SimTime(self.rtt.0 / 2);
+        match self.kind {
+            TopologyKind::Dumbbell => format!("links.bottleneck.{rate_key} x 2 x links.bottleneck.delay = {rate} x 2 x {half}"),
+            TopologyKind::Path => format!("the slowest hop's {rate_key} x 2 x the hops' delays (links.path) = {rate} x 2 x {half}"),
+            TopologyKind::Graph => format!("the {rate_key} of topology.bottleneck x 2 x the first flow's delay (links.graph) = {rate} x 2 x {half}"),
+            TopologyKind::Gateway => format!("gateway.satellite.{rate_key} x (the satellite round trip + 2 x gateway.servers.0.delay) = {rate} x {}", self.rtt),
+        }
+    }
+
+    /// A value given as a bdp multiple (`written`: as written, or which default), what it came
+    /// to and where from: `"bdp" = 0 bytes (bdp = links.bottleneck.rate x 2 x
+    /// links.bottleneck.delay = 45Mbps x 2 x 0s)`.
+    fn shown(&self, written: &str, n: u64, unit: &str) -> String {
+        self.shown_at(written, n, unit, self.rate)
+    }
+
+    /// [`Bdp::shown`] of a count at another rate than the line rate (an ATM port's cells at
+    /// the cell rate, `payload_rate`).
+    fn shown_at(&self, written: &str, n: u64, unit: &str, rate: Rate) -> String {
+        let rate_key = if rate == self.rate { "rate" } else { "payload_rate" };
+        format!("{written} = {n} {unit} (bdp = {})", self.product(rate, rate_key))
     }
 }
 
@@ -1287,7 +1343,7 @@ fn section_tcp_groups(c: &mut Ctx, raw: &RawScenario, bdp: Bdp, flows: Flows) ->
     let mut tcp_of_flow = std::collections::BTreeMap::new();
     for (i, g) in raw.tcp.groups.iter().flatten().enumerate() {
         let p = format!("tcp.groups.{i}");
-        let mut scratch = Ctx { problems: Vec::new(), unread: c.unread.clone(), queues: Vec::new() };
+        let mut scratch = Ctx { problems: Vec::new(), unread: c.unread.clone(), queues: Vec::new(), derived: Vec::new() };
         let cfg = section_tcp(&mut scratch, &p, &raw.tcp.with_group(g), bdp);
         let given = g.given();
         for pr in scratch.problems {
@@ -1325,6 +1381,8 @@ fn section_switch(c: &mut Ctx, raw: &RawScenario, topology: &Topology, tcp: &Tcp
     // The default (1 bdp) is checked too: on a short path it may not hold one packet.
     let buffer_ok = !c.bad("switch.buffer");
     let buffer_got = raw.switch.buffer.as_ref().map(|v| v.to_string()).unwrap_or_default();
+    // What a bdp multiple's derivation names: the value as written, or the default's.
+    let buffer_written = if raw.switch.buffer.is_some() { buffer_got.clone() } else { "the default \"1bdp\"".to_string() };
     // The queues links.*.queue (gateway.*.queue) set, with the value as written.
     let link_queues = std::mem::take(&mut c.queues);
     let mut buffer_cells_n = 0;
@@ -1337,7 +1395,7 @@ fn section_switch(c: &mut Ctx, raw: &RawScenario, topology: &Topology, tcp: &Tcp
             }
             // A gateway topology has no switch: its queues are the links' own.
             if buffer_ok && !matches!(topology, Topology::Gateway(_)) {
-                c.droptail_queue("switch.buffer", buffer, &buffer_got, tcp.mss, bdp);
+                c.droptail_queue("switch.buffer", buffer, &buffer_written, tcp.mss, bdp);
             }
             if !c.bad("switch.kind") {
                 for (path, size, got) in &link_queues {
@@ -1388,6 +1446,9 @@ fn section_switch(c: &mut Ctx, raw: &RawScenario, topology: &Topology, tcp: &Tcp
             // Cells at the cell rate (payload_rate), as Table 3 of seed 000; see Topology::bdp_bytes.
             let cell_rate = topology.bottleneck().map_or(Rate(1), |l| l.payload_rate);
             buffer_cells_n = buffer_cells(buffer, topology.rtt_prop(), cell_rate, tcp.mss as u64);
+            if matches!(buffer, Size::Bdp(_)) && bdp.known {
+                c.derive("switch.buffer", bdp.shown_at(&buffer_written, buffer_cells_n, "cells", cell_rate));
+            }
             let frame = cells_for_tcp_payload(tcp.mss as u64);
             // Cells from packets or bytes need a valid MSS; from a bdp multiple, a valid bdp too.
             let inputs_ok = !c.bad("tcp.mss") && (bdp.known || !matches!(buffer, Size::Bdp(_)));
@@ -1691,6 +1752,45 @@ mod tests {
     }
 
     #[test]
+    fn a_value_derived_from_the_bdp_names_the_keys_it_came_from() {
+        // links.bottleneck.delay = 0s is valid (an explicit ssthresh and buffer run), but makes
+        // the bdp 0: tcp.ssthresh = "bdp" said "must be > 0, got 0", and nothing named the delay.
+        let explicit = [("tcp.ssthresh", "100000"), ("switch.buffer", "100pkt")];
+        assert_eq!(scenario(GEO2, &[&explicit[..], &[("links.bottleneck.delay", "0s")]].concat()).bdp_bytes(), 0);
+        let zero = ("links.bottleneck.delay", "0s");
+        assert_eq!(
+            problems(GEO2, &[zero, ("tcp.ssthresh", "bdp"), ("switch.buffer", "1bdp")]),
+            [
+                "tcp.ssthresh: must be > 0, got \"bdp\" = 0 bytes (bdp = links.bottleneck.rate x 2 x links.bottleneck.delay = 45Mbps x 2 x 0s)",
+                "switch.buffer: must hold at least one packet (1064 bytes at MSS 1024), got \"1bdp\" = 0 bytes (bdp = links.bottleneck.rate x 2 x links.bottleneck.delay = 45Mbps x 2 x 0s)",
+            ]
+        );
+        // The same for every size in bdp: multiples, buffers, queues, a group's, the default
+        // switch.buffer (which said nothing of its value), an ATM buffer in cells.
+        let bdp0 = "= 0 bytes (bdp = links.bottleneck.rate x 2 x links.bottleneck.delay = 45Mbps x 2 x 0s)";
+        let ex = explicit[0];
+        assert_only(GEO2, &[zero, ("tcp.ssthresh", "0.5bdp"), explicit[1]], &format!("tcp.ssthresh: must be > 0, got \"0.5bdp\" {bdp0}"));
+        assert_only(GEO2, &[zero, ex, explicit[1], ("tcp.send_buffer", "2bdp")], &format!("tcp.send_buffer: must hold at least one segment (MSS), got \"2bdp\" {bdp0}"));
+        assert_only(
+            GEO2,
+            &[zero, ex, explicit[1], ("tcp.receive_buffer", "1bdp")],
+            &format!("tcp.receive_buffer: must hold at least one segment (MSS 1024) and one window-scale unit (1 bytes at window_scale 0), got \"1bdp\" {bdp0}"),
+        );
+        assert_only(GEO2, &[zero, ex, explicit[1], ("links.access.queue", "1bdp")], &format!("links.access.queue: must hold at least one packet (1064 bytes at MSS 1024), got \"1bdp\" {bdp0}"));
+        assert_only(GEO2, &[zero, ex], &format!("switch.buffer: must hold at least one packet (1064 bytes at MSS 1024), got the default \"1bdp\" {bdp0}"));
+        let group = GEO2.to_string() + "\n[[tcp.groups]]\nflows = [1]\nssthresh = \"bdp\"\n";
+        assert_only(&group, &[zero, ex, explicit[1]], &format!("tcp.groups.0.ssthresh: must be > 0, got \"bdp\" {bdp0}"));
+        let atm = [("switch.kind", "atm"), ("links.bottleneck.payload_rate", "40Mbps"), ("switch.buffer", "1bdp")];
+        assert_only(
+            GEO2,
+            &[&[zero, ex][..], &atm[..]].concat(),
+            "switch.buffer: must hold at least one frame (23 cells at MSS 1024), got \"1bdp\" = 0 cells (bdp = links.bottleneck.payload_rate x 2 x links.bottleneck.delay = 40Mbps x 2 x 0s)",
+        );
+        // A value given in bytes shows as given.
+        assert_only(GEO2, &[zero, ex, ("switch.buffer", "100B")], "switch.buffer: must hold at least one packet (1064 bytes at MSS 1024), got \"100B\"");
+    }
+
+    #[test]
     fn a_missing_link_is_one_problem() {
         assert_eq!(problems("[topology]\npairs = 1\n", &[]), ["links.access: is required (a table with rate and delay)", "links.bottleneck: is required (a table with rate and delay)"]);
     }
@@ -1708,7 +1808,7 @@ mod tests {
         assert_eq!(problems(GEO2, &[bad_rate, ("links.access.queue", "1e-9bdp")]).len(), 1);
         // Each hop of a path: 1e-6 bdp of the 2 Mbps x 60 ms path is 0.015 bytes.
         let tiny_hop = PATH2.replace("delay = \"20ms\"", "delay = \"20ms\"\n        queue = \"1e-6bdp\"");
-        assert_only(&tiny_hop, &[], "links.path.1.queue: must hold at least one packet (1064 bytes at MSS 1024), got \"1e-6bdp\"");
+        assert_only(&tiny_hop, &[], "links.path.1.queue: must hold at least one packet (1064 bytes at MSS 1024), got \"1e-6bdp\" = 0 bytes (bdp = the slowest hop's rate x 2 x the hops' delays (links.path) = 2Mbps x 2 x 30ms)");
     }
 
     #[test]
@@ -2033,7 +2133,7 @@ mod tests {
         // A problem in the access links leaves the bottleneck's bdp known, and judged.
         assert_eq!(
             problems(GEO2, &[("links.access.ber", "2"), ("switch.buffer", "1e-9bdp")]),
-            ["links.access.ber: must be in [0, 1), got 2", "switch.buffer: must hold at least one packet (1064 bytes at MSS 1024), got \"1e-9bdp\""]
+            ["links.access.ber: must be in [0, 1), got 2", "switch.buffer: must hold at least one packet (1064 bytes at MSS 1024), got \"1e-9bdp\" = 0 bytes (bdp = links.bottleneck.rate x 2 x links.bottleneck.delay = 45Mbps x 2 x 275ms)"]
         );
     }
 

@@ -71,7 +71,9 @@ def render(schema: dict) -> str:
         "(`switch.policy` of a drop-tail switch, say) are left out of it, as are keys whose absence is their meaning "
         "(default \"(none)\").",
         "",
-        "Units: durations `ns`, `us`, `ms`, `s`, `min` (`\"275ms\"`); rates `bps`, `kbps`, `Mbps`, `Gbps` "
+        "Units: durations `ns`, `us`, `ms`, `s`, `min` (`\"275ms\"`), rounded to the nearest nanosecond (simulated "
+        "time counts whole nanoseconds), and a duration above 0 but below `1ns` (`\"0.5ns\"`, `\"1e-12s\"`) is refused "
+        "for every key (\"must be at least 1ns\"), never taken as 0 or 1 ns; rates `bps`, `kbps`, `Mbps`, `Gbps` "
         "(`\"45Mbps\"`); sizes `B`, `KB`, `MB`, `GB` (powers of 1000), `KiB`, `MiB` (powers of 1024), `pkt` "
         "(packets of MSS + 40 bytes), `cells` (53-byte ATM cells), `bdp` (multiples of the bottleneck rate x "
         "round-trip propagation delay); a bare integer size is bytes.",

@@ -186,6 +186,55 @@ def test_seed_out_of_range_is_bad_input():
     assert p.returncode == 2 and "run.seed" in p.stderr and "Traceback" not in p.stderr
 
 
+def test_a_seed_beyond_toml_integers_names_the_rule_and_the_range():
+    # Was "run.seed: must be an integer, got "18446744073709551615"": it is one, and --seed takes it.
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.seed=18446744073709551615")
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert p.stderr.splitlines()[1:] == ["  run.seed: is beyond TOML's integers (-2^63 to 2^63 - 1); allowed: 0 to 2^63 - 1 "
+                                         "(`--seed` up to 2^64 - 1 replaces it), got 18446744073709551615"], p.stderr
+
+
+@pytest.mark.parametrize(("key", "value"), [("run.duration", "1e-12s"), ("run.duration", "0.5ns"), ("links.bottleneck.delay", "1e-12s")])
+def test_a_duration_below_one_nanosecond_is_refused_for_every_key(key, value):
+    # run.duration=1e-12s said "must be > 0", 0.5ns ran as 1 ns, and a delay of 1e-12s ran as none.
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", f"{key}={value}")
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert p.stderr.splitlines()[1:] == [f'  {key}: must be at least 1ns (simulated time counts whole nanoseconds), got "{value}"'], p.stderr
+
+
+@pytest.mark.parametrize(("scenario", "key", "value"), [("geo-bulk", "tcp.timer_granularity", "0ms"),
+                                                      ("zhou-single", "gateway.timer_granularity", "-10ms")])
+def test_a_duration_that_must_be_positive_says_so_with_the_value_as_written(scenario, key, value):
+    # Were "got 0s" whatever was written, and "must be >= 0" for the gateway's negative one.
+    p = run_cli("run", f"scenarios/{scenario}.toml", "--set", f"{key}={value}")
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert p.stderr.splitlines()[1:] == [f'  {key}: must be > 0, got "{value}"'], p.stderr
+
+
+@pytest.mark.parametrize(("value", "rule"), [("0", "must be between 1 and 10000, got 0"),
+                                           ("99999999999999999999", "is beyond TOML's integers (-2^63 to 2^63 - 1); "
+                                                                    "allowed: 1 to 10000, got 99999999999999999999")])
+def test_a_shell_size_out_of_range_names_the_range(value, rule):
+    # Was "constellation.shell.planes: is required, between 1 and 10000, got 0" (with phasing blamed
+    # too) and "must be an integer" of the huge one.
+    p = run_cli("run", "scenarios/leo-paris-moscow-isl.toml", "--set", f"constellation.shell.planes={value}")
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert p.stderr.splitlines()[1:] == [f"  constellation.shell.planes: {rule}"], p.stderr
+
+
+def test_a_zero_delay_names_itself_where_sizes_in_bdp_come_to_zero():
+    # Was "tcp.ssthresh: must be > 0, got 0" (and switch.buffer's "got "1bdp""): nothing named the delay.
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "links.bottleneck.delay=0s")
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    bdp0 = "= 0 bytes (bdp = links.bottleneck.rate x 2 x links.bottleneck.delay = 45Mbps x 2 x 0s)"
+    assert p.stderr.splitlines()[1:] == [f'  tcp.ssthresh: must be > 0, got "bdp" {bdp0}',
+                                         f'  switch.buffer: must hold at least one packet (9220 bytes at MSS 9180), got "1bdp" {bdp0}'], p.stderr
+    # The delay itself is valid: with the sizes in bytes and packets, the run goes ahead.
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "links.bottleneck.delay=0s", "--set", "tcp.ssthresh=100000",
+                "--set", "switch.buffer=100pkt", "--set", "run.duration=1s")
+    assert p.returncode == 0, p.stderr
+
+
 def test_ctrl_c_stops_a_long_run_promptly():
     import signal
     import subprocess

@@ -161,8 +161,16 @@ fn scaled_u64(n: f64, scale: f64) -> Option<u64> {
 /// positive reports its own rule instead (scenario validation).
 pub const NOT_NEGATIVE: &str = "must be >= 0";
 
-/// Parses a duration: "275ms", "5us", "100s", "1.5s", "10ns", "2min". At most u64::MAX ns
-/// (about 584 years): anything longer is an error, never a saturated value.
+/// The rule [`parse_duration`] gives a duration above 0 but below one nanosecond, the unit of
+/// simulated time: rounded to the nearest nanosecond it would become 0 (refused by keys that
+/// must be > 0, silently no delay at all elsewhere) or 1 ns (up to twice what was written).
+/// (0 itself stays what each key allows.)
+pub const BELOW_1NS: &str = "must be at least 1ns (simulated time counts whole nanoseconds)";
+
+/// Parses a duration: "275ms", "5us", "100s", "1.5s", "10ns", "2min", rounded to the nearest
+/// nanosecond. At most u64::MAX ns (about 584 years): anything longer is an error, never a
+/// saturated value. A duration above 0 and below 1 ns is an error ([`BELOW_1NS`]) for every key
+/// alike, never 0 ns or 1 ns.
 pub fn parse_duration(s: &str) -> Result<SimTime, String> {
     let (n, unit) = split_number(s).ok_or("expected a duration such as \"275ms\"")?;
     let scale = match unit {
@@ -176,6 +184,11 @@ pub fn parse_duration(s: &str) -> Result<SimTime, String> {
     };
     if n.is_nan() || n < 0.0 {
         return Err(NOT_NEGATIVE.into());
+    }
+    // Below 1 ns by more than a float's error in `n * scale` ("1e-9s" is 1.0 ns, give or take).
+    let ns = n * scale;
+    if ns > 0.0 && ns < 1.0 - 1e-9 {
+        return Err(BELOW_1NS.into());
     }
     scaled_u64(n, scale).map(SimTime).ok_or_else(|| "too large (at most 18446744073s, u64 nanoseconds)".into())
 }
@@ -314,6 +327,23 @@ mod tests {
         assert_rule(parse_duration("abc"), "expected a duration such as \"275ms\"");
         assert_rule(parse_size("-1B"), "must be >= 0");
         assert_rule(parse_size("3furlongs"), "unknown size unit \"furlongs\" (use B, KB, MB, KiB, MiB, pkt, cells or bdp)");
+    }
+
+    #[test]
+    fn a_duration_below_one_nanosecond_is_refused_whatever_it_would_round_to() {
+        // 1e-12s rounded to 0 ns ("must be > 0" on run.duration, none at all on a delay) while
+        // 0.5ns rounded to 1 ns: one rule now, for every duration key.
+        for s in ["1e-12s", "0.4ns", "0.5ns", "0.999ns", "1e-4us", "1e-10s"] {
+            assert_rule(parse_duration(s), BELOW_1NS);
+        }
+        assert_eq!(parse_duration("0ns").unwrap(), SimTime::ZERO);
+        assert_eq!(parse_duration("0s").unwrap(), SimTime::ZERO);
+        // 1 ns however it is written, and rounding to the nearest nanosecond above it.
+        for s in ["1ns", "1e-9s", "0.001us", "1e-6ms", "1.4ns"] {
+            assert_eq!(parse_duration(s).unwrap(), SimTime(1), "{s}");
+        }
+        assert_eq!(parse_duration("1.5ns").unwrap(), SimTime(2));
+        assert_eq!(parse_duration("275.0000001ms").unwrap(), SimTime(275_000_000));
     }
 
     #[test]

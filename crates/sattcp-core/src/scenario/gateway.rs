@@ -212,10 +212,7 @@ pub(super) fn validate(c: &mut Ctx, g: Option<&RawGateway>, mss: Option<u32>) ->
     if let Some(mss) = mss.filter(|&m| client_buffer < m as u64 && !c.bad("gateway.client_buffer")) {
         c.err("gateway.client_buffer", format!("must hold at least one segment ({mss} bytes)"), client_buffer.to_string());
     }
-    let timer_granularity = c.duration("gateway.timer_granularity", g.timer_granularity.as_ref(), DEFAULT_TIMER_GRANULARITY);
-    if timer_granularity == SimTime::ZERO {
-        c.err("gateway.timer_granularity", "must be > 0", "0s");
-    }
+    let timer_granularity = c.positive_duration("gateway.timer_granularity", g.timer_granularity.as_ref(), DEFAULT_TIMER_GRANULARITY);
     GatewaySpec {
         scheme,
         buffers,

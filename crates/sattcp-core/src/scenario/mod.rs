@@ -118,7 +118,9 @@ pub fn merged_tree(text: &str, overrides: &[(String, toml::Value)]) -> Result<to
             let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
             format!("line {line}")
         });
-        ScenarioError::one("", format!("TOML syntax error{}: {}", loc.map(|l| format!(" at {l}")).unwrap_or_default(), e.message()), "")
+        // toml's message for an integer beyond i64 says neither the limit nor that it is TOML's.
+        let why = if e.message().contains("number too large") { format!(" (beyond {TOML_INTEGERS})") } else { String::new() };
+        ScenarioError::one("", format!("TOML syntax error{}: {}{why}", loc.map(|l| format!(" at {l}")).unwrap_or_default(), e.message()), "")
     })?;
     let mut problems = Vec::new();
     for (path, value) in overrides {
@@ -234,9 +236,44 @@ fn type_rule(msg: &str) -> String {
     format!("must be {what}")
 }
 
+/// TOML's integers are i64 (TOML 1.0, "Integer"): a longer one is no TOML value, so an override
+/// (`--set run.seed=18446744073709551615`) falls back to the string of its digits, and a file
+/// that writes one has a syntax error.
+const TOML_INTEGERS: &str = "TOML's integers (-2^63 to 2^63 - 1)";
+
+/// Whether `s` is an integer literal that TOML's integers cannot hold (sign, digits and
+/// underscores between digits, beyond i64).
+fn beyond_toml_integers(s: &str) -> bool {
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let well_formed = !digits.is_empty() && digits.split('_').all(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+    // Well formed, it can fail only by overflowing.
+    well_formed && s.replace('_', "").parse::<i64>().is_err()
+}
+
+/// The rule of a number key given an integer [`beyond_toml_integers`]: serde's "must be an
+/// integer" would deny what the user wrote; the key's allowed values come from the schema.
+fn beyond_toml_integers_rule(path: &str) -> String {
+    match schema::row(path).map(|k| k.allowed).filter(|a| !a.is_empty()) {
+        Some(allowed) => format!("is beyond {TOML_INTEGERS}; allowed: {allowed}"),
+        None => format!("is beyond {TOML_INTEGERS}"),
+    }
+}
+
+/// Why `s` is no TOML value, if it is none (toml's message, with the limit of its integers
+/// when it is one too long).
+fn toml_literal_error(s: &str) -> Option<String> {
+    let e = format!("v = {s}").parse::<toml::Table>().err()?;
+    let why = if e.message().contains("number too large") { format!(", beyond {TOML_INTEGERS}") } else { String::new() };
+    Some(format!("{}{why}", e.message()))
+}
+
 /// A value as written, for `got` (long tables and lists are cut short).
 fn shown(v: &toml::Value) -> String {
-    let s = v.to_string();
+    cut(v.to_string())
+}
+
+/// `s` cut short after 60 characters.
+fn cut(s: String) -> String {
     match s.char_indices().nth(60) {
         Some((i, _)) => format!("{}...", &s[..i]),
         None => s,
@@ -276,9 +313,18 @@ impl Reader {
             }
             let path = dotted(key, &steps);
             if !self.type_errors.iter().any(|p| p.path == path) {
-                let got = value_at(&mut value, &steps).map(|v| shown(v)).unwrap_or_default();
                 let msg = e.into_inner().to_string();
-                self.type_errors.push(Problem { path, rule: type_rule(msg.lines().next().unwrap_or("")), got });
+                let rule = type_rule(msg.lines().next().unwrap_or(""));
+                let problem = match value_at(&mut value, &steps) {
+                    // An integer TOML could not hold, given where a number belongs: shown as written.
+                    Some(toml::Value::String(s)) if (rule == "must be an integer" || rule == "must be a number") && beyond_toml_integers(s) => Problem { rule: beyond_toml_integers_rule(&path), got: cut(s.clone()), path },
+                    // An inline table or list an override could not parse ("{seed = 2^64}"): why.
+                    Some(toml::Value::String(s)) if (rule == "must be a table" || rule == "must be a list") && s.trim_start().starts_with(['{', '[']) && toml_literal_error(s).is_some() => {
+                        Problem { rule: format!("{rule}; as written it is no TOML value ({})", toml_literal_error(s).unwrap_or_default()), got: cut(s.clone()), path }
+                    }
+                    v => Problem { got: v.map(|v| shown(v)).unwrap_or_default(), rule, path },
+                };
+                self.type_errors.push(problem);
             }
             // Remove the value (a list element: blank it), or if that was done already, its parent.
             loop {
@@ -481,6 +527,33 @@ mod tests {
             shown(&text),
             ["loss.2.bogus: unknown key", "loss.0.flow: must be an integer, got \"x\"", "loss.1.flow: must be between 0 and 1, got 7"]
         );
+    }
+
+    #[test]
+    fn an_integer_beyond_toml_is_named_with_the_range_of_its_key() {
+        let shown_with = |ov: &[(&str, &str)]| problems(GOOD, ov).iter().map(|p| p.to_string()).collect::<Vec<_>>();
+        // Was "run.seed: must be an integer, got \"18446744073709551615\"": it is one (sweeps and
+        // --seed take it), but no TOML integer, so the override fell back to its digits' string.
+        assert_eq!(
+            shown_with(&[("run.seed", "18446744073709551615")]),
+            ["run.seed: is beyond TOML's integers (-2^63 to 2^63 - 1); allowed: 0 to 2^63 - 1 (`--seed` up to 2^64 - 1 replaces it), got 18446744073709551615"]
+        );
+        // Each key's own range (the schema's), below as above, and for keys whose type is a number.
+        assert_eq!(shown_with(&[("topology.pairs", "-99_999_999_999_999_999_999")]), ["topology.pairs: is beyond TOML's integers (-2^63 to 2^63 - 1); allowed: 1 to 100000 (a path: 1), got -99_999_999_999_999_999_999"]);
+        assert_eq!(shown_with(&[("switch.R", "99999999999999999999")]), ["switch.R: is beyond TOML's integers (-2^63 to 2^63 - 1); allowed: (0, 1], got 99999999999999999999"]);
+        // In a table or a list the override could not parse, the reason (was "run: must be a table").
+        assert_eq!(
+            shown_with(&[("run", "{seed = 18446744073709551615}")]),
+            ["run: must be a table; as written it is no TOML value (number too large to fit in target type, beyond TOML's integers (-2^63 to 2^63 - 1)), got {seed = 18446744073709551615}"]
+        );
+        // The largest TOML integer is a seed; a string of digits that fits is still a string.
+        let (s, _) = load(GOOD, &[("run.seed".into(), parse_override_value("9223372036854775807"))], None).unwrap();
+        assert_eq!(s.seed, i64::MAX as u64);
+        assert_eq!(shown_with(&[("run.seed", "\"12\"")]), ["run.seed: must be an integer, got \"12\""]);
+        assert_eq!(shown_with(&[("run.seed", "1_2_")]), ["run.seed: must be an integer, got \"1_2_\""]);
+        // In a file, TOML's own syntax error, with the limit.
+        let p = problems(&GOOD.replace("[run]", "[run]\nseed = 18446744073709551615"), &[]);
+        assert_eq!(p[0].rule, "TOML syntax error at line 3: number too large to fit in target type (beyond TOML's integers (-2^63 to 2^63 - 1))");
     }
 
     #[test]

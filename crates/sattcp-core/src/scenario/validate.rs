@@ -404,6 +404,11 @@ struct Ctx {
     /// Every `*.queue` that [`Ctx::link`] read, in that order: (its path, its size, the value
     /// as written), for the drop-tail rules of [`section_switch`].
     queues: Vec<(String, Size, String)>,
+    /// Values derived from the bandwidth-delay product (a size in bdp, given or by default):
+    /// (path, the value as written with what it came to and from which keys, [`Bdp::shown`]),
+    /// shown as `got` by every problem at that path ([`Ctx::err`]), so that a rule broken by
+    /// the derived value names the keys it came from (`links.bottleneck.delay = 0s`).
+    derived: Vec<(String, String)>,
 }
 
 /// `path` is `at` or lies under it ("tcp.mss" under "tcp").
@@ -425,7 +430,16 @@ impl Ctx {
         if self.unread.iter().any(|u| at_or_under(path, u)) {
             return;
         }
-        self.problems.push(Problem { path: path.into(), rule: rule.into(), got: got.into() });
+        let got = match self.derived.iter().rev().find(|(p, _)| p == path) {
+            Some((_, shown)) => shown.clone(),
+            None => got.into(),
+        };
+        self.problems.push(Problem { path: path.into(), rule: rule.into(), got });
+    }
+
+    /// The value at `path` is `shown` derived from the bdp (see [`Ctx::derived`]).
+    fn derive(&mut self, path: &str, shown: String) {
+        self.derived.push((path.to_string(), shown));
     }
 
     /// Whether anything at, under or above `path` is invalid or unread: checks that combine
@@ -457,7 +471,13 @@ impl Ctx {
         let too_small = match size {
             Size::Bytes(b) => b < packet && mss_ok,
             Size::Packets(p) => p < 1,
-            Size::Bdp(k) => ((k * bdp.bytes as f64) as u64) < packet && mss_ok && bdp.known,
+            Size::Bdp(k) => {
+                let bytes = (k * bdp.bytes as f64) as u64;
+                if bdp.known {
+                    self.derive(path, bdp.shown(got, bytes, "bytes"));
+                }
+                bytes < packet && mss_ok && bdp.known
+            }
             Size::Cells(_) => {
                 self.err(path, "cells are for ATM switches; give bytes, packets or a bdp multiple", got);
                 false
@@ -493,12 +513,11 @@ impl Ctx {
         }
     }
 
-    /// A duration that must be > 0: a negative one is reported with that rule, not the
-    /// general ">= 0" of `parse_duration` (0 itself is the caller's check: it is also the
-    /// default of some keys).
+    /// A duration that must be > 0: 0 and a negative one are reported with that rule (not the
+    /// general ">= 0" of `parse_duration`) and the value as written, and leave `default`.
     fn positive_duration(&mut self, path: &str, v: Option<&Val>, default: SimTime) -> SimTime {
         if let Some(Val::Str(s)) = v {
-            if parse_duration(s).is_err_and(|e| e == crate::time::NOT_NEGATIVE) {
+            if parse_duration(s).is_err_and(|e| e == crate::time::NOT_NEGATIVE) || parse_duration(s) == Ok(SimTime::ZERO) {
                 self.err(path, "must be > 0", format!("{s:?}"));
                 return default;
             }
@@ -572,7 +591,11 @@ impl Ctx {
                     None
                 }
                 // `as u64` would saturate silently at u64::MAX (2^64 as f64 is the first miss).
-                Some(Bdp { bytes: bdp, .. }) if (k * bdp as f64).round() < 18_446_744_073_709_551_616.0 => Some((k * bdp as f64).round() as u64),
+                Some(bdp) if (k * bdp.bytes as f64).round() < 18_446_744_073_709_551_616.0 => {
+                    let bytes = (k * bdp.bytes as f64).round() as u64;
+                    self.derive(path, bdp.shown(&got, bytes, "bytes"));
+                    Some(bytes)
+                }
                 Some(_) => {
                     self.err(path, "too large (at most 2^64 - 1 bytes)", got);
                     None
@@ -592,11 +615,29 @@ impl Ctx {
     fn int(&mut self, path: &str, v: Option<i64>, default: i64, lo: i64, hi: i64) -> i64 {
         match v {
             None => default,
-            Some(x) if x >= lo && x <= hi => x,
-            Some(x) => {
-                self.err(path, format!("must be between {lo} and {hi}"), x.to_string());
-                default
+            Some(x) => self.within(path, x, lo, hi, "").unwrap_or(default),
+        }
+    }
+
+    /// `x` if it lies in `lo..=hi`, else None after reporting "must be between LO and HI"
+    /// (`unit` after it: "", " km"): the range rule of every number, optional or required.
+    fn within<T: PartialOrd + std::fmt::Display>(&mut self, path: &str, x: T, lo: T, hi: T, unit: &str) -> Option<T> {
+        if x >= lo && x <= hi {
+            return Some(x);
+        }
+        self.err(path, format!("must be between {lo} and {hi}{unit}"), x.to_string());
+        None
+    }
+
+    /// A number that must be given, in `lo..=hi`: absent, "is required (LO to HI)"; given
+    /// outside, [`Ctx::within`]'s rule. None after reporting either.
+    fn required<T: PartialOrd + std::fmt::Display>(&mut self, path: &str, v: Option<T>, lo: T, hi: T, unit: &str) -> Option<T> {
+        match v {
+            None => {
+                self.err(path, format!("is required ({lo} to {hi}{unit})"), "");
+                None
             }
+            Some(x) => self.within(path, x, lo, hi, unit),
         }
     }
 
@@ -697,7 +738,9 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: Bdp) -> TcpConfig {
     tcp.initial_ssthresh = match &t.ssthresh {
         None => bdp.bytes.max(2 * tcp.mss as u64),
         Some(Val::Str(s)) if s == "bdp" => {
-            if !bdp.known {
+            if bdp.known {
+                c.derive(&format!("{p}.ssthresh"), bdp.shown("\"bdp\"", bdp.bytes, "bytes"));
+            } else {
                 c.poison(&format!("{p}.ssthresh"));
             }
             bdp.bytes
@@ -743,9 +786,6 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: Bdp) -> TcpConfig {
     if t.profile.as_deref() == Some("ns2") {
         // ns-2's boot_time_ is a fraction of its own tick (tcp/ns2.rs); tcp.ns2.tick_phase overrides.
         tcp.ns2.tick_phase = crate::tcp::ns2::Ns2Compat::boot_time(tcp.timer_granularity);
-    }
-    if tcp.timer_granularity == SimTime::ZERO {
-        c.err(&format!("{p}.timer_granularity"), "must be > 0", "0s");
     }
     tcp.initial_rto = c.duration(&format!("{p}.initial_rto"), t.initial_rto.as_ref(), tcp.initial_rto);
     tcp.min_rto = c.duration(&format!("{p}.min_rto"), t.min_rto.as_ref(), tcp.min_rto);
@@ -1050,7 +1090,7 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
 /// [`section_links`], [`section_tcp`] and [`section_tcp_groups`], [`section_switch`],
 /// [`section_app`], [`section_loss`], [`section_trace`].
 pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[String]) -> Result<Scenario, ScenarioError> {
-    let mut c = Ctx { problems: Vec::new(), unread: unread.to_vec(), queues: Vec::new() };
+    let mut c = Ctx { problems: Vec::new(), unread: unread.to_vec(), queues: Vec::new(), derived: Vec::new() };
     // Links cannot be judged against a topology whose kind is unknown.
     if c.bad("topology.kind") {
         c.unread.push("links".into());
@@ -1144,6 +1184,10 @@ fn link_names(c: &Ctx, raw: &RawScenario, topology: &Topology) -> Option<Vec<Str
 struct Bdp {
     bytes: u64,
     known: bool,
+    /// What it is the product of, for messages ([`Bdp::shown`]).
+    rate: Rate,
+    rtt: SimTime,
+    kind: TopologyKind,
 }
 
 impl Bdp {
@@ -1156,7 +1200,33 @@ impl Bdp {
             Topology::Gateway(_) => &["gateway.satellite", "gateway.return", "gateway.servers"],
             Topology::Graph(_) => &["topology.nodes", "topology.flows", "topology.bottleneck", "links.graph"],
         };
-        Bdp { bytes: topology.bdp_bytes(), known: !c.bad("topology.kind") && !inputs.iter().any(|p| c.bad(p)) }
+        Bdp { bytes: topology.bdp_bytes(), known: !c.bad("topology.kind") && !inputs.iter().any(|p| c.bad(p)), rate: topology.bottleneck_rate(), rtt: topology.rtt_prop(), kind: topology.kind() }
+    }
+
+    /// The keys it is the product of, and their values ([`Topology::rtt_prop`]), at `rate`
+    /// (the line rate; an ATM buffer's cells are counted at the cell rate).
+    fn product(&self, rate: Rate, rate_key: &str) -> String {
+        let half = SimTime(self.rtt.0 / 2);
+        match self.kind {
+            TopologyKind::Dumbbell => format!("links.bottleneck.{rate_key} x 2 x links.bottleneck.delay = {rate} x 2 x {half}"),
+            TopologyKind::Path => format!("the slowest hop's {rate_key} x 2 x the hops' delays (links.path) = {rate} x 2 x {half}"),
+            TopologyKind::Graph => format!("the {rate_key} of topology.bottleneck x 2 x the first flow's delay (links.graph) = {rate} x 2 x {half}"),
+            TopologyKind::Gateway => format!("gateway.satellite.{rate_key} x (the satellite round trip + 2 x gateway.servers.0.delay) = {rate} x {}", self.rtt),
+        }
+    }
+
+    /// A value given as a bdp multiple (`written`: as written, or which default), what it came
+    /// to and where from: `"bdp" = 0 bytes (bdp = links.bottleneck.rate x 2 x
+    /// links.bottleneck.delay = 45Mbps x 2 x 0s)`.
+    fn shown(&self, written: &str, n: u64, unit: &str) -> String {
+        self.shown_at(written, n, unit, self.rate)
+    }
+
+    /// [`Bdp::shown`] of a count at another rate than the line rate (an ATM port's cells at
+    /// the cell rate, `payload_rate`).
+    fn shown_at(&self, written: &str, n: u64, unit: &str, rate: Rate) -> String {
+        let rate_key = if rate == self.rate { "rate" } else { "payload_rate" };
+        format!("{written} = {n} {unit} (bdp = {})", self.product(rate, rate_key))
     }
 }
 
@@ -1176,12 +1246,8 @@ struct Judged<'a> {
 fn section_run(c: &mut Ctx, raw: &RawScenario, seed_override: Option<u64>) -> (SimTime, u64) {
     let duration = c.positive_duration("run.duration", raw.run.duration.as_ref(), SimTime::from_secs(100));
     if let Some(given) = &raw.run.duration {
-        if !c.bad("run.duration") {
-            if duration == SimTime::ZERO {
-                c.err("run.duration", "must be > 0", given.to_string());
-            } else if duration > MAX_DURATION {
-                c.err("run.duration", format!("must be at most {MAX_DURATION} (11.6 days of simulated time)"), given.to_string());
-            }
+        if !c.bad("run.duration") && duration > MAX_DURATION {
+            c.err("run.duration", format!("must be at most {MAX_DURATION} (11.6 days of simulated time)"), given.to_string());
         }
     }
     let seed = match (seed_override, raw.run.seed) {
@@ -1277,7 +1343,7 @@ fn section_tcp_groups(c: &mut Ctx, raw: &RawScenario, bdp: Bdp, flows: Flows) ->
     let mut tcp_of_flow = std::collections::BTreeMap::new();
     for (i, g) in raw.tcp.groups.iter().flatten().enumerate() {
         let p = format!("tcp.groups.{i}");
-        let mut scratch = Ctx { problems: Vec::new(), unread: c.unread.clone(), queues: Vec::new() };
+        let mut scratch = Ctx { problems: Vec::new(), unread: c.unread.clone(), queues: Vec::new(), derived: Vec::new() };
         let cfg = section_tcp(&mut scratch, &p, &raw.tcp.with_group(g), bdp);
         let given = g.given();
         for pr in scratch.problems {
@@ -1315,6 +1381,8 @@ fn section_switch(c: &mut Ctx, raw: &RawScenario, topology: &Topology, tcp: &Tcp
     // The default (1 bdp) is checked too: on a short path it may not hold one packet.
     let buffer_ok = !c.bad("switch.buffer");
     let buffer_got = raw.switch.buffer.as_ref().map(|v| v.to_string()).unwrap_or_default();
+    // What a bdp multiple's derivation names: the value as written, or the default's.
+    let buffer_written = if raw.switch.buffer.is_some() { buffer_got.clone() } else { "the default \"1bdp\"".to_string() };
     // The queues links.*.queue (gateway.*.queue) set, with the value as written.
     let link_queues = std::mem::take(&mut c.queues);
     let mut buffer_cells_n = 0;
@@ -1327,7 +1395,7 @@ fn section_switch(c: &mut Ctx, raw: &RawScenario, topology: &Topology, tcp: &Tcp
             }
             // A gateway topology has no switch: its queues are the links' own.
             if buffer_ok && !matches!(topology, Topology::Gateway(_)) {
-                c.droptail_queue("switch.buffer", buffer, &buffer_got, tcp.mss, bdp);
+                c.droptail_queue("switch.buffer", buffer, &buffer_written, tcp.mss, bdp);
             }
             if !c.bad("switch.kind") {
                 for (path, size, got) in &link_queues {
@@ -1378,6 +1446,9 @@ fn section_switch(c: &mut Ctx, raw: &RawScenario, topology: &Topology, tcp: &Tcp
             // Cells at the cell rate (payload_rate), as Table 3 of seed 000; see Topology::bdp_bytes.
             let cell_rate = topology.bottleneck().map_or(Rate(1), |l| l.payload_rate);
             buffer_cells_n = buffer_cells(buffer, topology.rtt_prop(), cell_rate, tcp.mss as u64);
+            if matches!(buffer, Size::Bdp(_)) && bdp.known {
+                c.derive("switch.buffer", bdp.shown_at(&buffer_written, buffer_cells_n, "cells", cell_rate));
+            }
             let frame = cells_for_tcp_payload(tcp.mss as u64);
             // Cells from packets or bytes need a valid MSS; from a bdp multiple, a valid bdp too.
             let inputs_ok = !c.bad("tcp.mss") && (bdp.known || !matches!(buffer, Size::Bdp(_)));
@@ -1435,7 +1506,7 @@ fn section_app(c: &mut Ctx, raw: &RawScenario, topology: &Topology) -> AppSpec {
 /// `validate` judges them together), and no key of the other kinds.
 fn section_www(c: &mut Ctx, raw: &RawScenario) -> WwwParams {
     let mut p = WwwParams::default();
-    p.think_time = c.duration("app.think_time", raw.app.think_time.as_ref(), p.think_time);
+    p.think_time = c.positive_duration("app.think_time", raw.app.think_time.as_ref(), p.think_time);
     p.gap_min = c.duration("app.gap_min", raw.app.gap_min.as_ref(), p.gap_min);
     p.gap_max = c.duration("app.gap_max", raw.app.gap_max.as_ref(), p.gap_max);
     if let Some(f) = c.keyword("app.first_batch", raw.app.first_batch.as_deref(), FirstBatch::Staggered) {
@@ -1454,9 +1525,13 @@ fn section_www(c: &mut Ctx, raw: &RawScenario) -> WwwParams {
         }
     }
     if let Err(e) = p.validate() {
-        // Some of its rules end in ", got VALUE": the value goes to `got`.
+        // Some of its rules end in ", got VALUE": the value goes to `got`. A key already
+        // reported was left at its default, which its rule would judge instead.
         let (rule, got) = split_got(&e.rule);
-        c.err(&format!("app.{}", e.path), rule, got);
+        let path = format!("app.{}", e.path);
+        if !c.bad(&path) {
+            c.err(&path, rule, got);
+        }
     }
     p
 }
@@ -1637,6 +1712,35 @@ mod tests {
     }
 
     #[test]
+    fn a_duration_below_one_nanosecond_is_refused_for_every_key() {
+        // Was "run.duration: must be > 0" for 1e-12s (rounded to 0 ns) while 0.5ns ran as 1 ns,
+        // and a delay of 1e-12s was no delay at all: one rule, in parse_duration, for every key.
+        for (key, v) in [("run.duration", "1e-12s"), ("run.duration", "0.5ns"), ("links.bottleneck.delay", "1e-12s"), ("links.access.delay", "0.5ns"), ("tcp.timer_granularity", "0.4ns"), ("tcp.min_rto", "1e-10s"), ("app.start", "0.1ns")] {
+            assert_only(GEO2, &[(key, v)], &format!("{key}: must be at least 1ns (simulated time counts whole nanoseconds), got \"{v}\""));
+        }
+        let s = scenario(GEO2, &[("links.bottleneck.delay", "1e-9s"), ("run.duration", "1ns"), ("switch.buffer", "100pkt")]);
+        assert_eq!((s.topology.bottleneck().unwrap().delay, s.duration), (SimTime(1), SimTime(1)));
+        // 0 stays what each key allows.
+        assert_eq!(scenario(GEO2, &[("links.bottleneck.delay", "0ns"), ("tcp.ssthresh", "100000"), ("switch.buffer", "100pkt")]).rtt_prop(), SimTime::ZERO);
+    }
+
+    #[test]
+    fn every_duration_that_must_be_positive_says_so_with_the_value_as_written() {
+        // tcp.timer_granularity said "got 0s" whatever was written; gateway.timer_granularity
+        // likewise, and ">= 0" of a negative one, as did app.think_time and constellation.step.
+        assert_only(GEO2, &[("tcp.timer_granularity", "0ms")], "tcp.timer_granularity: must be > 0, got \"0ms\"");
+        let www = ("app.kind", "www");
+        assert_only(GEO2, &[www, ("app.think_time", "-1s")], "app.think_time: must be > 0, got \"-1s\"");
+        assert_only(GEO2, &[www, ("app.think_time", "0s")], "app.think_time: must be > 0, got \"0s\"");
+        // The default an invalid think_time leaves is not judged against gap_max.
+        assert_only(GEO2, &[www, ("app.think_time", "0s"), ("app.gap_max", "2s")], "app.think_time: must be > 0, got \"0s\"");
+        let single = include_str!("../../../../scenarios/zhou-single.toml");
+        assert_only(single, &[("gateway.timer_granularity", "0ms")], "gateway.timer_granularity: must be > 0, got \"0ms\"");
+        assert_only(single, &[("gateway.timer_granularity", "-10ms")], "gateway.timer_granularity: must be > 0, got \"-10ms\"");
+        assert_only(LEO, &[("constellation.step", "-15s")], "constellation.step: must be > 0, got \"-15s\"");
+    }
+
+    #[test]
     fn each_problem_states_its_value_once() {
         assert_only(GEO2, &[("links.bottleneck.rate", "45Mbs")], "links.bottleneck.rate: unknown rate unit \"Mbs\" (use bps, kbps, Mbps or Gbps), got \"45Mbs\"");
         assert_only(GEO2, &[("links.bottleneck.rate", "1e400Mbps")], "links.bottleneck.rate: too large (at most 18446744073Gbps, u64 bits per second), got \"1e400Mbps\"");
@@ -1645,6 +1749,45 @@ mod tests {
         assert_only(GEO2, &[atm[0], atm[1], ("switch.R", "1.5")], "switch.R: must be in (0, 1], got 1.5");
         assert_only(GEO2, &[atm[0], atm[1], ("switch.Z", "0.0")], "switch.Z: must be in (0, 1], got 0");
         assert_only(GEO2, &[("tcp.ssthresh", "1e300bdp")], "tcp.ssthresh: too large (at most 2^64 - 1 bytes), got \"1e300bdp\"");
+    }
+
+    #[test]
+    fn a_value_derived_from_the_bdp_names_the_keys_it_came_from() {
+        // links.bottleneck.delay = 0s is valid (an explicit ssthresh and buffer run), but makes
+        // the bdp 0: tcp.ssthresh = "bdp" said "must be > 0, got 0", and nothing named the delay.
+        let explicit = [("tcp.ssthresh", "100000"), ("switch.buffer", "100pkt")];
+        assert_eq!(scenario(GEO2, &[&explicit[..], &[("links.bottleneck.delay", "0s")]].concat()).bdp_bytes(), 0);
+        let zero = ("links.bottleneck.delay", "0s");
+        assert_eq!(
+            problems(GEO2, &[zero, ("tcp.ssthresh", "bdp"), ("switch.buffer", "1bdp")]),
+            [
+                "tcp.ssthresh: must be > 0, got \"bdp\" = 0 bytes (bdp = links.bottleneck.rate x 2 x links.bottleneck.delay = 45Mbps x 2 x 0s)",
+                "switch.buffer: must hold at least one packet (1064 bytes at MSS 1024), got \"1bdp\" = 0 bytes (bdp = links.bottleneck.rate x 2 x links.bottleneck.delay = 45Mbps x 2 x 0s)",
+            ]
+        );
+        // The same for every size in bdp: multiples, buffers, queues, a group's, the default
+        // switch.buffer (which said nothing of its value), an ATM buffer in cells.
+        let bdp0 = "= 0 bytes (bdp = links.bottleneck.rate x 2 x links.bottleneck.delay = 45Mbps x 2 x 0s)";
+        let ex = explicit[0];
+        assert_only(GEO2, &[zero, ("tcp.ssthresh", "0.5bdp"), explicit[1]], &format!("tcp.ssthresh: must be > 0, got \"0.5bdp\" {bdp0}"));
+        assert_only(GEO2, &[zero, ex, explicit[1], ("tcp.send_buffer", "2bdp")], &format!("tcp.send_buffer: must hold at least one segment (MSS), got \"2bdp\" {bdp0}"));
+        assert_only(
+            GEO2,
+            &[zero, ex, explicit[1], ("tcp.receive_buffer", "1bdp")],
+            &format!("tcp.receive_buffer: must hold at least one segment (MSS 1024) and one window-scale unit (1 bytes at window_scale 0), got \"1bdp\" {bdp0}"),
+        );
+        assert_only(GEO2, &[zero, ex, explicit[1], ("links.access.queue", "1bdp")], &format!("links.access.queue: must hold at least one packet (1064 bytes at MSS 1024), got \"1bdp\" {bdp0}"));
+        assert_only(GEO2, &[zero, ex], &format!("switch.buffer: must hold at least one packet (1064 bytes at MSS 1024), got the default \"1bdp\" {bdp0}"));
+        let group = GEO2.to_string() + "\n[[tcp.groups]]\nflows = [1]\nssthresh = \"bdp\"\n";
+        assert_only(&group, &[zero, ex, explicit[1]], &format!("tcp.groups.0.ssthresh: must be > 0, got \"bdp\" {bdp0}"));
+        let atm = [("switch.kind", "atm"), ("links.bottleneck.payload_rate", "40Mbps"), ("switch.buffer", "1bdp")];
+        assert_only(
+            GEO2,
+            &[&[zero, ex][..], &atm[..]].concat(),
+            "switch.buffer: must hold at least one frame (23 cells at MSS 1024), got \"1bdp\" = 0 cells (bdp = links.bottleneck.payload_rate x 2 x links.bottleneck.delay = 40Mbps x 2 x 0s)",
+        );
+        // A value given in bytes shows as given.
+        assert_only(GEO2, &[zero, ex, ("switch.buffer", "100B")], "switch.buffer: must hold at least one packet (1064 bytes at MSS 1024), got \"100B\"");
     }
 
     #[test]
@@ -1665,7 +1808,7 @@ mod tests {
         assert_eq!(problems(GEO2, &[bad_rate, ("links.access.queue", "1e-9bdp")]).len(), 1);
         // Each hop of a path: 1e-6 bdp of the 2 Mbps x 60 ms path is 0.015 bytes.
         let tiny_hop = PATH2.replace("delay = \"20ms\"", "delay = \"20ms\"\n        queue = \"1e-6bdp\"");
-        assert_only(&tiny_hop, &[], "links.path.1.queue: must hold at least one packet (1064 bytes at MSS 1024), got \"1e-6bdp\"");
+        assert_only(&tiny_hop, &[], "links.path.1.queue: must hold at least one packet (1064 bytes at MSS 1024), got \"1e-6bdp\" = 0 bytes (bdp = the slowest hop's rate x 2 x the hops' delays (links.path) = 2Mbps x 2 x 30ms)");
     }
 
     #[test]
@@ -1944,7 +2087,7 @@ mod tests {
     #[test]
     fn a_constellation_problem_is_not_repeated_as_bdp_problems() {
         assert_only(LEO, &[("constellation.step", "0s")], "constellation.step: must be > 0, got \"0s\"");
-        assert_only(LEO, &[("constellation.shell.altitude_km", "5")], "constellation.shell.altitude_km: is required, between 100 and 100000 km, got 5");
+        assert_only(LEO, &[("constellation.shell.altitude_km", "5")], "constellation.shell.altitude_km: must be between 100 and 100000 km, got 5");
         assert_only(LEO, &[("constellation.from.lat", "95")], "constellation.from.lat: must be between -90 and 90 degrees, got 95");
         assert_only(LEO, &[("constellation.routing", "laser")], "constellation.routing: must be \"isl\" or \"bentpipe\", got \"laser\"");
         // The steps are not counted against the default of an invalid run.duration.
@@ -1954,6 +2097,24 @@ mod tests {
         assert_only(single, &[("gateway.satellite.rate", "0Mbps"), ("tcp.ssthresh", "bdp")], "gateway.satellite.rate: must be > 0, got \"0Mbps\"");
         assert_only(GEO2, &[("links.bottleneck.delay", "-1ms"), ("tcp.send_buffer", "0.5bdp")], "links.bottleneck.delay: must be >= 0, got \"-1ms\"");
         assert_only(GEO2, &[("topology.kind", "dumbel"), ("tcp.ssthresh", "bdp")], "topology.kind: must be \"dumbbell\", \"path\", \"graph\" or \"gateway\", got \"dumbel\"");
+    }
+
+    #[test]
+    fn a_number_out_of_range_names_the_range_and_only_a_missing_one_is_required() {
+        // Was "constellation.shell.planes: is required, between 1 and 10000, got 0", and the
+        // file's phasing = 1 was judged against the 1 plane left in place of the 0.
+        assert_only(LEO, &[("constellation.shell.planes", "0")], "constellation.shell.planes: must be between 1 and 10000, got 0");
+        assert_only(LEO, &[("constellation.shell.per_plane", "10001")], "constellation.shell.per_plane: must be between 1 and 10000, got 10001");
+        assert_only(LEO, &[("constellation.shell.planes", "99999999999999999999")], "constellation.shell.planes: is beyond TOML's integers (-2^63 to 2^63 - 1); allowed: 1 to 10000, got 99999999999999999999");
+        assert_only(LEO, &[("constellation.shell.inclination_deg", "200")], "constellation.shell.inclination_deg: must be between 0 and 180 degrees, got 200");
+        assert_only(LEO, &[("constellation.to.lon", "-181")], "constellation.to.lon: must be between -180 and 180 degrees, got -181");
+        assert_only(LEO, &[("constellation.to.alt_km", "101")], "constellation.to.alt_km: must be between 0 and 100 km, got 101");
+        // Phasing is judged against a valid number of planes.
+        assert_only(LEO, &[("constellation.shell.phasing", "72")], "constellation.shell.phasing: must be between 0 and planes - 1 = 71, got 72");
+        // Absent, each is required, with its range.
+        assert_only(&LEO.replace("planes = 72, ", ""), &[], "constellation.shell.planes: is required (1 to 10000)");
+        assert_only(&LEO.replace("altitude_km = 550, ", ""), &[], "constellation.shell.altitude_km: is required (100 to 100000 km)");
+        assert_only(&LEO.replace("lat = 48.8566, ", ""), &[], "constellation.from.lat: is required (-90 to 90 degrees)");
     }
 
     /// Every problem that is not a consequence of another is still listed beside it.
@@ -1972,7 +2133,7 @@ mod tests {
         // A problem in the access links leaves the bottleneck's bdp known, and judged.
         assert_eq!(
             problems(GEO2, &[("links.access.ber", "2"), ("switch.buffer", "1e-9bdp")]),
-            ["links.access.ber: must be in [0, 1), got 2", "switch.buffer: must hold at least one packet (1064 bytes at MSS 1024), got \"1e-9bdp\""]
+            ["links.access.ber: must be in [0, 1), got 2", "switch.buffer: must hold at least one packet (1064 bytes at MSS 1024), got \"1e-9bdp\" = 0 bytes (bdp = links.bottleneck.rate x 2 x links.bottleneck.delay = 45Mbps x 2 x 275ms)"]
         );
     }
 

@@ -100,57 +100,40 @@ impl Ctx {
             self.err(path, "is required (a table with lat and lon in degrees)", "");
             return None;
         };
-        let mut coord = |key: &str, v: Option<f64>, lim: f64| match v {
-            Some(x) if (-lim..=lim).contains(&x) => Some(x),
-            Some(x) => {
-                self.err(&format!("{path}.{key}"), format!("must be between -{lim} and {lim} degrees"), x.to_string());
-                None
-            }
-            None => {
-                self.err(&format!("{path}.{key}"), "is required (degrees)", "");
-                None
-            }
-        };
-        let (lat, lon) = (coord("lat", s.lat, 90.0), coord("lon", s.lon, 180.0));
+        let lat = self.required(&format!("{path}.lat"), s.lat, -90.0, 90.0, " degrees");
+        let lon = self.required(&format!("{path}.lon"), s.lon, -180.0, 180.0, " degrees");
         let alt = s.alt_km.unwrap_or(0.0);
-        if !(0.0..=100.0).contains(&alt) {
-            self.err(&format!("{path}.alt_km"), "must be between 0 and 100 km", alt.to_string());
-        }
+        self.within(&format!("{path}.alt_km"), alt, 0.0, 100.0, " km");
         let name = s.name.clone().unwrap_or_else(|| default_name.to_string());
         Some(GroundStation { name, lat_deg: lat?, lon_deg: lon?, alt_km: alt })
     }
 
     fn shell(&mut self, r: &crate::scenario::raw::RawShell) -> Option<WalkerShell> {
         let before = self.problems.len();
-        let altitude_km = r.altitude_km.unwrap_or(f64::NAN);
-        if !(100.0..=100_000.0).contains(&altitude_km) {
-            self.err("constellation.shell.altitude_km", "is required, between 100 and 100000 km", r.altitude_km.map(|x| x.to_string()).unwrap_or_default());
-        }
-        let inclination_deg = r.inclination_deg.unwrap_or(f64::NAN);
-        if !(0.0..=180.0).contains(&inclination_deg) {
-            self.err("constellation.shell.inclination_deg", "is required, between 0 and 180 degrees", r.inclination_deg.map(|x| x.to_string()).unwrap_or_default());
-        }
-        let mut count = |key: &str, v: Option<i64>| match v {
-            Some(x) if (1..=10_000).contains(&x) => x as u32,
-            other => {
-                self.err(&format!("constellation.shell.{key}"), "is required, between 1 and 10000", other.map(|x| x.to_string()).unwrap_or_default());
-                1
+        let altitude_km = self.required("constellation.shell.altitude_km", r.altitude_km, 100.0, 100_000.0, " km");
+        let inclination_deg = self.required("constellation.shell.inclination_deg", r.inclination_deg, 0.0, 180.0, " degrees");
+        let planes = self.required("constellation.shell.planes", r.planes, 1, 10_000, "").map(|n| n as u32);
+        let per_plane = self.required("constellation.shell.per_plane", r.per_plane, 1, 10_000, "").map(|n| n as u32);
+        // Judged against a valid number of planes only (else the default would be blamed).
+        let phasing = match (r.phasing, planes) {
+            (None, Some(planes)) => 1 % planes,
+            (Some(f), Some(planes)) => {
+                if !(0..planes as i64).contains(&f) {
+                    self.err("constellation.shell.phasing", format!("must be between 0 and planes - 1 = {}", planes - 1), f.to_string());
+                }
+                f as u32
             }
+            (_, None) => 0,
         };
-        let planes = count("planes", r.planes);
-        let per_plane = count("per_plane", r.per_plane);
-        let phasing = match r.phasing {
-            None => 1 % planes,
-            Some(f) if f >= 0 && f < planes as i64 => f as u32,
-            Some(f) => {
-                self.err("constellation.shell.phasing", format!("must be between 0 and planes - 1 = {}", planes - 1), f.to_string());
-                0
+        if let (Some(planes), Some(per_plane)) = (planes, per_plane) {
+            if planes as u64 * per_plane as u64 > 100_000 {
+                self.err("constellation.shell", "at most 100000 satellites", format!("{planes} x {per_plane}"));
             }
-        };
-        if planes as u64 * per_plane as u64 > 100_000 {
-            self.err("constellation.shell", "at most 100000 satellites", format!("{planes} x {per_plane}"));
         }
-        (self.problems.len() == before).then_some(WalkerShell { altitude_km, inclination_deg, planes, per_plane, phasing })
+        if self.problems.len() > before {
+            return None;
+        }
+        Some(WalkerShell { altitude_km: altitude_km?, inclination_deg: inclination_deg?, planes: planes?, per_plane: per_plane?, phasing })
     }
 }
 
@@ -237,10 +220,8 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
     if !(0.0..90.0).contains(&min_el) {
         c.err("constellation.min_elevation_deg", "must be in [0, 90) degrees", min_el.to_string());
     }
-    let step = c.duration("constellation.step", r.step.as_ref(), DEFAULT_STEP);
-    if step == SimTime::ZERO {
-        c.err("constellation.step", "must be > 0", r.step.as_ref().map(|v| v.to_string()).unwrap_or_default());
-    } else if duration.0 / step.0 >= MAX_STEPS && !c.bad("run.duration") {
+    let step = c.positive_duration("constellation.step", r.step.as_ref(), DEFAULT_STEP);
+    if !c.bad("constellation.step") && duration.0 / step.0 >= MAX_STEPS && !c.bad("run.duration") {
         c.err("constellation.step", format!("too small for run.duration (at most {MAX_STEPS} steps)"), r.step.as_ref().map(|v| v.to_string()).unwrap_or_default());
     }
     let offset = c.duration("constellation.offset", r.offset.as_ref(), SimTime::ZERO);

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -37,6 +36,10 @@ def _reason(e: OSError) -> str:
 
 def _probe(folder: Path) -> OSError | None:
     """None if a file can be created (and was removed again) in ``folder``, else the error."""
+    # Imported here, not at the top: tempfile brings shutil, random and the compressors (about
+    # 8 ms), which a run that writes no file never needs (issue 15, sattcp run's start-up).
+    import tempfile
+
     try:
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".sattcp-probe-"):
             pass

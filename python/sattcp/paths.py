@@ -25,7 +25,24 @@ from pathlib import Path
 
 from .errors import OutputPathError, WriteError
 
-__all__ = ["WholeFiles", "check_file", "check_folder", "start_report", "write_whole", "writing"]
+__all__ = ["WholeFiles", "check_file", "check_folder", "shown", "start_report", "write_whole", "writing"]
+
+
+def shown(path: str | os.PathLike[str]) -> str:
+    """``path`` as UTF-8 text: a name that is not UTF-8 (``b"r\\xff.duckdb"``, which Python holds
+    with a lone surrogate) has those bytes escaped, ``r\\xff.duckdb``. For messages, and for
+    text that must be UTF-8 (DuckDB's)."""
+    text = os.fspath(path)
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape" if _bytes_only(text) else "surrogatepass").decode("utf-8", "backslashreplace")
+
+
+def _bytes_only(text: str) -> bool:
+    """Whether every surrogate in ``text`` stands for a byte (``os.fsdecode``'s U+DC80-U+DCFF)."""
+    return all(not 0xD800 <= ord(c) <= 0xDFFF or 0xDC80 <= ord(c) <= 0xDCFF for c in text)
 
 
 def _reason(e: OSError) -> str:

@@ -37,9 +37,32 @@ class SattcpWarning(UserWarning):
     """Something the user should know before a run goes ahead (a very long run, say)."""
 
 
+def _plain(value: Any) -> Any:
+    """A NumPy scalar (``np.int64(3)``, ``np.float64(0.5)``, ``np.bool_``), as from a
+    DataFrame or ``np.arange``, as the Python value it holds; anything else as it is. NumPy is
+    not imported for it: a value can be one only if NumPy is loaded already."""
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _toml_string(value: str, path: str) -> str:
+    """A TOML basic string. Not ``json.dumps``'s: it writes a character beyond U+FFFF as a
+    surrogate pair, which TOML refuses (and an override was then taken as the text ``"\\ud83d..."``).
+    A lone surrogate (text that is not Unicode) is a ScenarioError."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ScenarioError([{"path": path, "rule": f"text must be valid Unicode, not a lone surrogate ({value[e.start]!r} at {e.start})",
+                              "got": _short(value)}]) from None
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")  # TOML escapes DEL too
+
+
 def _toml_literal(value: Any, path: str = "", what: str = "values") -> str:
     """A Python value as the TOML literal the core parses (strings stay strings; dicts become
     inline tables)."""
+    value = _plain(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -49,7 +72,7 @@ def _toml_literal(value: Any, path: str = "", what: str = "values") -> str:
             raise ScenarioError([{"path": path, "rule": f"{what} must be finite", "got": repr(value)}])
         return repr(value)
     if isinstance(value, str):
-        return json.dumps(value)
+        return _toml_string(value, path)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_literal(v, f"{path}.{i}" if path else str(i), what) for i, v in enumerate(value)) + "]"
     if isinstance(value, Mapping):
@@ -62,7 +85,7 @@ def _toml_literal(value: Any, path: str = "", what: str = "values") -> str:
 def _toml_key(k: Any, path: str) -> str:
     if not isinstance(k, str):
         raise ScenarioError([{"path": path, "rule": "keys must be strings", "got": repr(k)}])
-    return k if k and all(c.isalnum() or c in "_-" for c in k) else json.dumps(k)
+    return k if k and all(c.isascii() and (c.isalnum() or c in "_-") for c in k) else _toml_string(k, path)
 
 
 def scenario_from_dict(d: Mapping[str, Any]) -> str:
@@ -137,6 +160,7 @@ def read_scenario(scenario: str | Path | Mapping[str, Any]) -> str:
     if _is_path(scenario):
         return read_toml_file(scenario)
     if isinstance(scenario, str):
+        _toml_string(scenario, "")  # text that is not Unicode (a lone surrogate) cannot be TOML
         if len(scenario.encode()) > MAX_SCENARIO_BYTES:
             raise ScenarioError([{"path": "", "rule": f"scenario text is {len(scenario.encode()):,} bytes, more than the {MAX_SCENARIO_BYTES:,} a scenario may have", "got": ""}])
         return scenario
@@ -157,11 +181,30 @@ def _naming_file(scenario: Any) -> Iterator[None]:
 
 
 def _override_pairs(overrides: Mapping[str, Any] | None, raw: bool) -> list[tuple[str, str]]:
-    if not overrides:
+    """``overrides`` as (dotted key, TOML literal) pairs for the core. Keys are text (``1`` or
+    ``Path("tcp.mss")`` is not a key); with ``raw`` the values are text as typed after ``--set``."""
+    if overrides is None:
         return []
-    if raw:
-        return [(str(k), str(v)) for k, v in overrides.items()]
-    return [(str(k), _toml_literal(v, str(k), "override values")) for k, v in overrides.items()]
+    if not isinstance(overrides, Mapping):
+        raise ScenarioError([{"path": "", "rule": "overrides must be a dict of dotted keys to values ({\"tcp.mss\": 1000})",
+                              "got": _short(overrides)}])
+    pairs = []
+    for k, v in overrides.items():
+        if not isinstance(k, str):
+            raise ScenarioError([{"path": "", "rule": "override keys must be strings (dotted keys like \"tcp.mss\")", "got": repr(k)}])
+        if raw and not isinstance(v, str):
+            raise ScenarioError([{"path": k, "rule": "raw override values are text, as typed after --set (or pass raw_overrides=False)",
+                                  "got": _short(v)}])
+        pairs.append((k, _toml_literal(v, k, "override values") if not raw else v))
+    for k, v in pairs:
+        for text in (k, v):
+            _toml_string(text, k)  # a lone surrogate is refused here, not by the conversion to Rust
+    return pairs
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _float_columns(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
@@ -413,9 +456,21 @@ def check_output_path(path: str | Path, label: str = "output") -> Path:
     return path
 
 
-def _check_seed(seed: Any) -> None:
+def _check_seed(seed: Any) -> int | None:
+    """The seed as a Python int (a NumPy integer too, ``np.arange``'s); anything else, a float
+    included (never truncated), is a ScenarioError."""
+    seed = _plain(seed)
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64):
         raise ScenarioError([{"path": "run.seed", "rule": "must be an integer from 0 to 2^64 - 1", "got": repr(seed)}])
+    return seed
+
+
+def _check_flag(value: Any, name: str) -> bool:
+    """A True/False argument: ``force="no"`` would otherwise force."""
+    value = _plain(value)
+    if not isinstance(value, bool):
+        raise ScenarioError([{"path": "", "rule": f"{name} must be True or False", "got": _short(value)}])
+    return value
 
 
 def resolve(
@@ -433,11 +488,13 @@ def resolve(
     from . import _core
 
     if format not in ("dict", "json", "toml"):
-        raise ValueError(f"format must be 'dict', 'json' or 'toml', got {format!r}")
+        raise ScenarioError([{"path": "", "rule": "format must be 'dict', 'json' or 'toml'", "got": _short(format)}])
+    raw_overrides = _check_flag(raw_overrides, "raw_overrides")
     text = read_scenario(scenario)
-    _check_seed(seed)
+    seed = _check_seed(seed)
+    pairs = _override_pairs(overrides, raw_overrides)  # their problems are not the file's
     with _naming_file(scenario):
-        out = _core.resolve(text, _override_pairs(overrides, raw_overrides), seed, "toml" if format == "toml" else "json")
+        out = _core.resolve(text, pairs, seed, "toml" if format == "toml" else "json")
     return json.loads(out) if format == "dict" else out
 
 
@@ -596,10 +653,14 @@ def run(
     """
     from . import _core
 
+    raw_overrides, force = _check_flag(raw_overrides, "raw_overrides"), _check_flag(force, "force")
+    if not isinstance(progress, bool) and not callable(progress):
+        raise ScenarioError([{"path": "", "rule": "progress must be True, False or a callable (now_s, duration_s)", "got": _short(progress)}])
     text = read_scenario(scenario)
-    _check_seed(seed)
+    seed = _check_seed(seed)
+    pairs = _override_pairs(overrides, raw_overrides)  # their problems are not the file's
     with _naming_file(scenario):
-        sim = _core.Simulation(text, _override_pairs(overrides, raw_overrides), seed)
+        sim = _core.Simulation(text, pairs, seed)
     config = json.loads(sim.config_json)
     check_resources(config, force=force)
     t0 = time.perf_counter()

@@ -308,9 +308,12 @@ class RunResult:
         return write_pcap(self._packets, path)
 
     def save_packets(self, path: str | Path) -> Path:
-        """Writes the packet table as Parquet, the scenario in the file's metadata."""
-        from .traces import save_packets
+        """Writes the packet table as Parquet, the scenario in the file's metadata. Checked
+        first, as :meth:`write_pcap` is: a result without a packet trace, or a ``path`` that is
+        not ``.parquet`` or cannot be written, raises before anything is written."""
+        from .traces import check_packet_output, save_packets
 
+        path = check_packet_output(self._packets, path, ".parquet")
         return save_packets(self.packets, path, {b"sattcp.scenario": json.dumps(self.scenario).encode()})
 
     def traces_long(self) -> pd.DataFrame:
@@ -439,9 +442,9 @@ def check_output_path(path: str | Path, label: str = "output") -> Path:
     raises :class:`~sattcp.errors.OutputPathError` (a :class:`~sattcp.errors.SattcpError`) naming ``label``
     (the CLI passes ``--out``) and the problem. Nothing is left behind: a probe file is created
     and removed again, an existing file is opened for appending and closed unchanged."""
-    from .paths import check_file
+    from .paths import as_path, check_file
 
-    path = Path(path)
+    path = as_path(path, label)
     if path.is_dir():  # before its format: a folder's name has none, most often
         raise OutputPathError(f"{label} {path}: is a folder, not a file (give a file in it, e.g. {path / 'result.json'})")
     if path.suffix not in OUTPUT_FORMATS:

@@ -459,3 +459,24 @@ def test_packet_outputs_are_checked_as_save_is(tmp_path):
         r.save_packets(tmp_path / "p.csv")
     assert not list(tmp_path.iterdir())
     assert r.write_pcap(os.fsencode(tmp_path / "b.pcapng"))[0] > 0  # bytes are a path too
+
+
+def test_a_result_pickles_with_its_packet_table(tmp_path):
+    # Before: pickle.dumps(result) and copy.deepcopy(result) raised "TypeError: cannot pickle
+    # 'sattcp._core.Simulation' object", traced or not (a process pool, a cache, joblib).
+    import copy
+    import pickle
+
+    r = sattcp.run(SCENARIO, overrides={"run.duration": "0.2s"})
+    back = pickle.loads(pickle.dumps(r))
+    assert back.summary == r.summary and back.config == r.config
+    pd.testing.assert_frame_equal(back.flows, r.flows)
+    pd.testing.assert_frame_equal(back.packets, r.packets)
+    assert back.save_packets(tmp_path / "p.parquet").exists()
+    with pytest.raises(SattcpError, match="this result is a copy"):
+        back.write_pcap(tmp_path / "x.pcapng")
+    assert r.write_pcap(tmp_path / "x.pcapng")[0] > 0  # the original still writes it
+    untraced = copy.deepcopy(sattcp.run(SCENARIO, overrides={"run.duration": "0.2s", "trace.packets": "none"}))
+    assert len(untraced.packets) == 0
+    with pytest.raises(SattcpError, match="no packet trace"):
+        untraced.write_pcap(tmp_path / "y.pcapng")

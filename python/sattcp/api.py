@@ -242,6 +242,18 @@ class RunResult:
         #: The finished core simulation holding the packet trace (sattcp.traces), if any.
         self._packets = packets_source
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A pickled (or deep-copied) result, for a process pool or a cache: everything but the
+        native packet trace, which cannot be pickled; its table (:attr:`packets`) goes in its
+        place, so that a copy has the packets and saves them, but cannot write the pcapng file."""
+        state = dict(self.__dict__)
+        traced = self._packets is not None and self._packets.has_packets
+        if traced:
+            state["packets"] = self.packets
+        state["_packets"] = None
+        state["_copied_trace"] = traced
+        return state
+
     @cached_property
     def flows(self) -> pd.DataFrame:
         """One row per TCP half-connection; ``capacity_bps`` (C) beside each ``fair_share_bps``."""
@@ -305,6 +317,11 @@ class RunResult:
         """Writes the packet trace as pcapng (docs/traces.md): (packets on links, drops)."""
         from .traces import write_pcap
 
+        if getattr(self, "_copied_trace", False):
+            from .errors import SattcpError
+
+            raise SattcpError("this result is a copy (pickled or deep-copied): it has the packet table (.packets, "
+                              ".save_packets) but not the packet trace the pcapng file is written from; write it from the original result")
         return write_pcap(self._packets, path)
 
     def save_packets(self, path: str | Path) -> Path:
@@ -313,7 +330,7 @@ class RunResult:
         not ``.parquet`` or cannot be written, raises before anything is written."""
         from .traces import check_packet_output, save_packets
 
-        path = check_packet_output(self._packets, path, ".parquet")
+        path = check_packet_output(self._packets, path, ".parquet", copied=getattr(self, "_copied_trace", False))
         return save_packets(self.packets, path, {b"sattcp.scenario": json.dumps(self.scenario).encode()})
 
     def traces_long(self) -> pd.DataFrame:

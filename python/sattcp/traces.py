@@ -67,12 +67,13 @@ def save_packets(table: pd.DataFrame, path: str | Path, metadata: dict[bytes, by
     return path
 
 
-def check_packet_output(source: Any, path: str | Path, suffix: str | None = None) -> Path:
+def check_packet_output(source: Any, path: str | Path, suffix: str | None = None, copied: bool = False) -> Path:
     """``path`` as a Path, once the finished ``_core.Simulation`` is known to hold a packet
     trace (SattcpError) and ``path`` to be writable (:func:`~sattcp.paths.check_file`:
     :class:`~sattcp.errors.OutputPathError` for a folder, a missing folder, a path that is
-    not one) with ``suffix``, if given. Nothing is written."""
-    if source is None or not source.has_packets:
+    not one) with ``suffix``, if given. ``copied``: the trace's table came with a copy of the
+    result (``RunResult.__getstate__``), without ``source``. Nothing is written."""
+    if not copied and (source is None or not source.has_packets):
         raise SattcpError("no packet trace in this result: set trace.packets (e.g. --set trace.packets=all)")
     path = check_file(path)
     if suffix is not None and path.suffix != suffix:

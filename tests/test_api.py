@@ -466,3 +466,57 @@ def test_import_and_run_load_no_heavy_modules():
     # Neither is needed by a run that writes no file: 5 and 8 ms of its start-up (issue 15).
     assert light == "", f"sattcp run imported {light}"
     assert after_flows == "True", "asking for a table loads pandas"
+
+
+def test_numpy_scalars_are_the_values_they_hold():
+    # A notebook's seeds and levels come from np.arange or a DataFrame. Before: seed=np.int64(3)
+    # and overrides of np.int64/np.bool_ were refused, and an np.float64 became the text
+    # "np.float64(1e-07)" (links.bottleneck.ber: must be a number).
+    np = pytest.importorskip("numpy")
+    r = sattcp.run(GEO, seed=np.int64(3), overrides={"run.duration": "1s", "tcp.mss": np.int64(1000),
+                                                      "links.bottleneck.ber": np.float64(1e-7), "tcp.sack": np.bool_(True)})
+    assert r.summary["seed"] == 3 and type(r.data["seed"]) is int
+    tcp, ber = r.config["tcp"], r.config["links"]["bottleneck"]["ber"]
+    assert (tcp["mss"], tcp["sack"], ber) == (1000, True, 1e-7)
+    assert sattcp.resolve(GEO, seed=np.uint64(2**64 - 1))["run"]["seed"] == 2**64 - 1
+    for bad in (np.float64(3.0), 3.0, np.bool_(True)):  # never truncated
+        with pytest.raises(ScenarioError) as e:
+            sattcp.run(GEO, seed=bad)
+        assert e.value.problems[0]["path"] == "run.seed"
+
+
+def test_text_beyond_the_basic_plane_and_text_that_is_not_unicode():
+    # Before: an override {"name": "café 😀"} ran under the name '"caf\\u00e9 \\ud83d\\ude00"'
+    # (json.dumps's surrogate pair is not TOML, so the core took the literal as text), a dict
+    # scenario with it was a TOML syntax error, and a lone surrogate a UnicodeEncodeError.
+    name = "café 😀 \x7f"
+    assert sattcp.run(GEO, overrides={"run.duration": "0.1s", "name": name}).summary["name"] == name
+    with pytest.raises(ScenarioError) as e:
+        sattcp.resolve({"😀": 1, "name": name})
+    assert {"path": "😀", "rule": "unknown key", "got": ""} in e.value.problems
+    for scenario, overrides, raw in ((GEO, {"name": "\udcff"}, False), (GEO, {"name": "\udcff"}, True),
+                                     ({"name": "\udcff"}, None, False), ('name = "\udcff"\n', None, False)):
+        with pytest.raises(ScenarioError, match="not a lone surrogate"):
+            sattcp.run(scenario, overrides=overrides, raw_overrides=raw)
+
+
+@pytest.mark.parametrize("kwargs, rule", [
+    ({"overrides": [("tcp.mss", 1000)]}, "overrides must be a dict"),     # before: AttributeError
+    ({"overrides": "tcp.mss=1000"}, "overrides must be a dict"),          # before: AttributeError
+    ({"overrides": {1: 2}}, "override keys must be strings"),             # before: "1: unknown key"
+    ({"overrides": {"tcp.mss": 1000}, "raw_overrides": True}, "raw override values are text"),  # before: str(v)
+    ({"overrides": {"name": None}, "raw_overrides": True}, "raw override values are text"),     # before: name "None"
+    ({"force": "no"}, "force must be True or False"),                     # before: forced
+    ({"raw_overrides": 1}, "raw_overrides must be True or False"),
+    ({"progress": 5}, "progress must be True, False or a callable"),      # before: ignored
+])
+def test_arguments_of_the_wrong_kind_are_scenario_errors(kwargs, rule):
+    with pytest.raises(ScenarioError) as e:
+        sattcp.run(GEO, **kwargs)
+    (p,) = e.value.problems
+    assert p["rule"].startswith(rule) and str(GEO) not in p["rule"], p  # not the file's problem
+
+
+def test_resolve_format_is_a_scenario_error():
+    with pytest.raises(ScenarioError, match="format must be 'dict', 'json' or 'toml', got 'yaml'"):
+        sattcp.resolve(GEO, format="yaml")  # before: a bare ValueError

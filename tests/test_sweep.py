@@ -585,6 +585,40 @@ def test_a_store_path_that_is_not_utf8_is_refused_naming_it(tmp_path, capsys):
         assert bad.exists() == (argv[0] in ("analyze", "export"))  # nothing created
 
 
+def test_a_study_in_a_folder_whose_name_is_not_utf8_is_stored(tmp_path, capsys):
+    # Before: "cannot read the results store (DuckDB: Invalid Input Error: Python Conversion
+    # Failure: cannot encode str as UTF-8 ...); the file may be damaged", exit 2: the runs'
+    # scenario path could not be given to DuckDB. It is stored with its bytes escaped.
+    from sattcp.cli_study import main
+    from sattcp.store import Store
+
+    folder = tmp_path / os.fsdecode(b"d\xff")
+    folder.mkdir()
+    study = write_study(folder, """
+        scenario = "base.toml"
+        [factors]
+        tcp.flavor = ["reno", "sack"]
+    """)
+    store = tmp_path / "ok.duckdb"
+    runner = ["--runner", "test_sweep:fake_runner", "--no-progress"]
+    assert main(["sweep", str(study), "--store", str(store), *runner]) == 0, capsys.readouterr().err
+    with Store(store, read_only=True) as st:
+        runs = st.runs("study")
+    assert len(runs) == 2 and set(runs["scenario"]) == {f"{tmp_path}/d\\xff/base.toml"}
+    # A study named after a file whose name is not UTF-8 cannot be stored under that name: it
+    # is refused, saying how to name it (before: the same DuckDB error).
+    named = folder / os.fsdecode(b"st\xffudy.toml")
+    study.rename(named)
+    capsys.readouterr()
+    assert main(["sweep", str(named), "--store", str(store), *runner]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"sattcp sweep: error: invalid study {tmp_path}/d\\xff/st\\xffudy.toml (1 problem, nothing was run):\n"
+                   "  name: the study is named after its file, st\\xffudy.toml, whose name is not UTF-8 text: "
+                   'give the study a name (name = "...") or rename the file\n'), err
+    named.write_text('name = "mine"\n' + named.read_text())
+    assert main(["sweep", str(named), "--store", str(store), *runner]) == 0
+
+
 def test_a_new_store_in_a_missing_folder_says_so(tmp_path):
     from sattcp.store import Store
 
@@ -932,3 +966,17 @@ def test_a_study_file_nested_too_deeply_is_a_study_error(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"invalid study {deep}" in err and "nested too deeply" in err and "Traceback" not in err, err
     assert not (tmp_path / "r.duckdb").exists()
+
+
+def test_study_store_and_simulator_errors_are_sattcp_errors():
+    # Before, StudyError and StoreError were bare ValueErrors and SimulatorUnavailable a
+    # RuntimeError: `except sattcp.SattcpError` missed them.
+    from sattcp.errors import SattcpError
+    from sattcp.store import StoreLocked, StoreMissing
+    from sattcp.sweep import SimulatorUnavailable
+
+    for cls, base in ((StudyError, ValueError), (StoreError, ValueError), (StoreMissing, FileNotFoundError),
+                      (StoreLocked, ValueError), (SimulatorUnavailable, RuntimeError)):
+        assert issubclass(cls, SattcpError) and issubclass(cls, base), cls
+    with pytest.raises(SattcpError, match="no results store"):
+        Store("/nonexistent-sattcp-store.duckdb", read_only=True)

@@ -436,3 +436,47 @@ def test_the_command_line_writes_the_pcap(tmp_path):
     assert len(kept) == per_link[bottleneck] and {pk[0] for pk in kept} == {bottleneck}
     p = run_cli("run", "scenarios/geo-bulk.toml", "--pcap", str(tmp_path / "run.pcap"))
     assert p.returncode == 2 and p.stderr.strip() == f"sattcp: --pcap {tmp_path}/run.pcap: the file is pcapng; give it the suffix .pcapng"
+
+
+def test_packet_outputs_are_checked_as_save_is(tmp_path):
+    # Before: save_packets without a packet trace wrote an empty table, wrote Parquet into
+    # "p.csv", and a missing folder or a folder given as the file was a WriteError with
+    # pyarrow's words about a temporary file (write_pcap: a bare SattcpError and "Is a
+    # directory"); a path of None, a number was pathlib's TypeError.
+    from sattcp import OutputPathError
+
+    untraced = sattcp.run(SCENARIO, overrides={"trace.packets": "none", "run.duration": "0.2s"})
+    with pytest.raises(SattcpError, match="no packet trace"):
+        untraced.save_packets(tmp_path / "p.parquet")
+    assert not list(tmp_path.iterdir())
+    r = sattcp.run(SCENARIO, overrides={"run.duration": "0.2s"})
+    for write in (r.save_packets, r.write_pcap, r.save):
+        for path, message in ((tmp_path, "is a folder, not a file"), (tmp_path / "no" / "p.parquet", "does not exist"),
+                              (None, r"must be a path \(a str or a pathlib.Path\), got NoneType"), (3, "must be a path")):
+            with pytest.raises(OutputPathError, match=message):
+                write(path)
+    with pytest.raises(OutputPathError, match="give it the suffix .parquet"):
+        r.save_packets(tmp_path / "p.csv")
+    assert not list(tmp_path.iterdir())
+    assert r.write_pcap(os.fsencode(tmp_path / "b.pcapng"))[0] > 0  # bytes are a path too
+
+
+def test_a_result_pickles_with_its_packet_table(tmp_path):
+    # Before: pickle.dumps(result) and copy.deepcopy(result) raised "TypeError: cannot pickle
+    # 'sattcp._core.Simulation' object", traced or not (a process pool, a cache, joblib).
+    import copy
+    import pickle
+
+    r = sattcp.run(SCENARIO, overrides={"run.duration": "0.2s"})
+    back = pickle.loads(pickle.dumps(r))
+    assert back.summary == r.summary and back.config == r.config
+    pd.testing.assert_frame_equal(back.flows, r.flows)
+    pd.testing.assert_frame_equal(back.packets, r.packets)
+    assert back.save_packets(tmp_path / "p.parquet").exists()
+    with pytest.raises(SattcpError, match="this result is a copy"):
+        back.write_pcap(tmp_path / "x.pcapng")
+    assert r.write_pcap(tmp_path / "x.pcapng")[0] > 0  # the original still writes it
+    untraced = copy.deepcopy(sattcp.run(SCENARIO, overrides={"run.duration": "0.2s", "trace.packets": "none"}))
+    assert len(untraced.packets) == 0
+    with pytest.raises(SattcpError, match="no packet trace"):
+        untraced.write_pcap(tmp_path / "y.pcapng")

@@ -41,9 +41,32 @@ class SattcpWarning(UserWarning):
     """Something the user should know before a run goes ahead (a very long run, say)."""
 
 
+def _plain(value: Any) -> Any:
+    """A NumPy scalar (``np.int64(3)``, ``np.float64(0.5)``, ``np.bool_``), as from a
+    DataFrame or ``np.arange``, as the Python value it holds; anything else as it is. NumPy is
+    not imported for it: a value can be one only if NumPy is loaded already."""
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _toml_string(value: str, path: str) -> str:
+    """A TOML basic string. Not ``json.dumps``'s: it writes a character beyond U+FFFF as a
+    surrogate pair, which TOML refuses (and an override was then taken as the text ``"\\ud83d..."``).
+    A lone surrogate (text that is not Unicode) is a ScenarioError."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ScenarioError([{"path": path, "rule": f"text must be valid Unicode, not a lone surrogate ({value[e.start]!r} at {e.start})",
+                              "got": _short(value)}]) from None
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")  # TOML escapes DEL too
+
+
 def _toml_literal(value: Any, path: str = "", what: str = "values") -> str:
     """A Python value as the TOML literal the core parses (strings stay strings; dicts become
     inline tables)."""
+    value = _plain(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -53,7 +76,7 @@ def _toml_literal(value: Any, path: str = "", what: str = "values") -> str:
             raise ScenarioError([{"path": path, "rule": f"{what} must be finite", "got": repr(value)}])
         return repr(value)
     if isinstance(value, str):
-        return json.dumps(value)
+        return _toml_string(value, path)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_literal(v, f"{path}.{i}" if path else str(i), what) for i, v in enumerate(value)) + "]"
     if isinstance(value, Mapping):
@@ -66,7 +89,7 @@ def _toml_literal(value: Any, path: str = "", what: str = "values") -> str:
 def _toml_key(k: Any, path: str) -> str:
     if not isinstance(k, str):
         raise ScenarioError([{"path": path, "rule": "keys must be strings", "got": repr(k)}])
-    return k if k and all(c.isalnum() or c in "_-" for c in k) else json.dumps(k)
+    return k if k and all(c.isascii() and (c.isalnum() or c in "_-") for c in k) else _toml_string(k, path)
 
 
 def scenario_from_dict(d: Mapping[str, Any]) -> str:
@@ -141,6 +164,7 @@ def read_scenario(scenario: str | Path | Mapping[str, Any]) -> str:
     if _is_path(scenario):
         return read_toml_file(scenario)
     if isinstance(scenario, str):
+        _toml_string(scenario, "")  # text that is not Unicode (a lone surrogate) cannot be TOML
         if len(scenario.encode()) > MAX_SCENARIO_BYTES:
             raise ScenarioError([{"path": "", "rule": f"scenario text is {len(scenario.encode()):,} bytes, more than the {MAX_SCENARIO_BYTES:,} a scenario may have", "got": ""}])
         return scenario
@@ -161,11 +185,30 @@ def _naming_file(scenario: Any) -> Iterator[None]:
 
 
 def _override_pairs(overrides: Mapping[str, Any] | None, raw: bool) -> list[tuple[str, str]]:
-    if not overrides:
+    """``overrides`` as (dotted key, TOML literal) pairs for the core. Keys are text (``1`` or
+    ``Path("tcp.mss")`` is not a key); with ``raw`` the values are text as typed after ``--set``."""
+    if overrides is None:
         return []
-    if raw:
-        return [(str(k), str(v)) for k, v in overrides.items()]
-    return [(str(k), _toml_literal(v, str(k), "override values")) for k, v in overrides.items()]
+    if not isinstance(overrides, Mapping):
+        raise ScenarioError([{"path": "", "rule": "overrides must be a dict of dotted keys to values ({\"tcp.mss\": 1000})",
+                              "got": _short(overrides)}])
+    pairs = []
+    for k, v in overrides.items():
+        if not isinstance(k, str):
+            raise ScenarioError([{"path": "", "rule": "override keys must be strings (dotted keys like \"tcp.mss\")", "got": repr(k)}])
+        if raw and not isinstance(v, str):
+            raise ScenarioError([{"path": k, "rule": "raw override values are text, as typed after --set (or pass raw_overrides=False)",
+                                  "got": _short(v)}])
+        pairs.append((k, _toml_literal(v, k, "override values") if not raw else v))
+    for k, v in pairs:
+        for text in (k, v):
+            _toml_string(text, k)  # a lone surrogate is refused here, not by the conversion to Rust
+    return pairs
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _float_columns(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
@@ -202,6 +245,18 @@ class RunResult:
         self.config: dict[str, Any] = config if config is not None else {}
         #: The finished core simulation holding the packet trace (sattcp.traces), if any.
         self._packets = packets_source
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A pickled (or deep-copied) result, for a process pool or a cache: everything but the
+        native packet trace, which cannot be pickled; its table (:attr:`packets`) goes in its
+        place, so that a copy has the packets and saves them, but cannot write the pcapng file."""
+        state = dict(self.__dict__)
+        traced = self._packets is not None and self._packets.has_packets
+        if traced:
+            state["packets"] = self.packets
+        state["_packets"] = None
+        state["_copied_trace"] = traced
+        return state
 
     @cached_property
     def flows(self) -> pd.DataFrame:
@@ -266,12 +321,20 @@ class RunResult:
         """Writes the packet trace as pcapng (docs/traces.md): (packets on links, drops)."""
         from .traces import write_pcap
 
+        if getattr(self, "_copied_trace", False):
+            from .errors import SattcpError
+
+            raise SattcpError("this result is a copy (pickled or deep-copied): it has the packet table (.packets, "
+                              ".save_packets) but not the packet trace the pcapng file is written from; write it from the original result")
         return write_pcap(self._packets, path)
 
     def save_packets(self, path: str | Path) -> Path:
-        """Writes the packet table as Parquet, the scenario in the file's metadata."""
-        from .traces import save_packets
+        """Writes the packet table as Parquet, the scenario in the file's metadata. Checked
+        first, as :meth:`write_pcap` is: a result without a packet trace, or a ``path`` that is
+        not ``.parquet`` or cannot be written, raises before anything is written."""
+        from .traces import check_packet_output, save_packets
 
+        path = check_packet_output(self._packets, path, ".parquet", copied=getattr(self, "_copied_trace", False))
         return save_packets(self.packets, path, {b"sattcp.scenario": json.dumps(self.scenario).encode()})
 
     def traces_long(self) -> pd.DataFrame:
@@ -400,9 +463,9 @@ def check_output_path(path: str | Path, label: str = "output") -> Path:
     raises :class:`~sattcp.errors.OutputPathError` (a :class:`~sattcp.errors.SattcpError`) naming ``label``
     (the CLI passes ``--out``) and the problem. Nothing is left behind: a probe file is created
     and removed again, an existing file is opened for appending and closed unchanged."""
-    from .paths import check_file
+    from .paths import as_path, check_file
 
-    path = Path(path)
+    path = as_path(path, label)
     if path.is_dir():  # before its format: a folder's name has none, most often
         raise OutputPathError(f"{label} {path}: is a folder, not a file (give a file in it, e.g. {path / 'result.json'})")
     if path.suffix not in OUTPUT_FORMATS:
@@ -417,9 +480,21 @@ def check_output_path(path: str | Path, label: str = "output") -> Path:
     return path
 
 
-def _check_seed(seed: Any) -> None:
+def _check_seed(seed: Any) -> int | None:
+    """The seed as a Python int (a NumPy integer too, ``np.arange``'s); anything else, a float
+    included (never truncated), is a ScenarioError."""
+    seed = _plain(seed)
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64):
         raise ScenarioError([{"path": "run.seed", "rule": "must be an integer from 0 to 2^64 - 1", "got": repr(seed)}])
+    return seed
+
+
+def _check_flag(value: Any, name: str) -> bool:
+    """A True/False argument: ``force="no"`` would otherwise force."""
+    value = _plain(value)
+    if not isinstance(value, bool):
+        raise ScenarioError([{"path": "", "rule": f"{name} must be True or False", "got": _short(value)}])
+    return value
 
 
 def resolve(
@@ -437,11 +512,13 @@ def resolve(
     from . import _core
 
     if format not in ("dict", "json", "toml"):
-        raise ValueError(f"format must be 'dict', 'json' or 'toml', got {format!r}")
+        raise ScenarioError([{"path": "", "rule": "format must be 'dict', 'json' or 'toml'", "got": _short(format)}])
+    raw_overrides = _check_flag(raw_overrides, "raw_overrides")
     text = read_scenario(scenario)
-    _check_seed(seed)
+    seed = _check_seed(seed)
+    pairs = _override_pairs(overrides, raw_overrides)  # their problems are not the file's
     with _naming_file(scenario):
-        out = _core.resolve(text, _override_pairs(overrides, raw_overrides), seed, "toml" if format == "toml" else "json")
+        out = _core.resolve(text, pairs, seed, "toml" if format == "toml" else "json")
     return json.loads(out) if format == "dict" else out
 
 
@@ -600,10 +677,14 @@ def run(
     """
     from . import _core
 
+    raw_overrides, force = _check_flag(raw_overrides, "raw_overrides"), _check_flag(force, "force")
+    if not isinstance(progress, bool) and not callable(progress):
+        raise ScenarioError([{"path": "", "rule": "progress must be True, False or a callable (now_s, duration_s)", "got": _short(progress)}])
     text = read_scenario(scenario)
-    _check_seed(seed)
+    seed = _check_seed(seed)
+    pairs = _override_pairs(overrides, raw_overrides)  # their problems are not the file's
     with _naming_file(scenario):
-        sim = _core.Simulation(text, _override_pairs(overrides, raw_overrides), seed)
+        sim = _core.Simulation(text, pairs, seed)
     config = json.loads(sim.config_json)
     check_resources(config, force=force)
     t0 = time.perf_counter()

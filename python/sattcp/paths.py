@@ -24,7 +24,24 @@ from pathlib import Path
 
 from .errors import OutputPathError, WriteError
 
-__all__ = ["WholeFiles", "check_file", "check_folder", "start_report", "write_whole", "writing"]
+__all__ = ["WholeFiles", "as_path", "check_file", "check_folder", "shown", "start_report", "write_whole", "writing"]
+
+
+def shown(path: str | os.PathLike[str]) -> str:
+    """``path`` as UTF-8 text: a name that is not UTF-8 (``b"r\\xff.duckdb"``, which Python holds
+    with a lone surrogate) has those bytes escaped, ``r\\xff.duckdb``. For messages, and for
+    text that must be UTF-8 (DuckDB's)."""
+    text = os.fspath(path)
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape" if _bytes_only(text) else "surrogatepass").decode("utf-8", "backslashreplace")
+
+
+def _bytes_only(text: str) -> bool:
+    """Whether every surrogate in ``text`` stands for a byte (``os.fsdecode``'s U+DC80-U+DCFF)."""
+    return all(not 0xD800 <= ord(c) <= 0xDFFF or 0xDC80 <= ord(c) <= 0xDCFF for c in text)
 
 
 def _reason(e: OSError) -> str:
@@ -55,12 +72,23 @@ def _takes_files(folder: Path, refusal: str) -> None:
         raise OutputPathError(f"{refusal} ({_reason(e)})")
 
 
+def as_path(path: object, label: str = "output") -> Path:
+    """``path`` (a ``str``, an ``os.PathLike`` or ``bytes``) as a :class:`Path`; anything else
+    (None, a number) is :class:`OutputPathError` naming ``label``, not pathlib's TypeError."""
+    if isinstance(path, bytes):
+        return Path(os.fsdecode(path))
+    try:
+        return Path(path)  # type: ignore[arg-type]
+    except TypeError:
+        raise OutputPathError(f"{label}: must be a path (a str or a pathlib.Path), got {type(path).__name__} {path!r:.60}") from None
+
+
 def check_file(path: str | Path, label: str = "output", side_files: bool = False) -> Path:
     """Checks that ``path`` can be written as a file (an existing file is left as it is);
     raises :class:`OutputPathError` saying why not. A symbolic link is checked where it points.
     ``side_files``: the writer also creates files beside it (a DuckDB store's write-ahead log),
     so its folder must take new files even where the file exists."""
-    path = Path(path)
+    path = as_path(path, label)
     # A dangling link "does not exist", but writing it creates its target, in the target's folder.
     folder = path.resolve().parent if path.is_symlink() else path.parent
     if path.is_dir():

@@ -43,8 +43,8 @@ from typing import Any, Self
 import duckdb
 import pandas as pd
 
-from sattcp.errors import WriteError
-from sattcp.paths import WholeFiles
+from sattcp.errors import SattcpError, WriteError
+from sattcp.paths import WholeFiles, shown
 
 __all__ = [
     "FLOW_COLUMNS",
@@ -152,7 +152,7 @@ _ARROW = {"DOUBLE": "float64", "BIGINT": "int64", "UBIGINT": "uint64", "VARCHAR"
 _NUMPY_AS_IS = {("f", "DOUBLE"), ("i", "BIGINT"), ("u", "UBIGINT"), ("b", "BOOLEAN")}
 
 
-class StoreError(ValueError):
+class StoreError(SattcpError, ValueError):
     """The store cannot be used: missing, damaged, foreign, newer, locked. The message says
     which, in plain words (the CLI prints it and exits with status 2)."""
 
@@ -331,12 +331,10 @@ def check_store_path(path: str | Path, label: str = "results store") -> None:
     ``std::bad_cast``), nor given in another form (bytes are refused, a file descriptor has
     no write-ahead log beside it). Raises :class:`StoreError` naming ``label`` (the option) and
     the path, its bytes shown."""
-    try:
-        str(path).encode("utf-8")
-    except UnicodeEncodeError:
-        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
-        raise StoreError(f"{label} {shown}: the path is not UTF-8 text, and DuckDB opens only "
-                         "UTF-8 paths; rename it or give another") from None
+    text = shown(path)
+    if text != str(path):
+        raise StoreError(f"{label} {text}: the path is not UTF-8 text, and DuckDB opens only "
+                         "UTF-8 paths; rename it or give another")
 
 
 #: What the system says of a write it refused (``os.strerror``): a full disk, a quota, a file
@@ -606,11 +604,14 @@ class Store:
             cols["digest"] = str(cols["digest"])
         row = {
             "study": study, "run_key": run_key, "block": block, "factors": _dumps(factors),
-            "overrides": _dumps(overrides or {}), "seed": seed, "scenario": scenario,
+            # A path or a message may hold a name that is not UTF-8 (a folder d\xff), which
+            # DuckDB cannot take: its bytes are stored escaped (paths.shown).
+            "overrides": _dumps(overrides or {}), "seed": seed,
+            "scenario": None if scenario is None else shown(scenario),
             "scenario_digest": scenario_digest,
             "config": None if config is None else _dumps(config), "config_digest": config_digest,
             "sattcp_version": version or sattcp_version(), "build": build or build_id(),
-            "status": status, "error": error, **cols, "summary": _dumps(summary),
+            "status": status, "error": None if error is None else shown(error), **cols, "summary": _dumps(summary),
             "warnings": _dumps(list(warnings or [])), "started_at": started_at,
             "finished_at": _now(),
         }

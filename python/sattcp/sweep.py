@@ -65,7 +65,8 @@ from typing import Any, TextIO
 
 import pandas as pd
 
-from sattcp.errors import WriteError
+from sattcp.errors import SattcpError, WriteError
+from sattcp.paths import shown
 from sattcp.store import Store, StoreWriter, build_id, sattcp_version
 
 __all__ = [
@@ -98,7 +99,7 @@ SEED_MAX = 2**64 - 1
 SEED_KEY = "run.seed"
 _SEED_RULE = "seeds come from the study's `seed`/`seeds`/`replications`"
 
-class StudyError(ValueError):
+class StudyError(SattcpError, ValueError):
     """A study file is invalid; ``problems`` lists ``{path, rule, got}`` as ScenarioError does."""
 
     def __init__(self, source: str, problems: list[dict[str, Any]]) -> None:
@@ -106,7 +107,7 @@ class StudyError(ValueError):
         lines = [f"{p['path'] or '(study)'}: {p['rule']}" + (f", got {_show(p['got'])}"
                  if p.get("got") not in (None, "") else "") for p in problems]
         n = len(problems)
-        super().__init__(f"invalid study {source} ({n} problem{'s' if n != 1 else ''}, "
+        super().__init__(f"invalid study {shown(source)} ({n} problem{'s' if n != 1 else ''}, "
                          "nothing was run):\n  " + "\n  ".join(lines))
 
 
@@ -132,7 +133,7 @@ def _show(v: Any) -> str:
     return s if len(s) <= 120 else s[:117] + "..."
 
 
-class SimulatorUnavailable(RuntimeError):
+class SimulatorUnavailable(SattcpError, RuntimeError):
     """``sattcp._core`` (the native simulator) cannot be imported, so nothing can run."""
 
 
@@ -455,6 +456,12 @@ def _resolve(rel: str, study_dir: Path) -> Path | None:
     return there[0].resolve() if there else None
 
 
+def _not_utf8(name: str) -> bool:
+    """A name taken from a file's name that is not UTF-8 (it holds :func:`os.fsdecode`'s
+    surrogates): the store cannot keep it."""
+    return shown(name) != name
+
+
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -560,6 +567,10 @@ def _read_study(source: str | Path) -> tuple[Study, list[dict[str, Any]]]:
     if not isinstance(name, str) or not name.strip():
         bad("name", "must be a non-empty string", name)
         name = path.stem
+    elif "name" not in raw and _not_utf8(name):
+        # The store (DuckDB) keeps only UTF-8 text, and a name is what analyze --study takes.
+        bad("name", f"the study is named after its file, {shown(path.name)}, whose name is not UTF-8 text: "
+            "give the study a name (name = \"...\") or rename the file", None)
     for k in ("description",):
         if k in raw and not isinstance(raw[k], str):
             bad(k, f"must be a string, not {_type_name(raw[k])}", raw[k])

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import SattcpError
-from .paths import WholeFiles, writing
+from .errors import OutputPathError, SattcpError
+from .paths import WholeFiles, check_file, writing
 
 #: The table's columns, in order (docs/traces.md says what each holds).
 COLUMNS = [
@@ -67,15 +67,25 @@ def save_packets(table: pd.DataFrame, path: str | Path, metadata: dict[bytes, by
     return path
 
 
+def check_packet_output(source: Any, path: str | Path, suffix: str | None = None, copied: bool = False) -> Path:
+    """``path`` as a Path, once the finished ``_core.Simulation`` is known to hold a packet
+    trace (SattcpError) and ``path`` to be writable (:func:`~sattcp.paths.check_file`:
+    :class:`~sattcp.errors.OutputPathError` for a folder, a missing folder, a path that is
+    not one) with ``suffix``, if given. ``copied``: the trace's table came with a copy of the
+    result (``RunResult.__getstate__``), without ``source``. Nothing is written."""
+    if not copied and (source is None or not source.has_packets):
+        raise SattcpError("no packet trace in this result: set trace.packets (e.g. --set trace.packets=all)")
+    path = check_file(path)
+    if suffix is not None and path.suffix != suffix:
+        raise OutputPathError(f"output {path}: the packet table is written as Parquet; give it the suffix {suffix}")
+    return path
+
+
 def write_pcap(source: Any, path: str | Path) -> tuple[int, int]:
     """Writes the packet trace of a finished ``_core.Simulation`` as pcapng, whole or not at
     all (:func:`~sattcp.paths.writing`: a full disk is :class:`~sattcp.errors.WriteError` naming
     the file, and leaves no partial file); returns (packets on the links' interfaces, packets on
     the drops interface)."""
-    if source is None or not source.has_packets:
-        raise SattcpError("no packet trace in this result: set trace.packets (e.g. --set trace.packets=all)")
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise SattcpError(f"output {path}: folder {path.parent} does not exist")
+    path = check_packet_output(source, path)
     with writing(path) as p:
         return source.write_pcapng(p)

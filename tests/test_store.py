@@ -431,3 +431,16 @@ def test_export_on_a_full_disk_names_the_file_and_exits_1(tmp_path, monkeypatch,
     err = capsys.readouterr().err
     assert err == f"sattcp export: error: cannot write {tmp_path / 'x' / 'runs.csv'}: No space left on device\n", err
     assert list((tmp_path / "x").iterdir()) == []
+
+
+def test_a_store_path_that_is_not_a_path_is_a_store_or_output_path_error(tmp_path):
+    from sattcp.errors import OutputPathError
+
+    for bad in (None, 3.5):
+        for ro in (False, True):
+            with pytest.raises(StoreError, match=f"^results store: must be a path .*got {type(bad).__name__}"):
+                Store(bad, read_only=ro)
+    with Store(tmp_path / "r.duckdb") as s:
+        s.record_run("st", "a", factors={"x": 1}, status="ok")
+        with pytest.raises(OutputPathError, match="^out_dir: must be a path .*got NoneType"):
+            s.export(None)

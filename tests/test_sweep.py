@@ -79,6 +79,15 @@ SIMPLE = """
 """
 
 
+def test_a_study_that_is_not_a_path_is_a_study_error(tmp_path):
+    for bad in (None, 3):
+        with pytest.raises(StudyError, match=f"must be a path to a study file .*got {type(bad).__name__}"):
+            load_study(bad)
+        with pytest.raises(StudyError, match="must be a path to a study file"):
+            run_sweep(bad, tmp_path / "r.duckdb", runner=fake_runner, progress=False)
+    assert not (tmp_path / "r.duckdb").exists()
+
+
 def test_load_study_and_expand(tmp_path):
     st = load_study(write_study(tmp_path, SIMPLE))
     assert st.name == "simple" and st.seeds == (1, 2)

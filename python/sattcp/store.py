@@ -43,8 +43,8 @@ from typing import Any, Self
 import duckdb
 import pandas as pd
 
-from sattcp.errors import SattcpError, WriteError
-from sattcp.paths import WholeFiles, shown
+from sattcp.errors import OutputPathError, SattcpError, WriteError
+from sattcp.paths import WholeFiles, as_path, shown
 
 __all__ = [
     "FLOW_COLUMNS",
@@ -373,7 +373,10 @@ class Store:
     """
 
     def __init__(self, path: str | Path, read_only: bool = False, *, wait_s: float = 30.0) -> None:
-        self.path = Path(path)
+        try:
+            self.path = as_path(path, "results store")
+        except OutputPathError as e:  # None, a number: as every other problem of the store's path
+            raise StoreError(str(e)) from None
         check_store_path(self.path)
         if read_only and not self.path.exists():
             raise StoreMissing(f"no results store at {self.path}")
@@ -782,6 +785,7 @@ class Store:
         Raises :class:`StoreError` if there is nothing to export."""
         if fmt not in ("parquet", "csv"):
             raise ValueError(f"format must be 'parquet' or 'csv', got {fmt!r}")
+        out = as_path(out_dir, "out_dir")
         runs = self.export_runs(study, include_stale)
         if runs.empty:
             if study is not None and study not in self.studies():
@@ -789,7 +793,6 @@ class Store:
                 raise StoreError(f"no study {study!r} in {self.path} (studies: {known})")
             raise StoreError(f"no runs to export in {self.path}"
                              + (f" for study {study!r}" if study else ""))
-        out = Path(out_dir)
         if out.exists() and not out.is_dir():
             raise StoreError(f"--out {out} exists and is not a folder")
         try:

@@ -65,8 +65,8 @@ from typing import Any, TextIO
 
 import pandas as pd
 
-from sattcp.errors import SattcpError, WriteError
-from sattcp.paths import shown
+from sattcp.errors import OutputPathError, SattcpError, WriteError
+from sattcp.paths import as_path, shown
 from sattcp.store import Store, StoreWriter, build_id, sattcp_version
 
 __all__ = [
@@ -512,12 +512,16 @@ def _read_study(source: str | Path) -> tuple[Study, list[dict[str, Any]]]:
     from sattcp.api import check_scenario_file, read_toml_file
     from sattcp.errors import ScenarioError
 
-    path = Path(source)
+    try:
+        path = as_path(source, "study")
+    except OutputPathError:  # not a path at all (None, a number): an input, so a StudyError
+        raise StudyError(f"{source!r:.60}", [{"path": "", "rule": "must be a path to a study file (a str or a pathlib.Path)",
+                                              "got": type(source).__name__}]) from None
     try:
         # The reader of scenario files: a regular file, UTF-8 with or without a byte-order mark.
         text = read_toml_file(path, "study")
     except ScenarioError as e:
-        raise StudyError(str(source), e.problems) from None
+        raise StudyError(str(path), e.problems) from None
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

@@ -444,3 +444,24 @@ def test_a_store_path_that_is_not_a_path_is_a_store_or_output_path_error(tmp_pat
         s.record_run("st", "a", factors={"x": 1}, status="ok")
         with pytest.raises(OutputPathError, match="^out_dir: must be a path .*got NoneType"):
             s.export(None)
+
+
+def test_arguments_of_the_wrong_kind_are_store_errors_not_duckdbs(tmp_path):
+    with Store(tmp_path / "r.duckdb") as s:
+        s.record_run("st", "a", factors={"x": 1}, status="ok", flows=_flows(1))
+        for call in (lambda: s.runs(3), lambda: s.flows(3), lambda: s.traces(1.5), lambda: s.counts(3),
+                     lambda: s.builds(3), lambda: s.run_keys(3), lambda: s.export_runs(3),
+                     lambda: s.export(tmp_path / "x", study=3), lambda: s.study_definition(3),
+                     lambda: s.save_study(3, {}), lambda: s.record_run(3, "b", factors={}, status="ok")):
+            with pytest.raises(StoreError, match="^study: must be a str.*, got (int 3|float 1.5)$"):
+                call()
+        with pytest.raises(StoreError, match="^run_key: must be a str, got int 3$"):
+            s.record_run("st", 3, factors={}, status="ok")
+        with pytest.raises(StoreError, match="^format must be 'parquet' or 'csv', got 'xlsx'$"):
+            s.export(tmp_path / "x", fmt="xlsx")
+        with pytest.raises(StoreError, match="^status must be"):
+            s.record_run("st", "b", factors={}, status="maybe")
+        # Nothing was stored under a number's text, and "" is a study name, not "every study".
+        assert s.studies() == [] and list(s.runs()["study"]) == ["st"]
+        assert s.runs("").empty and s.flows("").empty and len(s.flows()) == 1
+    assert not (tmp_path / "x").exists()

@@ -363,6 +363,14 @@ def _damaged(path: Path, msg: str) -> str:
     return f"{path} is not a readable sattcp results store (DuckDB: {first})"
 
 
+def _check_name(value: object, what: str = "study", optional: bool = False) -> None:
+    """Raises :class:`StoreError` unless ``value`` is a name (a ``str``; None too if
+    ``optional``): DuckDB would compare a number with the text column and fail
+    (ConversionException), or store it as text."""
+    if not (isinstance(value, str) or (optional and value is None)):
+        raise StoreError(f"{what}: must be a str{' or None' if optional else ''}, got {type(value).__name__} {value!r:.60}")
+
+
 class Store:
     """A DuckDB results file. Use as a context manager or call :meth:`close`.
 
@@ -541,6 +549,7 @@ class Store:
                    run_keys: Iterable[str] | None = None) -> None:
         """Record (or update) a study's definition and, if given, the run keys of that
         definition (runs of the study with other keys become stale)."""
+        _check_name(study)
         con = self.con
         with self._transaction():
             con.execute("INSERT OR REPLACE INTO studies VALUES (?, ?, ?)",
@@ -558,6 +567,7 @@ class Store:
         return [r[0] for r in self.con.execute("SELECT study FROM studies ORDER BY study").fetchall()]
 
     def study_definition(self, study: str) -> dict[str, Any]:
+        _check_name(study)
         row = self.con.execute("SELECT definition FROM studies WHERE study = ?", [study]).fetchone()
         if row is None:
             known = ", ".join(self.studies()) or "none"
@@ -597,8 +607,10 @@ class Store:
     ) -> None:
         """Write one finished run (and its flows, links, traces) in one transaction, replacing
         an earlier record of the same key. ``build`` and ``version`` default to this sattcp's."""
+        _check_name(study)
+        _check_name(run_key, "run_key")
         if status not in ("ok", "failed"):
-            raise ValueError(f"status must be 'ok' or 'failed', got {status!r}")
+            raise StoreError(f"status must be 'ok' or 'failed', got {status!r}")
         summary = dict(summary or {})
         if wall_time_s is not None:
             summary.setdefault("wall_time_s", wall_time_s)
@@ -657,6 +669,7 @@ class Store:
             self.con.unregister("_new_rows")
 
     def run_keys(self, study: str, status: str | None = None) -> set[str]:
+        _check_name(study)
         q = "SELECT run_key FROM runs WHERE study = ?"
         args: list[Any] = [study]
         if status is not None:
@@ -673,6 +686,7 @@ class Store:
     def failures(self, study: str, limit: int = 3) -> list[tuple[str, int]]:
         """The commonest errors of the failed runs of the study's current definition (not of
         stale runs): (the error's first line, runs), most frequent first, at most ``limit``."""
+        _check_name(study)
         rows = self.con.execute(
             "SELECT split_part(coalesce(error, 'no error recorded'), chr(10), 1) AS first, count(*) AS n"
             f" FROM runs r WHERE study = ? AND status = 'failed' AND {self._current_sql()}"
@@ -681,6 +695,7 @@ class Store:
 
     def stale_runs(self, study: str) -> int:
         """Stored runs of ``study`` that are not part of its current definition."""
+        _check_name(study)
         if not self._has_plan(study):
             return 0
         row = self.con.execute(
@@ -699,12 +714,13 @@ class Store:
         """The runs of the study's current definition (with ``include_stale`` all of them, and a
         ``current`` column); with ``expand`` the factor labels and every summary value become
         columns (factor columns are named by their dotted keys)."""
-        where = ["r.study = ?"] if study else []
+        _check_name(study, optional=True)
+        where = ["r.study = ?"] if study is not None else []
         if not include_stale:
             where.append(self._current_sql())
         q = (f"SELECT r.*, {self._current_sql()} AS current FROM runs r"
              + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY r.study, r.run_key")
-        df = self.con.execute(q, [study] if study else []).df()
+        df = self.con.execute(q, [study] if study is not None else []).df()
         if not include_stale:
             df = df.drop(columns="current")
         if not expand or df.empty:
@@ -715,11 +731,12 @@ class Store:
         return pd.concat([df, fac, summ], axis=1)
 
     def _per_run(self, table: str, study: str | None, include_stale: bool = False) -> pd.DataFrame:
-        where = ["t.study = ?"] if study else []
+        _check_name(study, optional=True)
+        where = ["t.study = ?"] if study is not None else []
         if not include_stale:
             where.append(self._current_sql("t"))
         q = f"SELECT t.* FROM {table} t" + (" WHERE " + " AND ".join(where) if where else "")
-        return self.con.execute(q, [study] if study else []).df()
+        return self.con.execute(q, [study] if study is not None else []).df()
 
     def flows(self, study: str | None = None, include_stale: bool = False) -> pd.DataFrame:
         return self._per_run("flows", study, include_stale)
@@ -733,6 +750,7 @@ class Store:
         return self._per_run("traces", study, include_stale)
 
     def counts(self, study: str) -> dict[str, int]:
+        _check_name(study)
         rows = self.con.execute(
             f"SELECT status, count(*) FROM runs r WHERE study = ? AND {self._current_sql()} "
             "GROUP BY status", [study]).fetchall()
@@ -740,6 +758,7 @@ class Store:
 
     def builds(self, study: str) -> dict[str, int]:
         """The sattcp builds that made the current successful runs of ``study``, with counts."""
+        _check_name(study)
         rows = self.con.execute(
             f"SELECT coalesce(build, 'unknown'), count(*) FROM runs r WHERE study = ? AND "
             f"status = 'ok' AND {self._current_sql()} GROUP BY 1 ORDER BY 1", [study]).fetchall()
@@ -783,8 +802,9 @@ class Store:
         """Write ``runs``, ``flows``, ``links``, ``traces`` and ``studies`` (optionally of one
         study) as Parquet or CSV files in ``out_dir``; tables without rows are not written.
         Raises :class:`StoreError` if there is nothing to export."""
+        _check_name(study, optional=True)
         if fmt not in ("parquet", "csv"):
-            raise ValueError(f"format must be 'parquet' or 'csv', got {fmt!r}")
+            raise StoreError(f"format must be 'parquet' or 'csv', got {fmt!r}")
         out = as_path(out_dir, "out_dir")
         runs = self.export_runs(study, include_stale)
         if runs.empty:
@@ -792,7 +812,7 @@ class Store:
                 known = ", ".join(self.studies()) or "none"
                 raise StoreError(f"no study {study!r} in {self.path} (studies: {known})")
             raise StoreError(f"no runs to export in {self.path}"
-                             + (f" for study {study!r}" if study else ""))
+                             + (f" for study {study!r}" if study is not None else ""))
         if out.exists() and not out.is_dir():
             raise StoreError(f"--out {out} exists and is not a folder")
         try:
@@ -800,13 +820,13 @@ class Store:
         except OSError as e:
             raise WriteError(f"cannot write {out}: {e.strerror or e}") from e
         studies = self.con.execute(
-            "SELECT * FROM studies" + (" WHERE study = ?" if study else "") + " ORDER BY study",
-            [study] if study else []).df()
+            "SELECT * FROM studies" + (" WHERE study = ?" if study is not None else "") + " ORDER BY study",
+            [study] if study is not None else []).df()
         opts = "(FORMAT parquet)" if fmt == "parquet" else "(FORMAT csv, HEADER true)"
         copies = {}
         for table in RUN_TABLES:
             where = [] if include_stale else [self._current_sql("t")]
-            if study:
+            if study is not None:
                 where.append(f"t.study = {_sql_str(study)}")
             sel = f"SELECT t.* FROM {table} t" + (" WHERE " + " AND ".join(where) if where else "")
             n = self.con.execute(f"SELECT count(*) FROM ({sel})").fetchone()

@@ -45,6 +45,7 @@ import hashlib
 import importlib
 import json
 import math
+import operator
 import os
 import signal
 import sys
@@ -934,12 +935,14 @@ def run_sweep(
             study = study.quick()
         except StudyError as e:
             problems.extend(e.problems)
+    if jobs is not None and (isinstance(jobs, bool) or not hasattr(jobs, "__index__") or jobs < 1):
+        problems.append({"path": "jobs", "rule": "must be a whole number >= 1 (or None: every core)",
+                         "got": f"{type(jobs).__name__} {jobs!r:.60}"})
     if problems:
         # With the runs' own problems, as far as the valid part of the study shows them: one
         # error with every problem, not one round of fixes per stage.
         raise StudyError(study.source, _dedupe(problems + _run_problems(study, runner)))
-    if jobs is not None and jobs < 1:
-        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    jobs = None if jobs is None else operator.index(jobs)
     if runner is None:
         _check_api()  # fail once, here, rather than record every run as failed
     check_cluster(cluster)

@@ -465,3 +465,16 @@ def test_arguments_of_the_wrong_kind_are_store_errors_not_duckdbs(tmp_path):
         assert s.studies() == [] and list(s.runs()["study"]) == ["st"]
         assert s.runs("").empty and s.flows("").empty and len(s.flows()) == 1
     assert not (tmp_path / "x").exists()
+
+
+def test_a_closed_store_says_so(tmp_path):
+    path = tmp_path / "r.duckdb"
+    with Store(path) as s:
+        s.record_run("st", "a", factors={"x": 1}, status="ok")
+    s.close()  # closing again does nothing
+    for call in (lambda: s.runs("st"), s.studies, lambda: s.record_run("st", "b", factors={}, status="ok"),
+                 lambda: s.export(tmp_path / "x"), lambda: s.con):
+        with pytest.raises(StoreError, match=f"^the results store {re.escape(str(path))} is closed"):
+            call()
+    with Store(path, read_only=True) as s2:
+        assert list(s2.runs("st")["run_key"]) == ["a"]

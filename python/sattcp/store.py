@@ -401,6 +401,7 @@ class Store:
             except ValueError as e:
                 raise StoreError(str(e)) from None
         self.read_only = read_only
+        self._con: duckdb.DuckDBPyConnection | None = None
         self.con = _connect(self.path, read_only, wait_s)
         try:
             with self._writes():  # a new store's tables, a migration
@@ -420,10 +421,25 @@ class Store:
         with contextlib.suppress(duckdb.Error, WriteError):  # what went wrong first is what is said
             self.close()
 
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        """The DuckDB connection; after :meth:`close`, :class:`StoreError` saying so (not
+        DuckDB's ConnectionException)."""
+        if self._con is None:
+            raise StoreError(f"the results store {self.path} is closed: open it again (Store(path)) to use it")
+        return self._con
+
+    @con.setter
+    def con(self, con: duckdb.DuckDBPyConnection) -> None:
+        self._con = con
+
     def close(self) -> None:
-        """Closes the file (DuckDB then writes its write-ahead log into it, if it can)."""
-        with self._writes():
-            self.con.close()
+        """Closes the file (DuckDB then writes its write-ahead log into it, if it can). Closing
+        a closed store does nothing; using one raises :class:`StoreError`."""
+        con, self._con = self._con, None
+        if con is not None:
+            with self._writes():
+                con.close()
 
     @contextlib.contextmanager
     def _writes(self) -> Iterator[None]:

@@ -259,8 +259,22 @@ def test_missing_study_in_export_and_analyze(tmp_path, capsys):
                  ["export", str(tmp_path / "r.duckdb"), "--study", "nope", "--out",
                   str(tmp_path / "x")]):
         assert main(argv) == 2
-        assert "no study 'nope'" in capsys.readouterr().err and "studies: st" not in ""
+        assert capsys.readouterr().err == f"sattcp {argv[0]}: error: no study 'nope' in {tmp_path / 'r.duckdb'} (studies: st)\n"
     assert not (tmp_path / "x").exists()
+
+
+def test_a_missing_study_is_a_store_error_and_a_key_error(tmp_path):
+    from sattcp.errors import SattcpError
+    from sattcp.store import StudyMissing
+
+    with Store(tmp_path / "r.duckdb") as s:
+        s.save_study("st", {"factors": {"x": [1, 2]}})
+        s.record_run("st", "a", factors={"x": 1}, status="ok")
+        for call in (lambda: s.study_definition("nope"), lambda: s.export(tmp_path / "x", study="nope")):
+            with pytest.raises(StudyMissing) as e:
+                call()
+            assert isinstance(e.value, StoreError) and isinstance(e.value, SattcpError) and isinstance(e.value, KeyError)
+            assert str(e.value) == f"no study 'nope' in {tmp_path / 'r.duckdb'} (studies: st)"  # not quoted as a KeyError's
 
 
 def test_locked_hint_only_when_another_process_holds_the_file(tmp_path, capsys):

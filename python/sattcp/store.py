@@ -57,6 +57,7 @@ __all__ = [
     "StoreLocked",
     "StoreMissing",
     "StoreWriter",
+    "StudyMissing",
     "build_id",
     "check_store_path",
 ]
@@ -159,6 +160,15 @@ class StoreError(SattcpError, ValueError):
 
 class StoreMissing(StoreError, FileNotFoundError):
     """No file at the store's path."""
+
+
+class StudyMissing(StoreError, KeyError):
+    """The store holds no study of that name (the message lists those it holds). Also a
+    ``KeyError``, as :meth:`Store.study_definition` raised before, so code that catches that
+    keeps doing so."""
+
+    def __str__(self) -> str:
+        return ValueError.__str__(self)  # the message as it is, not quoted as KeyError's
 
 
 class StoreLocked(StoreError):
@@ -587,7 +597,7 @@ class Store:
         row = self.con.execute("SELECT definition FROM studies WHERE study = ?", [study]).fetchone()
         if row is None:
             known = ", ".join(self.studies()) or "none"
-            raise KeyError(f"no study {study!r} in {self.path} (studies: {known})")
+            raise StudyMissing(f"no study {study!r} in {self.path} (studies: {known})")
         return json.loads(row[0])
 
     def _has_plan(self, study: str) -> bool:
@@ -826,7 +836,7 @@ class Store:
         if runs.empty:
             if study is not None and study not in self.studies():
                 known = ", ".join(self.studies()) or "none"
-                raise StoreError(f"no study {study!r} in {self.path} (studies: {known})")
+                raise StudyMissing(f"no study {study!r} in {self.path} (studies: {known})")
             raise StoreError(f"no runs to export in {self.path}"
                              + (f" for study {study!r}" if study is not None else ""))
         if out.exists() and not out.is_dir():

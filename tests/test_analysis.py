@@ -89,6 +89,43 @@ def test_unknown_column_is_rejected():
         allocation_of_variation(_inputs(), ["nope"], "efficiency")
 
 
+def test_bad_input_is_an_analysis_error_and_a_value_error_with_its_message(tmp_path):
+    from sattcp.errors import AnalysisError, SattcpError
+    from sattcp.report import analyse_study
+    from sattcp.store import Store
+
+    two = pd.DataFrame({"a": ["x", "y", "x", "y"], "b": [1, 1, 2, 2], "y": [1.0, 2.0, 3.0, 5.0]})
+    cases = [
+        (lambda: allocation_of_variation(two, [], "y"), "^at least one factor is needed$"),
+        (lambda: allocation_of_variation(two, ["a", "a"], "y"), r"^factors repeat: \['a', 'a'\]$"),
+        (lambda: allocation_of_variation(two, ["nope"], "y"), r"^columns not found: \['nope'\]"),
+        (lambda: allocation_of_variation(two, ["a"], "y", confidence=1.5), r"^confidence must be in \(0, 1\), got 1.5$"),
+        (lambda: allocation_of_variation(two, ["a"], "y", confidence="0.9"), r"^confidence must be in \(0, 1\), got '0.9'$"),
+        (lambda: allocation_of_variation(two.assign(y=[1, 2, None, 4]), ["a"], "y"), "^response 'y' has missing"),
+        (lambda: allocation_of_variation(two, ["a"], "y", levels={"a": ["x"]}), r"^factor 'a': levels \['y'\] are not"),
+        (lambda: allocation_of_variation(two[two.a == "x"], ["a"], "y"), "^factor 'a' has 1 level"),
+        (lambda: allocation_of_variation(two.iloc[1:], ["a", "b"], "y"), "^not a balanced full factorial"),
+    ]
+    store = tmp_path / "r.duckdb"
+    with Store(store) as st:
+        st.save_study("s", {"factors": {"a": ["x", "y"]}, "responses": ["efficiency"]})
+        for i, a in enumerate(["x", "y", "x", "y"]):
+            st.record_run("s", f"k{i}", block="B", factors={"a": a}, status="ok", seed=i // 2 + 1,
+                          summary={"efficiency": 0.5 + i / 10})
+    cases += [
+        (lambda: analyse_study(store, "s", block="C"), r"^no successful runs in block 'C' \(blocks: \['B'\]\)$"),
+        (lambda: analyse_study(store, "s", ["a"]), "^response 'a' is a factor of 's', not a response"),
+        (lambda: analyse_study(store, "s", ["seed"]), "^response 'seed' is each run's replication seed"),
+        (lambda: analyse_study(store, "s", ["nope"]), "^no response 'nope' in the runs"),
+        (lambda: analyse_study(store, "s", ["build"]), "^response 'build' is not numeric"),
+    ]
+    for call, message in cases:
+        with pytest.raises(AnalysisError, match=message) as e:
+            call()
+        assert isinstance(e.value, ValueError) and isinstance(e.value, SattcpError)
+    assert analyse_study(store, "s")[("B", "efficiency")].n == 4
+
+
 def test_replications_split_error_into_pure_error():
     rng = np.random.default_rng(1)
     rows = [

@@ -219,6 +219,25 @@ def test_every_result_carries_the_resolved_scenario_and_it_reproduces_the_run(tm
     assert sattcp.run(cfg).summary["digest"] == r.summary["digest"]
 
 
+def test_to_dict_is_a_copy_changing_it_leaves_the_result_as_it_was():
+    r = sattcp.run(GEO, seed=2, overrides=short(**{"run.duration": "1s", "trace.flows": [0]}))
+    before = r.to_json()
+    d = r.to_dict()
+    assert d == json.loads(before)
+    d["config"]["tcp"]["mss"] = 1
+    d["scenario"]["extra"] = 1
+    d["summary"]["efficiency"] = -1.0
+    d["flows"][0]["flow"] = 99
+    d["links"][0]["drops_by_reason"]["x"] = 1
+    d["warnings"].append("x")
+    next(iter(d["traces"].values()))["t"].append(1e9)
+    s = r.summary
+    s["efficiency"] = -2.0
+    assert r.to_json() == before
+    assert r.config["tcp"]["mss"] != 1 and "extra" not in r.scenario
+    assert r.summary["efficiency"] >= 0 and r.flows["flow"].iloc[0] == 0
+
+
 def test_a_scenario_given_as_a_dict_runs():
     import tomllib
 

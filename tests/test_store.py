@@ -259,8 +259,22 @@ def test_missing_study_in_export_and_analyze(tmp_path, capsys):
                  ["export", str(tmp_path / "r.duckdb"), "--study", "nope", "--out",
                   str(tmp_path / "x")]):
         assert main(argv) == 2
-        assert "no study 'nope'" in capsys.readouterr().err and "studies: st" not in ""
+        assert capsys.readouterr().err == f"sattcp {argv[0]}: error: no study 'nope' in {tmp_path / 'r.duckdb'} (studies: st)\n"
     assert not (tmp_path / "x").exists()
+
+
+def test_a_missing_study_is_a_store_error_and_a_key_error(tmp_path):
+    from sattcp.errors import SattcpError
+    from sattcp.store import StudyMissing
+
+    with Store(tmp_path / "r.duckdb") as s:
+        s.save_study("st", {"factors": {"x": [1, 2]}})
+        s.record_run("st", "a", factors={"x": 1}, status="ok")
+        for call in (lambda: s.study_definition("nope"), lambda: s.export(tmp_path / "x", study="nope")):
+            with pytest.raises(StudyMissing) as e:
+                call()
+            assert isinstance(e.value, StoreError) and isinstance(e.value, SattcpError) and isinstance(e.value, KeyError)
+            assert str(e.value) == f"no study 'nope' in {tmp_path / 'r.duckdb'} (studies: st)"  # not quoted as a KeyError's
 
 
 def test_locked_hint_only_when_another_process_holds_the_file(tmp_path, capsys):
@@ -431,3 +445,50 @@ def test_export_on_a_full_disk_names_the_file_and_exits_1(tmp_path, monkeypatch,
     err = capsys.readouterr().err
     assert err == f"sattcp export: error: cannot write {tmp_path / 'x' / 'runs.csv'}: No space left on device\n", err
     assert list((tmp_path / "x").iterdir()) == []
+
+
+def test_a_store_path_that_is_not_a_path_is_a_store_or_output_path_error(tmp_path):
+    from sattcp.errors import OutputPathError
+
+    for bad in (None, 3.5):
+        for ro in (False, True):
+            with pytest.raises(StoreError, match=f"^results store: must be a path .*got {type(bad).__name__}"):
+                Store(bad, read_only=ro)
+    with Store(tmp_path / "r.duckdb") as s:
+        s.record_run("st", "a", factors={"x": 1}, status="ok")
+        with pytest.raises(OutputPathError, match="^out_dir: must be a path .*got NoneType"):
+            s.export(None)
+
+
+def test_arguments_of_the_wrong_kind_are_store_errors_not_duckdbs(tmp_path):
+    with Store(tmp_path / "r.duckdb") as s:
+        s.record_run("st", "a", factors={"x": 1}, status="ok", flows=_flows(1))
+        for call in (lambda: s.runs(3), lambda: s.flows(3), lambda: s.traces(1.5), lambda: s.counts(3),
+                     lambda: s.builds(3), lambda: s.run_keys(3), lambda: s.export_runs(3),
+                     lambda: s.export(tmp_path / "x", study=3), lambda: s.study_definition(3),
+                     lambda: s.save_study(3, {}), lambda: s.record_run(3, "b", factors={}, status="ok")):
+            with pytest.raises(StoreError, match="^study: must be a str.*, got (int 3|float 1.5)$"):
+                call()
+        with pytest.raises(StoreError, match="^run_key: must be a str, got int 3$"):
+            s.record_run("st", 3, factors={}, status="ok")
+        with pytest.raises(StoreError, match="^format must be 'parquet' or 'csv', got 'xlsx'$"):
+            s.export(tmp_path / "x", fmt="xlsx")
+        with pytest.raises(StoreError, match="^status must be"):
+            s.record_run("st", "b", factors={}, status="maybe")
+        # Nothing was stored under a number's text, and "" is a study name, not "every study".
+        assert s.studies() == [] and list(s.runs()["study"]) == ["st"]
+        assert s.runs("").empty and s.flows("").empty and len(s.flows()) == 1
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_closed_store_says_so(tmp_path):
+    path = tmp_path / "r.duckdb"
+    with Store(path) as s:
+        s.record_run("st", "a", factors={"x": 1}, status="ok")
+    s.close()  # closing again does nothing
+    for call in (lambda: s.runs("st"), s.studies, lambda: s.record_run("st", "b", factors={}, status="ok"),
+                 lambda: s.export(tmp_path / "x"), lambda: s.con):
+        with pytest.raises(StoreError, match=f"^the results store {re.escape(str(path))} is closed"):
+            call()
+    with Store(path, read_only=True) as s2:
+        assert list(s2.runs("st")["run_key"]) == ["a"]

@@ -79,6 +79,23 @@ SIMPLE = """
 """
 
 
+def test_a_study_that_is_not_a_path_is_a_study_error(tmp_path):
+    for bad in (None, 3):
+        with pytest.raises(StudyError, match=f"must be a path to a study file .*got {type(bad).__name__}"):
+            load_study(bad)
+        with pytest.raises(StudyError, match="must be a path to a study file"):
+            run_sweep(bad, tmp_path / "r.duckdb", runner=fake_runner, progress=False)
+    assert not (tmp_path / "r.duckdb").exists()
+
+
+def test_jobs_of_the_wrong_kind_are_a_study_error_and_nothing_runs(tmp_path):
+    study = write_study(tmp_path, SIMPLE)
+    for jobs, got in ((0, "int 0"), (-1, "int -1"), ("2", "str '2'"), (1.5, "float 1.5"), (True, "bool True")):
+        with pytest.raises(StudyError, match=f"jobs: must be a whole number >= 1 .*, got {got}$"):
+            run_sweep(study, tmp_path / "r.duckdb", jobs=jobs, runner=fake_runner, progress=False)
+    assert not (tmp_path / "r.duckdb").exists()
+
+
 def test_load_study_and_expand(tmp_path):
     st = load_study(write_study(tmp_path, SIMPLE))
     assert st.name == "simple" and st.seeds == (1, 2)

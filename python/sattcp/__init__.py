@@ -11,7 +11,7 @@ command reaches its Ctrl-C handler (``cli.entry``) sooner.
 
 from __future__ import annotations
 
-from .errors import InternalError, OutputPathError, SattcpError, ScenarioError, SimulationError, SimulationInterrupted
+from .errors import AnalysisError, InternalError, OutputPathError, SattcpError, ScenarioError, SimulationError, SimulationInterrupted
 
 # Not typing's: importing typing takes about 10 ms before the CLI's Ctrl-C handler is in place.
 TYPE_CHECKING = False
@@ -35,6 +35,6 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "run", "resolve", "RunResult", "SattcpError", "ScenarioError", "SimulationError", "SimulationInterrupted", "InternalError",
-    "OutputPathError",
+    "OutputPathError", "AnalysisError",
     "SattcpWarning", "__version__",
 ]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy import stats
+
+from sattcp.errors import AnalysisError
 
 __all__ = ["AllocationOfVariation", "allocation_of_variation", "interaction_name"]
 
@@ -113,12 +116,12 @@ def _levels(df: pd.DataFrame, factors: Sequence[str], given: Mapping[str, Sequen
             order = list(given[a])
             extra = [v for v in present if v not in order]
             if extra:
-                raise ValueError(f"factor {a!r}: levels {extra!r} are not in the given levels")
+                raise AnalysisError(f"factor {a!r}: levels {extra!r} are not in the given levels")
             levels[a] = tuple(order)
         else:
             levels[a] = tuple(present)
         if len(levels[a]) < 2:
-            raise ValueError(f"factor {a!r} has {len(levels[a])} level(s); at least 2 are needed")
+            raise AnalysisError(f"factor {a!r} has {len(levels[a])} level(s); at least 2 are needed")
     return levels
 
 
@@ -133,22 +136,23 @@ def allocation_of_variation(
 
     ``df`` has one row per observation; every combination of levels must appear the same number
     of times r >= 1 (r > 1 are replications). ``levels`` optionally fixes the order of levels
-    (default: order of first appearance). Raises ``ValueError`` if the design is not a balanced
-    full factorial or the response is missing or not finite.
+    (default: order of first appearance). Raises :class:`~sattcp.errors.AnalysisError` (a
+    ``ValueError``) if the design is not a balanced full factorial or the response is missing
+    or not finite.
     """
     factors = list(factors)
     if not factors:
-        raise ValueError("at least one factor is needed")
+        raise AnalysisError("at least one factor is needed")
     if len(set(factors)) != len(factors):
-        raise ValueError(f"factors repeat: {factors!r}")
+        raise AnalysisError(f"factors repeat: {factors!r}")
     missing = [c for c in [*factors, response] if c not in df.columns]
     if missing:
-        raise ValueError(f"columns not found: {missing!r}; available: {list(df.columns)!r}")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+        raise AnalysisError(f"columns not found: {missing!r}; available: {list(df.columns)!r}")
+    if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real) or not 0 < confidence < 1:
+        raise AnalysisError(f"confidence must be in (0, 1), got {confidence!r}")
     y = pd.to_numeric(df[response], errors="coerce").astype(float)
     if not np.isfinite(y.to_numpy()).all():
-        raise ValueError(f"response {response!r} has missing or non-finite values")
+        raise AnalysisError(f"response {response!r} has missing or non-finite values")
     data = df[factors].copy()
     data["_y"] = y.to_numpy()
     lv = _levels(data, factors, levels)
@@ -159,7 +163,7 @@ def allocation_of_variation(
     if len(counts) != cells or len(reps) != 1:
         present = set(counts.index if len(factors) > 1 else [(i,) for i in counts.index])
         absent = [c for c in itertools.product(*lv.values()) if c not in present]
-        raise ValueError(
+        raise AnalysisError(
             f"not a balanced full factorial design in {factors!r}: {cells} combinations "
             f"expected, {len(counts)} present with counts {sorted(reps)!r}"
             + (f"; missing e.g. {absent[:3]!r}" if absent else "")

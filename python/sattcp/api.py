@@ -230,6 +230,16 @@ NULLABLE_FLOW_COLUMNS = ["completed_at_s", "final_srtt_s", "fair_share_bps", "th
 NETPIPE_COLUMNS = ["bytes", "repeats", "time_s", "min_s", "variance_s2", "throughput_bps", "cdv_pct", "nrepeat"]
 
 
+def _copied(value: Any) -> Any:
+    """A copy of JSON-like data (dicts and lists of scalars, nested): as ``copy.deepcopy`` but
+    without its per-value bookkeeping, which a trace of millions of floats would pay."""
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [v if v is None or isinstance(v, (str, int, float)) else _copied(v) for v in value]
+    return value
+
+
 class RunResult:
     """The result of one run: a summary, per-flow and per-link tables, traces, and the resolved
     scenario (``config``: every key with its effective value, so that the run can be repeated
@@ -375,15 +385,21 @@ class RunResult:
         warn = "".join(f"<p>warning: {html.escape(w)}</p>" for w in self.data.get("warnings", []))
         return f"<div class='sattcp-result'><table>{body}</table>{extra}{warn}</div>"
 
-    def to_dict(self) -> dict[str, Any]:
+    def _document(self) -> dict[str, Any]:
+        """The whole result as one document, sharing this result's dicts and lists (for reading)."""
         d = dict(self.data)
         d["scenario"] = self.scenario
         d["config"] = self.config
         d["wall_time_s"] = self.wall_time_s
         return d
 
+    def to_dict(self) -> dict[str, Any]:
+        """The whole result as plain data (what :meth:`to_json` writes): a copy, so changing it
+        leaves this result as it was."""
+        return _copied(self._document())
+
     def to_json(self, indent: int | None = None) -> str:
-        return json.dumps(self.to_dict(), indent=indent)
+        return json.dumps(self._document(), indent=indent)
 
     def output_paths(self, path: str | Path) -> dict[str, Path]:
         """The files :meth:`save` writes for ``path``: ``.json`` one file; ``.parquet`` the flow

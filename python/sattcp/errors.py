@@ -43,6 +43,13 @@ class OutputPathError(SattcpError, ValueError):
     names the option or argument that gave the path."""
 
 
+class AnalysisError(SattcpError, ValueError):
+    """The data cannot be analysed as asked (``sattcp.analysis.allocation_of_variation``,
+    ``sattcp.report.analyse_study``): a column or response that is not there or not numeric, a
+    factor with one level, a design that is not a balanced full factorial, a block or study
+    without successful runs. The message says which. Also a ``ValueError``, as these were."""
+
+
 class WriteError(SattcpError, OSError):
     """A file could not be written (a full disk, an I/O error): not the user's input, so the
     CLI exits 1. The message names the file: ``cannot write PATH: No space left on device``.

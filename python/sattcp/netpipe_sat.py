@@ -221,7 +221,7 @@ def _one(run: Run) -> tuple[str, dict[str, Any]]:
     df = r.netpipe
     rows = [] if df is None else [{k: (int(v) if k in ("bytes", "repeats") else float(v)) for k, v in rec.items()}
                                   for rec in df.to_dict("records")]
-    return run.key, {"rows": rows, "warnings": list(r.to_dict().get("warnings", []) or []), "sim_time_s": r.summary.get("sim_time_s")}
+    return run.key, {"rows": rows, "warnings": list(r.data.get("warnings", []) or []), "sim_time_s": r.summary.get("sim_time_s")}
 
 
 def execute(runs: Sequence[Run], jobs: int | None = None, progress: Callable[[int, int], None] | None = None,

@@ -22,6 +22,7 @@ import pandas as pd
 
 from sattcp import plots
 from sattcp.analysis import AllocationOfVariation, allocation_of_variation
+from sattcp.errors import AnalysisError
 from sattcp.paths import start_report, write_whole
 from sattcp.store import RUN_COLUMNS, Store
 
@@ -106,7 +107,7 @@ def kota_frame(runs: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame({"link": ok["block"].to_numpy(), "seed": ok["seed"].to_numpy()})
     for key, (col, mapping) in KOTA_LEVELS.items():
         if key not in ok:
-            raise ValueError(f"the runs have no factor {key!r}; is this the kota-www study?")
+            raise AnalysisError(f"the runs have no factor {key!r}; is this the kota-www study?")
         out[col] = [mapping.get(str(v), str(v)) for v in ok[key]]
     for r in RESPONSES:
         out[r] = pd.to_numeric(ok[r], errors="coerce").to_numpy()
@@ -543,7 +544,7 @@ def _analyse(
         except KeyError:
             definition = {}
     if runs.empty:
-        raise ValueError(f"no runs of study {study!r} in {store_path}")
+        raise AnalysisError(f"no runs of study {study!r} in {store_path}")
     ours_df = kota_frame(runs)
     ours_aov: dict[tuple[str, str], AllocationOfVariation] = {}
     problems: dict[str, str] = {}
@@ -708,10 +709,10 @@ def analyse_study(
     blocks = plots.ordered("link", ok["block"], defined or None) if len(ok) else []
     if block is not None:
         if block not in blocks:
-            raise ValueError(f"no successful runs in block {block!r} (blocks: {blocks})")
+            raise AnalysisError(f"no successful runs in block {block!r} (blocks: {blocks})")
         blocks = [block]
     if not blocks:
-        raise ValueError(f"study {study!r} has no successful runs in {store_path}")
+        raise AnalysisError(f"study {study!r} has no successful runs in {store_path}")
     out = {}
     for b in blocks:
         sub = ok[ok["block"] == b]
@@ -720,19 +721,19 @@ def analyse_study(
                       and pd.api.types.is_numeric_dtype(sub[c]) and not pd.api.types.is_bool_dtype(sub[c]))
         for r in responses:
             if r in factors:
-                raise ValueError(f"response {r!r} is a factor of {study!r}, not a response; "
+                raise AnalysisError(f"response {r!r} is a factor of {study!r}, not a response; "
                                  f"available: {have}")
             if r == "seed":
-                raise ValueError(f"response 'seed' is each run's replication seed, not a response; "
+                raise AnalysisError(f"response 'seed' is each run's replication seed, not a response; "
                                  f"available: {have}")
             if r not in sub.columns:
-                raise ValueError(f"no response {r!r} in the runs; available: {have}")
+                raise AnalysisError(f"no response {r!r} in the runs; available: {have}")
             # A store column of text (error, status, config, ...) is not numeric even where
             # every value is missing (error, among successful runs); a summary value that is
             # missing everywhere is said below.
             text_col = RUN_COLUMNS.get(r, "").startswith(("VARCHAR", "TIMESTAMP"))
             if r not in have and (text_col or sub[r].notna().any()):
-                raise ValueError(f"response {r!r} is not numeric (a column of text or times); "
+                raise AnalysisError(f"response {r!r} is not numeric (a column of text or times); "
                                  f"available: {have}")
             out[(b, r)] = allocation_of_variation(sub, factors, r, confidence=confidence,
                                                   levels=levels)

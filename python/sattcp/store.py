@@ -43,8 +43,8 @@ from typing import Any, Self
 import duckdb
 import pandas as pd
 
-from sattcp.errors import SattcpError, WriteError
-from sattcp.paths import WholeFiles, shown
+from sattcp.errors import OutputPathError, SattcpError, WriteError
+from sattcp.paths import WholeFiles, as_path, shown
 
 __all__ = [
     "FLOW_COLUMNS",
@@ -57,6 +57,7 @@ __all__ = [
     "StoreLocked",
     "StoreMissing",
     "StoreWriter",
+    "StudyMissing",
     "build_id",
     "check_store_path",
 ]
@@ -159,6 +160,15 @@ class StoreError(SattcpError, ValueError):
 
 class StoreMissing(StoreError, FileNotFoundError):
     """No file at the store's path."""
+
+
+class StudyMissing(StoreError, KeyError):
+    """The store holds no study of that name (the message lists those it holds). Also a
+    ``KeyError``, as :meth:`Store.study_definition` raised before, so code that catches that
+    keeps doing so."""
+
+    def __str__(self) -> str:
+        return ValueError.__str__(self)  # the message as it is, not quoted as KeyError's
 
 
 class StoreLocked(StoreError):
@@ -363,6 +373,14 @@ def _damaged(path: Path, msg: str) -> str:
     return f"{path} is not a readable sattcp results store (DuckDB: {first})"
 
 
+def _check_name(value: object, what: str = "study", optional: bool = False) -> None:
+    """Raises :class:`StoreError` unless ``value`` is a name (a ``str``; None too if
+    ``optional``): DuckDB would compare a number with the text column and fail
+    (ConversionException), or store it as text."""
+    if not (isinstance(value, str) or (optional and value is None)):
+        raise StoreError(f"{what}: must be a str{' or None' if optional else ''}, got {type(value).__name__} {value!r:.60}")
+
+
 class Store:
     """A DuckDB results file. Use as a context manager or call :meth:`close`.
 
@@ -373,7 +391,10 @@ class Store:
     """
 
     def __init__(self, path: str | Path, read_only: bool = False, *, wait_s: float = 30.0) -> None:
-        self.path = Path(path)
+        try:
+            self.path = as_path(path, "results store")
+        except OutputPathError as e:  # None, a number: as every other problem of the store's path
+            raise StoreError(str(e)) from None
         check_store_path(self.path)
         if read_only and not self.path.exists():
             raise StoreMissing(f"no results store at {self.path}")
@@ -390,6 +411,7 @@ class Store:
             except ValueError as e:
                 raise StoreError(str(e)) from None
         self.read_only = read_only
+        self._con: duckdb.DuckDBPyConnection | None = None
         self.con = _connect(self.path, read_only, wait_s)
         try:
             with self._writes():  # a new store's tables, a migration
@@ -409,10 +431,25 @@ class Store:
         with contextlib.suppress(duckdb.Error, WriteError):  # what went wrong first is what is said
             self.close()
 
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        """The DuckDB connection; after :meth:`close`, :class:`StoreError` saying so (not
+        DuckDB's ConnectionException)."""
+        if self._con is None:
+            raise StoreError(f"the results store {self.path} is closed: open it again (Store(path)) to use it")
+        return self._con
+
+    @con.setter
+    def con(self, con: duckdb.DuckDBPyConnection) -> None:
+        self._con = con
+
     def close(self) -> None:
-        """Closes the file (DuckDB then writes its write-ahead log into it, if it can)."""
-        with self._writes():
-            self.con.close()
+        """Closes the file (DuckDB then writes its write-ahead log into it, if it can). Closing
+        a closed store does nothing; using one raises :class:`StoreError`."""
+        con, self._con = self._con, None
+        if con is not None:
+            with self._writes():
+                con.close()
 
     @contextlib.contextmanager
     def _writes(self) -> Iterator[None]:
@@ -538,6 +575,7 @@ class Store:
                    run_keys: Iterable[str] | None = None) -> None:
         """Record (or update) a study's definition and, if given, the run keys of that
         definition (runs of the study with other keys become stale)."""
+        _check_name(study)
         con = self.con
         with self._transaction():
             con.execute("INSERT OR REPLACE INTO studies VALUES (?, ?, ?)",
@@ -555,10 +593,11 @@ class Store:
         return [r[0] for r in self.con.execute("SELECT study FROM studies ORDER BY study").fetchall()]
 
     def study_definition(self, study: str) -> dict[str, Any]:
+        _check_name(study)
         row = self.con.execute("SELECT definition FROM studies WHERE study = ?", [study]).fetchone()
         if row is None:
             known = ", ".join(self.studies()) or "none"
-            raise KeyError(f"no study {study!r} in {self.path} (studies: {known})")
+            raise StudyMissing(f"no study {study!r} in {self.path} (studies: {known})")
         return json.loads(row[0])
 
     def _has_plan(self, study: str) -> bool:
@@ -594,8 +633,10 @@ class Store:
     ) -> None:
         """Write one finished run (and its flows, links, traces) in one transaction, replacing
         an earlier record of the same key. ``build`` and ``version`` default to this sattcp's."""
+        _check_name(study)
+        _check_name(run_key, "run_key")
         if status not in ("ok", "failed"):
-            raise ValueError(f"status must be 'ok' or 'failed', got {status!r}")
+            raise StoreError(f"status must be 'ok' or 'failed', got {status!r}")
         summary = dict(summary or {})
         if wall_time_s is not None:
             summary.setdefault("wall_time_s", wall_time_s)
@@ -654,6 +695,7 @@ class Store:
             self.con.unregister("_new_rows")
 
     def run_keys(self, study: str, status: str | None = None) -> set[str]:
+        _check_name(study)
         q = "SELECT run_key FROM runs WHERE study = ?"
         args: list[Any] = [study]
         if status is not None:
@@ -670,6 +712,7 @@ class Store:
     def failures(self, study: str, limit: int = 3) -> list[tuple[str, int]]:
         """The commonest errors of the failed runs of the study's current definition (not of
         stale runs): (the error's first line, runs), most frequent first, at most ``limit``."""
+        _check_name(study)
         rows = self.con.execute(
             "SELECT split_part(coalesce(error, 'no error recorded'), chr(10), 1) AS first, count(*) AS n"
             f" FROM runs r WHERE study = ? AND status = 'failed' AND {self._current_sql()}"
@@ -678,6 +721,7 @@ class Store:
 
     def stale_runs(self, study: str) -> int:
         """Stored runs of ``study`` that are not part of its current definition."""
+        _check_name(study)
         if not self._has_plan(study):
             return 0
         row = self.con.execute(
@@ -696,12 +740,13 @@ class Store:
         """The runs of the study's current definition (with ``include_stale`` all of them, and a
         ``current`` column); with ``expand`` the factor labels and every summary value become
         columns (factor columns are named by their dotted keys)."""
-        where = ["r.study = ?"] if study else []
+        _check_name(study, optional=True)
+        where = ["r.study = ?"] if study is not None else []
         if not include_stale:
             where.append(self._current_sql())
         q = (f"SELECT r.*, {self._current_sql()} AS current FROM runs r"
              + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY r.study, r.run_key")
-        df = self.con.execute(q, [study] if study else []).df()
+        df = self.con.execute(q, [study] if study is not None else []).df()
         if not include_stale:
             df = df.drop(columns="current")
         if not expand or df.empty:
@@ -712,11 +757,12 @@ class Store:
         return pd.concat([df, fac, summ], axis=1)
 
     def _per_run(self, table: str, study: str | None, include_stale: bool = False) -> pd.DataFrame:
-        where = ["t.study = ?"] if study else []
+        _check_name(study, optional=True)
+        where = ["t.study = ?"] if study is not None else []
         if not include_stale:
             where.append(self._current_sql("t"))
         q = f"SELECT t.* FROM {table} t" + (" WHERE " + " AND ".join(where) if where else "")
-        return self.con.execute(q, [study] if study else []).df()
+        return self.con.execute(q, [study] if study is not None else []).df()
 
     def flows(self, study: str | None = None, include_stale: bool = False) -> pd.DataFrame:
         return self._per_run("flows", study, include_stale)
@@ -730,6 +776,7 @@ class Store:
         return self._per_run("traces", study, include_stale)
 
     def counts(self, study: str) -> dict[str, int]:
+        _check_name(study)
         rows = self.con.execute(
             f"SELECT status, count(*) FROM runs r WHERE study = ? AND {self._current_sql()} "
             "GROUP BY status", [study]).fetchall()
@@ -737,6 +784,7 @@ class Store:
 
     def builds(self, study: str) -> dict[str, int]:
         """The sattcp builds that made the current successful runs of ``study``, with counts."""
+        _check_name(study)
         rows = self.con.execute(
             f"SELECT coalesce(build, 'unknown'), count(*) FROM runs r WHERE study = ? AND "
             f"status = 'ok' AND {self._current_sql()} GROUP BY 1 ORDER BY 1", [study]).fetchall()
@@ -780,16 +828,17 @@ class Store:
         """Write ``runs``, ``flows``, ``links``, ``traces`` and ``studies`` (optionally of one
         study) as Parquet or CSV files in ``out_dir``; tables without rows are not written.
         Raises :class:`StoreError` if there is nothing to export."""
+        _check_name(study, optional=True)
         if fmt not in ("parquet", "csv"):
-            raise ValueError(f"format must be 'parquet' or 'csv', got {fmt!r}")
+            raise StoreError(f"format must be 'parquet' or 'csv', got {fmt!r}")
+        out = as_path(out_dir, "out_dir")
         runs = self.export_runs(study, include_stale)
         if runs.empty:
             if study is not None and study not in self.studies():
                 known = ", ".join(self.studies()) or "none"
-                raise StoreError(f"no study {study!r} in {self.path} (studies: {known})")
+                raise StudyMissing(f"no study {study!r} in {self.path} (studies: {known})")
             raise StoreError(f"no runs to export in {self.path}"
-                             + (f" for study {study!r}" if study else ""))
-        out = Path(out_dir)
+                             + (f" for study {study!r}" if study is not None else ""))
         if out.exists() and not out.is_dir():
             raise StoreError(f"--out {out} exists and is not a folder")
         try:
@@ -797,13 +846,13 @@ class Store:
         except OSError as e:
             raise WriteError(f"cannot write {out}: {e.strerror or e}") from e
         studies = self.con.execute(
-            "SELECT * FROM studies" + (" WHERE study = ?" if study else "") + " ORDER BY study",
-            [study] if study else []).df()
+            "SELECT * FROM studies" + (" WHERE study = ?" if study is not None else "") + " ORDER BY study",
+            [study] if study is not None else []).df()
         opts = "(FORMAT parquet)" if fmt == "parquet" else "(FORMAT csv, HEADER true)"
         copies = {}
         for table in RUN_TABLES:
             where = [] if include_stale else [self._current_sql("t")]
-            if study:
+            if study is not None:
                 where.append(f"t.study = {_sql_str(study)}")
             sel = f"SELECT t.* FROM {table} t" + (" WHERE " + " AND ".join(where) if where else "")
             n = self.con.execute(f"SELECT count(*) FROM ({sel})").fetchone()

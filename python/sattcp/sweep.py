@@ -45,6 +45,7 @@ import hashlib
 import importlib
 import json
 import math
+import operator
 import os
 import signal
 import sys
@@ -65,8 +66,8 @@ from typing import Any, TextIO
 
 import pandas as pd
 
-from sattcp.errors import SattcpError, WriteError
-from sattcp.paths import shown
+from sattcp.errors import OutputPathError, SattcpError, WriteError
+from sattcp.paths import as_path, shown
 from sattcp.store import Store, StoreWriter, build_id, sattcp_version
 
 __all__ = [
@@ -512,12 +513,16 @@ def _read_study(source: str | Path) -> tuple[Study, list[dict[str, Any]]]:
     from sattcp.api import check_scenario_file, read_toml_file
     from sattcp.errors import ScenarioError
 
-    path = Path(source)
+    try:
+        path = as_path(source, "study")
+    except OutputPathError:  # not a path at all (None, a number): an input, so a StudyError
+        raise StudyError(f"{source!r:.60}", [{"path": "", "rule": "must be a path to a study file (a str or a pathlib.Path)",
+                                              "got": type(source).__name__}]) from None
     try:
         # The reader of scenario files: a regular file, UTF-8 with or without a byte-order mark.
         text = read_toml_file(path, "study")
     except ScenarioError as e:
-        raise StudyError(str(source), e.problems) from None
+        raise StudyError(str(path), e.problems) from None
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -930,12 +935,14 @@ def run_sweep(
             study = study.quick()
         except StudyError as e:
             problems.extend(e.problems)
+    if jobs is not None and (isinstance(jobs, bool) or not hasattr(jobs, "__index__") or jobs < 1):
+        problems.append({"path": "jobs", "rule": "must be a whole number >= 1 (or None: every core)",
+                         "got": f"{type(jobs).__name__} {jobs!r:.60}"})
     if problems:
         # With the runs' own problems, as far as the valid part of the study shows them: one
         # error with every problem, not one round of fixes per stage.
         raise StudyError(study.source, _dedupe(problems + _run_problems(study, runner)))
-    if jobs is not None and jobs < 1:
-        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    jobs = None if jobs is None else operator.index(jobs)
     if runner is None:
         _check_api()  # fail once, here, rather than record every run as failed
     check_cluster(cluster)

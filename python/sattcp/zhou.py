@@ -122,7 +122,7 @@ def _one(run: Run) -> tuple[str, dict[str, Any]]:
     from sattcp.api import run as run_scenario
 
     r = run_scenario(dict(run.scenario), seed=run.seed)
-    d = r.to_dict()
+    d = r._document()  # not to_dict(): r is dropped, no copy needed
     # Keep only what the figures and checks read.
     keep = ("summary", "flows", "links", "traces", "gateway", "seed", "digest")
     return run.key, {k: d[k] for k in keep if k in d}

@@ -51,15 +51,21 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _toml_string(value: str, path: str) -> str:
-    """A TOML basic string. Not ``json.dumps``'s: it writes a character beyond U+FFFF as a
-    surrogate pair, which TOML refuses (and an override was then taken as the text ``"\\ud83d..."``).
-    A lone surrogate (text that is not Unicode) is a ScenarioError."""
+def _check_unicode(value: str, path: str) -> None:
+    """A lone surrogate (text that is not Unicode, which neither TOML nor the core takes) is a
+    ScenarioError naming ``path``."""
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as e:
         raise ScenarioError([{"path": path, "rule": f"text must be valid Unicode, not a lone surrogate ({value[e.start]!r} at {e.start})",
                               "got": _short(value)}]) from None
+
+
+def _toml_string(value: str, path: str) -> str:
+    """A TOML basic string. Not ``json.dumps``'s: it writes a character beyond U+FFFF as a
+    surrogate pair, which TOML refuses (and an override was then taken as the text ``"\\ud83d..."``).
+    A lone surrogate is a ScenarioError (:func:`_check_unicode`)."""
+    _check_unicode(value, path)
     return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")  # TOML escapes DEL too
 
 
@@ -164,7 +170,7 @@ def read_scenario(scenario: str | Path | Mapping[str, Any]) -> str:
     if _is_path(scenario):
         return read_toml_file(scenario)
     if isinstance(scenario, str):
-        _toml_string(scenario, "")  # text that is not Unicode (a lone surrogate) cannot be TOML
+        _check_unicode(scenario, "")
         if len(scenario.encode()) > MAX_SCENARIO_BYTES:
             raise ScenarioError([{"path": "", "rule": f"scenario text is {len(scenario.encode()):,} bytes, more than the {MAX_SCENARIO_BYTES:,} a scenario may have", "got": ""}])
         return scenario
@@ -202,7 +208,7 @@ def _override_pairs(overrides: Mapping[str, Any] | None, raw: bool) -> list[tupl
         pairs.append((k, _toml_literal(v, k, "override values") if not raw else v))
     for k, v in pairs:
         for text in (k, v):
-            _toml_string(text, k)  # a lone surrogate is refused here, not by the conversion to Rust
+            _check_unicode(text, k)  # here, not in the conversion to Rust
     return pairs
 
 

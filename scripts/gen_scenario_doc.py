@@ -74,9 +74,13 @@ def render(schema: dict) -> str:
         "Units: durations `ns`, `us`, `ms`, `s`, `min` (`\"275ms\"`), rounded to the nearest nanosecond (simulated "
         "time counts whole nanoseconds), and a duration above 0 but below `1ns` (`\"0.5ns\"`, `\"1e-12s\"`) is refused "
         "for every key (\"must be at least 1ns\"), never taken as 0 or 1 ns; rates `bps`, `kbps`, `Mbps`, `Gbps` "
-        "(`\"45Mbps\"`); sizes `B`, `KB`, `MB`, `GB` (powers of 1000), `KiB`, `MiB` (powers of 1024), `pkt` "
-        "(packets of MSS + 40 bytes), `cells` (53-byte ATM cells), `bdp` (multiples of the bottleneck rate x "
-        "round-trip propagation delay); a bare integer size is bytes.",
+        "(`\"45Mbps\"`), rounded to the nearest bit per second, and a rate above 0 but below `1bps` (`\"0.5bps\"`) "
+        "is refused (\"must be at least 1bps\"); sizes `B`, `KB`, `MB`, `GB` (powers of 1000), `KiB`, `MiB` "
+        "(powers of 1024), `pkt` (packets of MSS + 40 bytes), `cells` (53-byte ATM cells), `bdp` (multiples of the "
+        "bottleneck rate x round-trip propagation delay); a bare integer size is bytes. Sizes in bytes, packets and "
+        "cells are rounded to the nearest whole one, and one above 0 but below `1B`, `1pkt` or `1cell` (`\"0.4B\"`, "
+        "`\"0.5pkt\"`) is refused for every key (\"must be at least 1B\"), never taken as 0 or 1; a bdp multiple "
+        "may be any fraction (`\"0.5bdp\"`).",
         "",
     ]
     # Sections in SECTIONS' order, then any other section in the schema's order.

@@ -126,6 +126,22 @@ def test_bad_input_is_an_analysis_error_and_a_value_error_with_its_message(tmp_p
     assert analyse_study(store, "s")[("B", "efficiency")].n == 4
 
 
+def test_an_unknown_level_or_factor_is_a_level_missing_error_naming_the_known_ones():
+    # Was a bare KeyError("no level 'z' of factor 'a'"), not a SattcpError, naming nothing known.
+    from sattcp.errors import AnalysisError, LevelMissing, SattcpError
+
+    two = pd.DataFrame({"a": ["x", "y", "x", "y"], "b": [1, 1, 2, 2], "y": [1.0, 2.0, 3.0, 5.0]})
+    a = allocation_of_variation(two, ["a", "b"], "y")
+    cases = [(lambda: a.effect("a", "z"), r"^no level 'z' of factor 'a' \(levels: \['x', 'y'\]\)$"),
+             (lambda: a.effect("b", 3), r"^no level 3 of factor 'b' \(levels: \[1, 2\]\)$"),
+             (lambda: a.effect("c", "x"), r"^no factor 'c' in the analysis of 'y' \(factors: \['a', 'b'\]\)$")]
+    for call, message in cases:
+        with pytest.raises(LevelMissing, match=message) as e:
+            call()
+        assert isinstance(e.value, KeyError) and isinstance(e.value, AnalysisError) and isinstance(e.value, SattcpError)
+    assert float(a.effect("a", "y")["effect"]) == pytest.approx(0.75)
+
+
 def test_replications_split_error_into_pure_error():
     rng = np.random.default_rng(1)
     rows = [

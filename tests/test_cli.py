@@ -202,6 +202,29 @@ def test_a_duration_below_one_nanosecond_is_refused_for_every_key(key, value):
     assert p.stderr.splitlines()[1:] == [f'  {key}: must be at least 1ns (simulated time counts whole nanoseconds), got "{value}"'], p.stderr
 
 
+@pytest.mark.parametrize(("key", "value", "rule"), [
+    ("links.bottleneck.rate", "0.5bps", "must be at least 1bps (rates count whole bits per second)"),
+    ("links.access.rate", "0.5bps", "must be at least 1bps (rates count whole bits per second)"),
+    ("links.bottleneck.rate", "0.4bps", "must be at least 1bps (rates count whole bits per second)"),
+    ("switch.buffer", "0.4B", "must be at least 1B (sizes count whole bytes)"),
+    ("tcp.send_buffer", "4e-4KB", "must be at least 1B (sizes count whole bytes)"),
+    ("switch.buffer", "0.5pkt", "must be at least 1pkt (sizes in packets count whole packets)"),
+])
+def test_a_rate_or_size_below_one_whole_unit_is_refused_for_every_key(key, value, rule):
+    # links.access.rate=0.5bps ran as 1 bps, the bottleneck's was blamed on the bdp it made 0,
+    # 0.4bps said "must be > 0 (rounds to 0 bps)", 0.5pkt ran as one packet and 0.4B was 0 bytes
+    # ("must hold at least one segment (MSS), got 0" of tcp.send_buffer).
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", f"{key}={value}")
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert p.stderr.splitlines()[1:] == [f'  {key}: {rule}, got "{value}"'], p.stderr
+
+
+def test_a_fraction_of_a_bdp_stays_a_valid_size():
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "switch.buffer=0.5bdp", "--print-config")
+    assert p.returncode == 0, p.stderr
+    assert 'buffer = "0.5bdp"' in p.stdout
+
+
 @pytest.mark.parametrize(("scenario", "key", "value"), [("geo-bulk", "tcp.timer_granularity", "0ms"),
                                                       ("zhou-single", "gateway.timer_granularity", "-10ms")])
 def test_a_duration_that_must_be_positive_says_so_with_the_value_as_written(scenario, key, value):

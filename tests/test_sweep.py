@@ -96,6 +96,23 @@ def test_jobs_of_the_wrong_kind_are_a_study_error_and_nothing_runs(tmp_path):
     assert not (tmp_path / "r.duckdb").exists()
 
 
+def test_flags_of_the_wrong_kind_are_a_study_error_with_the_others_and_nothing_runs(tmp_path):
+    # Were taken for their truth: retry_failed="no" retried the failed runs, quick="false" ran
+    # the quick study, progress=None hid the progress line.
+    study = write_study(tmp_path, SIMPLE)
+    for name, value, got in (("progress", None, "NoneType None"), ("progress", 1, "int 1"),
+                             ("retry_failed", "no", "str 'no'"), ("quick", "false", "str 'false'"),
+                             ("quick", 0, "int 0")):
+        kwargs = {"progress": False, name: value}
+        with pytest.raises(StudyError, match=f"^invalid study .*\n  {name}: must be True or False, got {got}$"):
+            run_sweep(study, tmp_path / "r.duckdb", jobs=1, runner=fake_runner, **kwargs)
+    # Reported together, and with jobs' problem, in one error.
+    with pytest.raises(StudyError) as e:
+        run_sweep(study, tmp_path / "r.duckdb", jobs=0, runner=fake_runner, progress="yes", retry_failed=None, quick=1)
+    assert [p["path"] for p in e.value.problems] == ["progress", "retry_failed", "quick", "jobs"]
+    assert not (tmp_path / "r.duckdb").exists()
+
+
 def test_load_study_and_expand(tmp_path):
     st = load_study(write_study(tmp_path, SIMPLE))
     assert st.name == "simple" and st.seeds == (1, 2)

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from sattcp.errors import AnalysisError
+from sattcp.errors import AnalysisError, LevelMissing
 
 __all__ = ["AllocationOfVariation", "allocation_of_variation", "interaction_name"]
 
@@ -73,11 +73,16 @@ class AllocationOfVariation:
         return float(self.variation.loc[component, "percent"])
 
     def effect(self, factor: str, level: Any) -> pd.Series:
-        """The row of ``effects`` for one level of one factor."""
+        """The row of ``effects`` for one level of one factor. An unknown factor or level raises
+        :class:`~sattcp.errors.LevelMissing` (an ``AnalysisError`` and a ``KeyError``) naming
+        the known ones."""
+        if factor not in self.factors:
+            raise LevelMissing(f"no factor {factor!r} in the analysis of {self.response!r} "
+                               f"(factors: {list(self.factors)!r})")
         e = self.effects
         row = e[(e["factor"] == factor) & (e["level"] == level)]
         if row.empty:
-            raise KeyError(f"no level {level!r} of factor {factor!r}")
+            raise LevelMissing(f"no level {level!r} of factor {factor!r} (levels: {list(self.levels[factor])!r})")
         return row.iloc[0]
 
     def to_text(self, digits: int = 4) -> str:

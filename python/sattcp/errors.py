@@ -50,6 +50,15 @@ class AnalysisError(SattcpError, ValueError):
     without successful runs. The message says which. Also a ``ValueError``, as these were."""
 
 
+class LevelMissing(AnalysisError, KeyError):
+    """An analysis has no such factor or level (``AllocationOfVariation.effect``); the message
+    names the factor and the known factors or levels. Also a ``KeyError``, as ``effect`` raised
+    before, so code that catches that keeps doing so."""
+
+    def __str__(self) -> str:
+        return ValueError.__str__(self)  # the message as it is, not quoted as KeyError's
+
+
 class WriteError(SattcpError, OSError):
     """A file could not be written (a full disk, an I/O error): not the user's input, so the
     CLI exits 1. The message names the file: ``cannot write PATH: No space left on device``.

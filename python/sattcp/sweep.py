@@ -919,7 +919,8 @@ def run_sweep(
     """Run every run of ``study`` that ``store_path`` does not hold yet.
 
     Every run is checked first (:meth:`Study.runs`); any problem raises :class:`StudyError`
-    and nothing runs. Local process pool of ``jobs`` workers (default ``os.cpu_count()``), or,
+    and nothing runs, as does a ``jobs`` that is not a whole number >= 1 or a ``progress``,
+    ``retry_failed`` or ``quick`` that is not True or False (each a problem of its own). Local process pool of ``jobs`` workers (default ``os.cpu_count()``), or,
     with ``cluster`` (a scheduler address such as ``"tcp://10.0.0.1:8786"`` or a
     ``dask.distributed.Client``), a Dask cluster. ``runner(scenario, seed=, overrides=)``
     defaults to ``sattcp.api.run`` and must be picklable (a module-level function). Results are
@@ -930,7 +931,12 @@ def run_sweep(
     problems: list[dict[str, Any]] = []
     if not isinstance(study, Study):
         study, problems = _read_study(study)
-    if quick:
+    # A flag of another kind would be taken for its truth: retry_failed="no" retried every
+    # failed run, quick="false" ran the quick study.
+    flags = {"progress": progress, "retry_failed": retry_failed, "quick": quick}
+    problems += [{"path": name, "rule": "must be True or False", "got": f"{type(v).__name__} {v!r:.60}"}
+                 for name, v in flags.items() if not isinstance(v, bool)]
+    if quick is True:
         try:
             study = study.quick()
         except StudyError as e:

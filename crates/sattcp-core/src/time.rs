@@ -167,6 +167,28 @@ pub const NOT_NEGATIVE: &str = "must be >= 0";
 /// (0 itself stays what each key allows.)
 pub const BELOW_1NS: &str = "must be at least 1ns (simulated time counts whole nanoseconds)";
 
+/// The rule [`parse_rate`] gives a rate above 0 but below one bit per second, the unit of
+/// [`Rate`]: rounded it would become 0 bps (refused as "must be > 0" of a rate nobody wrote as
+/// 0) or 1 bps (up to twice what was written), as [`BELOW_1NS`] for durations.
+pub const BELOW_1BPS: &str = "must be at least 1bps (rates count whole bits per second)";
+
+/// The rules [`parse_size`] gives a size above 0 but below one of its whole units (a byte, a
+/// packet, a cell): rounded it would become 0 (a buffer that holds nothing) or 1 (up to twice
+/// what was written), as [`BELOW_1NS`] for durations. A queue holds whole packets and an ATM
+/// buffer whole cells, so a fraction of one is no more meaningful than a fraction of a byte.
+/// Multiples of the bdp stay fractional ("0.5bdp"): they scale a computed product, not a count.
+pub const BELOW_1B: &str = "must be at least 1B (sizes count whole bytes)";
+/// See [`BELOW_1B`].
+pub const BELOW_1PKT: &str = "must be at least 1pkt (sizes in packets count whole packets)";
+/// See [`BELOW_1B`].
+pub const BELOW_1CELL: &str = "must be at least 1cell (sizes in cells count whole cells)";
+
+/// Whether `x` (a value in its whole unit: ns, bps, bytes, packets, cells) is above 0 but below
+/// one by more than a float's error in `n * scale` ("1e-9s" is 1.0 ns, give or take).
+fn below_one_unit(x: f64) -> bool {
+    x > 0.0 && x < 1.0 - 1e-9
+}
+
 /// Parses a duration: "275ms", "5us", "100s", "1.5s", "10ns", "2min", rounded to the nearest
 /// nanosecond. At most u64::MAX ns (about 584 years): anything longer is an error, never a
 /// saturated value. A duration above 0 and below 1 ns is an error ([`BELOW_1NS`]) for every key
@@ -185,16 +207,15 @@ pub fn parse_duration(s: &str) -> Result<SimTime, String> {
     if n.is_nan() || n < 0.0 {
         return Err(NOT_NEGATIVE.into());
     }
-    // Below 1 ns by more than a float's error in `n * scale` ("1e-9s" is 1.0 ns, give or take).
-    let ns = n * scale;
-    if ns > 0.0 && ns < 1.0 - 1e-9 {
+    if below_one_unit(n * scale) {
         return Err(BELOW_1NS.into());
     }
     scaled_u64(n, scale).map(SimTime).ok_or_else(|| "too large (at most 18446744073s, u64 nanoseconds)".into())
 }
 
-/// Parses a rate: "45Mbps", "155.52Mbps", "2.048Mbps", "64kbps", "1Gbps", "1000bps". At most
-/// u64::MAX bps; a rate that rounds to 0 bps is an error.
+/// Parses a rate: "45Mbps", "155.52Mbps", "2.048Mbps", "64kbps", "1Gbps", "1000bps", rounded to
+/// the nearest bit per second. At most u64::MAX bps; 0 and a negative rate are errors, and so is
+/// a rate above 0 and below 1 bps ([`BELOW_1BPS`]), never 0 bps or 1 bps.
 pub fn parse_rate(s: &str) -> Result<Rate, String> {
     let (n, unit) = split_number(s).ok_or("expected a rate such as \"45Mbps\"")?;
     let scale = match unit {
@@ -208,8 +229,12 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
     if n.is_nan() || n <= 0.0 {
         return Err("must be > 0".into());
     }
+    if below_one_unit(n * scale) {
+        return Err(BELOW_1BPS.into());
+    }
     match scaled_u64(n, scale) {
-        Some(0) => Err("must be > 0 (rounds to 0 bps)".into()),
+        // Not reached (at least 1 - 1e-9 bps rounds to 1), but a Rate(0) would divide by zero.
+        Some(0) => Err(BELOW_1BPS.into()),
         Some(bps) => Ok(Rate(bps)),
         None => Err("too large (at most 18446744073Gbps, u64 bits per second)".into()),
     }
@@ -226,22 +251,30 @@ pub enum Size {
 }
 
 /// Parses a [`Size`]. Decimal prefixes are powers of 1000 (KB = 1000 B), binary ones of 1024
-/// (KiB). A bare integer is bytes.
+/// (KiB). A bare integer is bytes. Bytes, packets and cells are rounded to the nearest whole
+/// one; above 0 and below one whole unit is an error ([`BELOW_1B`], [`BELOW_1PKT`],
+/// [`BELOW_1CELL`]), never 0 or 1. A bdp multiple is taken as written ("0.5bdp").
 pub fn parse_size(s: &str) -> Result<Size, String> {
     let (n, unit) = split_number(s).ok_or("expected a size such as \"9180B\", \"100pkt\" or \"0.5bdp\"")?;
     if n.is_nan() || n < 0.0 {
         return Err("must be >= 0".into());
     }
-    let count = |scale: f64, what: &str| scaled_u64(n, scale).ok_or_else(|| format!("too large (at most 2^64 - 1 {what})"));
+    let count = |scale: f64, what: &str, below_one: &str| {
+        if below_one_unit(n * scale) {
+            return Err(below_one.to_string());
+        }
+        scaled_u64(n, scale).ok_or_else(|| format!("too large (at most 2^64 - 1 {what})"))
+    };
+    let bytes = |scale: f64| count(scale, "bytes", BELOW_1B).map(Size::Bytes);
     match unit {
-        "" | "B" => count(1.0, "bytes").map(Size::Bytes),
-        "KB" | "kB" => count(1e3, "bytes").map(Size::Bytes),
-        "MB" => count(1e6, "bytes").map(Size::Bytes),
-        "GB" => count(1e9, "bytes").map(Size::Bytes),
-        "KiB" => count(1024.0, "bytes").map(Size::Bytes),
-        "MiB" => count(1024.0 * 1024.0, "bytes").map(Size::Bytes),
-        "pkt" | "pkts" | "packets" => count(1.0, "packets").map(Size::Packets),
-        "cell" | "cells" => count(1.0, "cells").map(Size::Cells),
+        "" | "B" => bytes(1.0),
+        "KB" | "kB" => bytes(1e3),
+        "MB" => bytes(1e6),
+        "GB" => bytes(1e9),
+        "KiB" => bytes(1024.0),
+        "MiB" => bytes(1024.0 * 1024.0),
+        "pkt" | "pkts" | "packets" => count(1.0, "packets", BELOW_1PKT).map(Size::Packets),
+        "cell" | "cells" => count(1.0, "cells", BELOW_1CELL).map(Size::Cells),
         "bdp" | "BDP" if n.is_finite() => Ok(Size::Bdp(n)),
         "bdp" | "BDP" => Err("too large (a bdp multiple must be finite)".into()),
         u => Err(format!("unknown size unit {u:?} (use B, KB, MB, KiB, MiB, pkt, cells or bdp)")),
@@ -308,7 +341,6 @@ mod tests {
         assert_eq!(parse_duration("1e10s").unwrap(), SimTime::from_secs(10_000_000_000));
         assert_rule(parse_rate("2e19bps"), "too large (at most 18446744073Gbps, u64 bits per second)");
         assert_rule(parse_rate("1e400Mbps"), "too large (at most 18446744073Gbps, u64 bits per second)");
-        assert_rule(parse_rate("0.4bps"), "must be > 0 (rounds to 0 bps)");
         assert_rule(parse_size("1e20B"), "too large (at most 2^64 - 1 bytes)");
         assert_rule(parse_size("2e19pkt"), "too large (at most 2^64 - 1 packets)");
         assert_rule(parse_size("1e400cells"), "too large (at most 2^64 - 1 cells)");
@@ -344,6 +376,51 @@ mod tests {
         }
         assert_eq!(parse_duration("1.5ns").unwrap(), SimTime(2));
         assert_eq!(parse_duration("275.0000001ms").unwrap(), SimTime(275_000_000));
+    }
+
+    #[test]
+    fn a_rate_below_one_bit_per_second_is_refused_whatever_it_would_round_to() {
+        // 0.4bps said "must be > 0 (rounds to 0 bps)" of a rate written above 0, while 0.5bps
+        // ran as 1 bps: one rule now, as for durations below 1 ns.
+        for s in ["0.4bps", "0.5bps", "0.999bps", "1e-4kbps", "1e-7Mbps", "1e-10Gbps", "5e-324bps"] {
+            assert_rule(parse_rate(s), BELOW_1BPS);
+        }
+        // 0 and negative rates keep their own rule: no rate may be 0.
+        assert_rule(parse_rate("0bps"), "must be > 0");
+        assert_rule(parse_rate("-0.5bps"), "must be > 0");
+        // 1 bps however it is written, and rounding to the nearest bit per second above it.
+        for s in ["1bps", "0.001kbps", "1e-6Mbps", "1e-9Gbps", "1.4bps"] {
+            assert_eq!(parse_rate(s).unwrap(), Rate(1), "{s}");
+        }
+        assert_eq!(parse_rate("1.5bps").unwrap(), Rate(2));
+    }
+
+    #[test]
+    fn a_size_below_one_whole_unit_is_refused_but_a_bdp_multiple_is_not() {
+        // 0.4B was 0 bytes, 0.5pkt one packet, 0.4cells none: one rule now, as for durations.
+        for s in ["0.4B", "0.5B", "0.999", "1e-4KB", "1e-7MB", "1e-10GB", "1e-4KiB", "1e-7MiB"] {
+            assert_rule(parse_size(s), BELOW_1B);
+        }
+        for s in ["0.4pkt", "0.5pkts", "0.999packets"] {
+            assert_rule(parse_size(s), BELOW_1PKT);
+        }
+        for s in ["0.4cells", "0.5cell"] {
+            assert_rule(parse_size(s), BELOW_1CELL);
+        }
+        // 0 stays what each key allows; a whole unit however it is written; rounding above it.
+        assert_eq!(parse_size("0B").unwrap(), Size::Bytes(0));
+        assert_eq!(parse_size("0pkt").unwrap(), Size::Packets(0));
+        assert_eq!(parse_size("0cells").unwrap(), Size::Cells(0));
+        for s in ["1B", "1", "0.001KB", "1e-6MB", "1.4B"] {
+            assert_eq!(parse_size(s).unwrap(), Size::Bytes(1), "{s}");
+        }
+        assert_eq!(parse_size("1.5B").unwrap(), Size::Bytes(2));
+        assert_eq!(parse_size("1pkt").unwrap(), Size::Packets(1));
+        assert_eq!(parse_size("100pkt").unwrap(), Size::Packets(100));
+        assert_eq!(parse_size("1cell").unwrap(), Size::Cells(1));
+        // A bdp multiple scales a computed product: fractions of it are meant.
+        assert_eq!(parse_size("0.5bdp").unwrap(), Size::Bdp(0.5));
+        assert_eq!(parse_size("0.001bdp").unwrap(), Size::Bdp(0.001));
     }
 
     #[test]

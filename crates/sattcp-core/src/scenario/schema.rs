@@ -144,7 +144,7 @@ pub const KEYS: &[Key] = &[
     key!("app.think_time", "duration", DURATION_UNITS, Dflt::Value("\"10s\""), "> 0 and > 8 x gap_max", "app.kind = \"www\"", "Time from one batch of requests to the next."),
     key!("app.first_batch", "string", "", Dflt::Value("\"staggered\""), "`staggered`, `zero`", "app.kind = \"www\"", "First batch at a random time in [0, think_time), or every client at t = 0."),
     key!("app.truncation", "string", "", Dflt::Value("\"clamp\""), "`clamp`, `resample`", "app.kind = \"www\"", "How the Poisson(5) draws are brought into 1..9."),
-    key!("app.request_bytes", "size", BYTE_UNITS, Dflt::Value("128"), ">= 0", "app.kind = \"www\"", "Bytes of one request."),
+    key!("app.request_bytes", "size", BYTE_UNITS, Dflt::Value("128"), "> 0", "app.kind = \"www\"", "Bytes of one request."),
     key!("app.gap_min", "duration", DURATION_UNITS, Dflt::Value("\"100ms\""), "<= gap_max", "app.kind = \"www\"", "Gaps between the requests of a batch are uniform in [gap_min, gap_max)."),
     key!("app.gap_max", "duration", DURATION_UNITS, Dflt::Value("\"500ms\""), ">= gap_min", "app.kind = \"www\"", "See gap_min."),
     key!("app.first_block", "size", BYTE_UNITS, Dflt::Value("1"), "> 0 and <= last_block", PP, "First block size of NetPIPE's schedule (NPtcp -l)."),

@@ -1516,8 +1516,14 @@ fn section_www(c: &mut Ctx, raw: &RawScenario) -> WwwParams {
         p.batch.truncation = Truncation::Resample;
         p.size_index.truncation = Truncation::Resample;
     }
-    if raw.app.request_bytes.is_some() {
-        p.request_bytes = c.bytes("app.request_bytes", raw.app.request_bytes.as_ref(), None).unwrap_or(p.request_bytes);
+    if let Some(v) = raw.app.request_bytes.as_ref() {
+        match c.bytes("app.request_bytes", Some(v), None) {
+            // The model's own rule (WwwParams::validate), here with the value as written: the
+            // schema said ">= 0", and the model's "must be > 0" came without it.
+            Some(0) => c.err("app.request_bytes", "must be > 0 (a server answers once it has read a request's bytes)", v.to_string()),
+            Some(b) => p.request_bytes = b,
+            None => {}
+        }
     }
     for (key, present) in [("app.bytes", raw.app.bytes.is_some()), ("app.start", raw.app.start.is_some()), ("app.stagger", raw.app.stagger.is_some())] {
         if present {
@@ -1738,6 +1744,17 @@ mod tests {
         assert_only(single, &[("gateway.timer_granularity", "0ms")], "gateway.timer_granularity: must be > 0, got \"0ms\"");
         assert_only(single, &[("gateway.timer_granularity", "-10ms")], "gateway.timer_granularity: must be > 0, got \"-10ms\"");
         assert_only(LEO, &[("constellation.step", "-15s")], "constellation.step: must be > 0, got \"-15s\"");
+    }
+
+    #[test]
+    fn a_request_of_no_bytes_is_refused_with_its_value() {
+        // The schema said ">= 0" and the model refused 0 with "app.request_bytes: must be > 0",
+        // no value given.
+        let www = ("app.kind", "www");
+        let rule = "app.request_bytes: must be > 0 (a server answers once it has read a request's bytes)";
+        assert_only(GEO2, &[www, ("app.request_bytes", "0")], &format!("{rule}, got 0"));
+        assert_only(GEO2, &[www, ("app.request_bytes", "0B")], &format!("{rule}, got \"0B\""));
+        scenario(GEO2, &[www, ("app.request_bytes", "1B")]);
     }
 
     #[test]

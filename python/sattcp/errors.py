@@ -50,13 +50,19 @@ class AnalysisError(SattcpError, ValueError):
     without successful runs. The message says which. Also a ``ValueError``, as these were."""
 
 
-class LevelMissing(AnalysisError, KeyError):
+class PlainKeyError(KeyError):
+    """A ``KeyError`` whose message prints as it is, not quoted as ``KeyError``'s: the base of
+    sattcp's errors that are also ``KeyError``s, as what they replace were (``LevelMissing``,
+    ``store.StudyMissing``)."""
+
+    def __str__(self) -> str:
+        return Exception.__str__(self)
+
+
+class LevelMissing(AnalysisError, PlainKeyError):
     """An analysis has no such factor or level (``AllocationOfVariation.effect``); the message
     names the factor and the known factors or levels. Also a ``KeyError``, as ``effect`` raised
     before, so code that catches that keeps doing so."""
-
-    def __str__(self) -> str:
-        return ValueError.__str__(self)  # the message as it is, not quoted as KeyError's
 
 
 class WriteError(SattcpError, OSError):

@@ -43,7 +43,7 @@ from typing import Any, Self
 import duckdb
 import pandas as pd
 
-from sattcp.errors import OutputPathError, SattcpError, WriteError
+from sattcp.errors import OutputPathError, PlainKeyError, SattcpError, WriteError
 from sattcp.paths import WholeFiles, as_path, shown
 
 __all__ = [
@@ -162,13 +162,10 @@ class StoreMissing(StoreError, FileNotFoundError):
     """No file at the store's path."""
 
 
-class StudyMissing(StoreError, KeyError):
+class StudyMissing(StoreError, PlainKeyError):
     """The store holds no study of that name (the message lists those it holds). Also a
     ``KeyError``, as :meth:`Store.study_definition` raised before, so code that catches that
     keeps doing so."""
-
-    def __str__(self) -> str:
-        return ValueError.__str__(self)  # the message as it is, not quoted as KeyError's
 
 
 class StoreLocked(StoreError):

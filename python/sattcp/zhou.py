@@ -122,10 +122,10 @@ def _one(run: Run) -> tuple[str, dict[str, Any]]:
     from sattcp.api import run as run_scenario
 
     r = run_scenario(dict(run.scenario), seed=run.seed)
-    d = r._document()  # not to_dict(): r is dropped, no copy needed
-    # Keep only what the figures and checks read.
+    # Keep only what the figures and checks read (the result's own data, as netpipe_sat's _one
+    # reads it: r is dropped, so no copy is needed).
     keep = ("summary", "flows", "links", "traces", "gateway", "seed", "digest")
-    return run.key, {k: d[k] for k in keep if k in d}
+    return run.key, {k: r.data[k] for k in keep if k in r.data}
 
 
 def execute(runs: Sequence[Run], jobs: int | None = None, progress: Callable[[int, int], None] | None = None) -> dict[str, dict[str, Any]]:

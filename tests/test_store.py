@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -126,6 +127,19 @@ def test_a_value_of_the_wrong_type_is_refused_and_nothing_is_written(tmp_path):
             s.record_run("st", "a", factors={}, status="ok",
                          flows=pd.DataFrame({"flow": [0], "completed_at_s": ["soon"]}))
         assert s.runs("st").empty and s.flows().empty
+
+
+def test_counters_as_floats_are_stored_whole_and_a_fraction_is_refused_not_truncated(tmp_path):
+    # The links' ATM counters are floats (NaN where a link has no cells) in a BIGINT column.
+    with Store(tmp_path / "r.duckdb") as s:
+        s.record_run("st", "a", factors={}, status="ok",
+                     links=pd.DataFrame({"link": pd.Series(["x", None], dtype="string"), "cells": [2.0**53, np.nan],
+                                         "drops_by_reason": [{}, {"cells_epd": 3}]}))
+        got = s.con.execute("SELECT link, cells, drops_by_reason FROM links ORDER BY cells NULLS LAST").fetchall()
+        assert got == [("x", 2**53, "{}"), (None, None, '{"cells_epd": 3}')]
+        with pytest.raises(StoreError, match=r"column 'cells' must be BIGINT: .*1\.5.*truncated"):
+            s.record_run("st", "b", factors={}, status="ok", links=pd.DataFrame({"cells": [1.5]}))
+        assert s.missing_runs("st", ["a", "b"]) == ["b"]
 
 
 def _tiny_run(scenario: str, **overrides):

@@ -52,6 +52,8 @@ def fake_runner(scenario, seed=None, overrides=None, progress=False):
     summary = {"efficiency": eff, "fairness": 1 - eff / 3, "events": 1000 + (seed or 0),
                "digest": f"{seed:x}", "sim_time_s": 1.0, "seed": seed, "custom_metric": 2 * eff}
     flows = pd.DataFrame({"flow": [0, 1], "throughput_bps": [eff * 1e6, eff * 2e6]})
+    if overrides.get("tcp.flavor") == "unstorable":  # a table the store's declared columns refuse
+        flows["completed_at_s"] = ["soon", "later"]
     return SimpleNamespace(summary=summary, flows=flows)
 
 
@@ -227,6 +229,23 @@ def test_sweep_runs_everything_then_nothing(tmp_path):
         assert runs["custom_metric"].notna().all()
         assert len(st.flows("simple")) == 48
     assert missing(load_study(study), store, runner=fake_runner) == []
+
+
+def test_a_run_whose_table_the_store_refuses_is_a_failed_run_and_the_sweep_goes_on(tmp_path):
+    # It stopped the sweep ("column 'completed_at_s' must be DOUBLE", exit 2) with the runs
+    # after it never run, and the same again on every rerun.
+    study = write_study(tmp_path, SIMPLE.replace('["reno", "sack"]', '["reno", "unstorable"]'))
+    store = tmp_path / "r.duckdb"
+    s = run_sweep(study, store, jobs=2, runner=fake_runner, progress=False)
+    assert (s.ok, s.failed) == (12, 12)
+    with Store(store, read_only=True) as st:
+        runs = st.runs("simple")
+        failed = runs[runs["status"] == "failed"]
+        assert len(failed) == 12 and failed["efficiency"].isna().all()
+        assert failed["error"].str.startswith("its results cannot be stored: column 'completed_at_s' must be DOUBLE").all()
+        assert (json.loads(failed["factors"].iloc[0])["tcp.flavor"]) == "unstorable"
+        flows = st.flows("simple")
+        assert len(flows) == 24 and set(flows["run_key"]) == set(runs.loc[runs["status"] == "ok", "run_key"])
 
 
 def test_failures_are_recorded_and_do_not_stop_the_sweep(tmp_path, capsys):

@@ -158,6 +158,12 @@ class StoreError(SattcpError, ValueError):
     which, in plain words (the CLI prints it and exits with status 2)."""
 
 
+class RecordRefused(StoreError):
+    """A run's table has a value its declared column cannot hold ("column 'cells' must be
+    BIGINT: ..."); nothing of that run was written. :class:`StoreWriter` records such a run as
+    failed, with this message, instead of stopping the sweep."""
+
+
 class StoreMissing(StoreError, FileNotFoundError):
     """No file at the store's path."""
 
@@ -261,27 +267,38 @@ def _typed_frame(df: pd.DataFrame, declared: Mapping[str, str]) -> tuple[Any, di
     Returns (table, {undeclared column: DuckDB type})."""
     import pyarrow as pa
 
+    # The columns are converted whole where their type allows, and otherwise by plain loops
+    # over their values rather than pandas' map and where (issue 15: the sweep's parent writes
+    # every run's tables while the workers run; this was 2 s of its CPU in the 72-run study).
     arrays, names, extra = [], [], {}
     for name in df.columns:
         col = df[name]
-        if col.dtype == object and col.map(lambda x: isinstance(x, (dict, list, tuple))).any():
-            col = col.map(lambda x: None if x is None else _dumps(x))
+        if col.dtype == object:
+            values = col.to_numpy()
+            if any(isinstance(x, (dict, list, tuple)) for x in values):
+                # (An empty object, most links' drops_by_reason, without the JSON encoder.)
+                col = pd.Series([None if x is None else "{}" if type(x) is dict and not x else _dumps(x) for x in values],
+                                index=col.index, dtype=object)
         typ = declared.get(name)
         if typ is not None:
             base = typ.split()[0]
             target = getattr(pa, _ARROW[base])() if base != "TIMESTAMP" else pa.timestamp("us")
+            kind = col.dtype.kind
             try:
-                if (col.dtype.kind, base) in _NUMPY_AS_IS:
-                    # A plain NumPy column of the declared kind: straight to Arrow (NaN becomes
-                    # NULL, as below), without a Python object per value (issue 15: the sweep's
-                    # parent writes every run's tables while the workers run).
+                if (kind, base) in _NUMPY_AS_IS or (kind == "f" and base in ("BIGINT", "UBIGINT")):
+                    # A plain NumPy column of the declared kind, or of floats for an integer
+                    # column (counters absent on some links are NaN): straight to Arrow, NaN as
+                    # NULL, without a Python object per value. A float that is not a whole
+                    # number is refused ("... was truncated"), not truncated.
                     arr = pa.array(col.to_numpy(), type=target, from_pandas=True)
+                elif base == "VARCHAR" and isinstance(col.dtype, pd.StringDtype):
+                    arr = pa.array(col, type=target, from_pandas=True)  # missing (NaN, NA) as NULL
+                elif base == "VARCHAR":
+                    arr = pa.array([None if x is None or x != x else str(x) for x in col.to_numpy()], type=target)
                 else:
-                    arr = pa.array(col.astype(object).where(col.notna(), None) if base != "VARCHAR"
-                                   else col.map(lambda x: None if x is None or x != x else str(x)),
-                                   type=target, from_pandas=True)
+                    arr = pa.array(col.astype(object).where(col.notna(), None), type=target, from_pandas=True)
             except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as e:
-                raise StoreError(f"column {name!r} must be {base}: {e}") from e
+                raise RecordRefused(f"column {name!r} must be {base}: {e}") from e
         else:
             arr = pa.array(col, from_pandas=True)
             if pa.types.is_null(arr.type):
@@ -668,9 +685,13 @@ class Store:
                  for t, df in tables.items()}  # type errors surface before the transaction
         con = self.con
         with self._transaction():
-            con.execute("DELETE FROM runs WHERE study = ? AND run_key = ?", [study, run_key])
-            for t in RUN_TABLES:
-                con.execute(f"DELETE FROM {t} WHERE study = ? AND run_key = ?", [study, run_key])
+            # A run's table rows are written in the transaction of its runs row, so only a run
+            # recorded before has rows to replace (each DELETE scans its whole table: a sweep
+            # that deleted for every new run spent time growing with the store, issue 15).
+            replaced = con.execute("DELETE FROM runs WHERE study = ? AND run_key = ?", [study, run_key]).fetchone()
+            if replaced and replaced[0]:
+                for t in RUN_TABLES:
+                    con.execute(f"DELETE FROM {t} WHERE study = ? AND run_key = ?", [study, run_key])
             names = ", ".join(f'"{k}"' for k in row)
             con.execute(f"INSERT INTO runs ({names}) VALUES ({', '.join('?' * len(row))})",
                         list(row.values()))
@@ -679,7 +700,7 @@ class Store:
 
     def _insert_rows(self, table: str, study: str, run_key: str, data: Any,
                      extra: Mapping[str, str]) -> None:
-        have = {r[0] for r in self.con.execute(f"DESCRIBE {table}").fetchall()}
+        have = {r[0] for r in self.con.execute(f"DESCRIBE {table}").fetchall()} if extra else set()
         for name, typ in extra.items():
             if name not in have:
                 self.con.execute(f'ALTER TABLE {table} ADD COLUMN "{name}" {typ}')
@@ -942,7 +963,12 @@ class StoreWriter:
                 with _deferred_signals(), Store(self.path, wait_s=0.2) as st:
                     while self.pending:
                         (study, key), rec = self.pending[0]
-                        st.record_run(study, key, **rec)
+                        try:
+                            st.record_run(study, key, **rec)
+                        except RecordRefused as e:
+                            # (A runner's table that the store cannot take: the run failed, the
+                            # sweep goes on. Checked before any write, so nothing of it is in.)
+                            st.record_run(study, key, **_refused(rec, e))
                         self.pending.pop(0)
                         self.written += 1
                 self.last = time.monotonic()
@@ -955,6 +981,12 @@ class StoreWriter:
                     told = now
                     self.notice(f"{e}; {len(self.pending)} finished run(s) wait to be written")
                 time.sleep(0.2)
+
+
+def _refused(rec: Mapping[str, Any], e: RecordRefused) -> dict[str, Any]:
+    """``rec`` as a failed run that says why its results were not stored, without them."""
+    kept = {k: v for k, v in rec.items() if k not in ("summary", "flows", "links", "traces", "error")}
+    return {**kept, "status": "failed", "error": f"its results cannot be stored: {e}"}
 
 
 @contextlib.contextmanager

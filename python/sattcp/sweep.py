@@ -1076,8 +1076,14 @@ def _run_pool(todo: list[RunSpec], writer: StoreWriter, jobs: int, runner: Runne
 
 def _pool_pass(queue: list[RunSpec], jobs: int, writer: StoreWriter, runner: Runner | None,
                prog: Progress) -> tuple[list[RunSpec], list[RunSpec]]:
-    """Run ``queue`` (in order) with at most ``jobs`` in flight until done or the pool breaks.
-    Returns (runs in flight when the pool broke, runs not started)."""
+    """Run ``queue`` (in order) on ``jobs`` workers until done or the pool breaks. Returns (runs
+    submitted and not finished when the pool broke, runs not submitted).
+
+    Up to ``2 x jobs`` runs are submitted at once: a worker that finishes a run starts the next
+    one queued at once, instead of idling while this process records the finished run (a
+    store commit takes up to a quarter of a second): 0.1-0.2 s of idle workers per commit in
+    the 72-run study (issue 15). A run queued when the pool breaks is run again alone, as the
+    runs in flight are."""
     pending = list(reversed(queue))  # pop() from the end keeps the order
     ex = ProcessPoolExecutor(max_workers=min(jobs, len(pending)), mp_context=get_context("spawn"),
                              initializer=_worker_init, initargs=(os.getpid(),))
@@ -1086,14 +1092,14 @@ def _pool_pass(queue: list[RunSpec], jobs: int, writer: StoreWriter, runner: Run
     broken = False
     try:
         while pending or inflight:
-            while pending and len(inflight) < jobs and not died and not broken:
+            while pending and len(inflight) < 2 * jobs and not died and not broken:
                 spec = pending.pop()
                 try:
                     inflight[ex.submit(execute, spec, runner)] = spec
                 except BrokenProcessPool:  # broke before we saw the dead run's future
                     pending.append(spec)
                     broken = True
-            prog.running = len(inflight)
+            prog.running = min(len(inflight), jobs)
             prog.update()
             finished, _ = wait(inflight, timeout=1.0, return_when=FIRST_COMPLETED)
             for fut in finished:

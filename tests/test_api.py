@@ -251,6 +251,31 @@ def test_a_scenario_given_as_a_dict_runs():
         sattcp.run({"tcp": {"mss": None}})
 
 
+def test_an_integer_beyond_toml_in_a_dict_scenario_is_named_as_an_override_would_be():
+    # It was "(scenario): TOML syntax error at line 2: number too large ...", a line of the text
+    # made from the dict.
+    import tomllib
+
+    d = tomllib.loads(GEO.read_text())
+    cases = [("run", "seed", 2**64 - 1, "run.seed", "allowed: 0 to 2^63 - 1"),
+             ("topology", "pairs", -(2**63) - 1, "topology.pairs", "allowed: 1 to 100000")]
+    for table, key, value, path, allowed in cases:
+        bad = {**d, table: {**d[table], key: value}}
+        with pytest.raises(ScenarioError) as e:
+            sattcp.run(bad)
+        (p,) = e.value.problems
+        assert (p["path"], p["got"]) == (path, str(value))
+        assert p["rule"].startswith(f"is beyond TOML's integers (-2^63 to 2^63 - 1); {allowed}")
+        # The same words as the core's for the override.
+        with pytest.raises(ScenarioError) as o:
+            sattcp.run(GEO, overrides={path: value})
+        assert o.value.problems == e.value.problems
+    with pytest.raises(ScenarioError) as e:
+        sattcp.run({**d, "loss": [{"flow": 0, "offset": 2**70}]})
+    assert e.value.problems[0]["path"] == "loss.0.offset" and "beyond TOML's integers" in e.value.problems[0]["rule"]
+    assert sattcp.resolve({**d, "run": {**d["run"], "seed": 2**63 - 1}})["run"]["seed"] == 2**63 - 1
+
+
 @pytest.mark.parametrize("path", ["scenarios/nope.tml", "no/such/dir/scenario", "missing.toml"])
 def test_a_path_that_does_not_exist_is_a_missing_file(path):
     with pytest.raises(ScenarioError, match="scenario file not found") as e:

@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
-import importlib.util
 import json
 import math
 import os
@@ -36,7 +34,6 @@ import re
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
-from functools import cache
 from pathlib import Path
 from typing import Any, Self
 
@@ -45,6 +42,7 @@ import pandas as pd
 
 from sattcp.errors import OutputPathError, PlainKeyError, SattcpError, WriteError
 from sattcp.paths import WholeFiles, as_path, shown
+from sattcp.worker import build_id, sattcp_version
 
 __all__ = [
     "FLOW_COLUMNS",
@@ -197,38 +195,6 @@ def _cmdline(pid: int) -> str:
 
 
 # -- the build ---------------------------------------------------------------------------------
-
-
-def build_id() -> str:
-    """``VERSION+DIGEST``: the sattcp version and the first 12 hex digits of the SHA-256 of the
-    native module (the simulator) file, found without importing it. Runs are keyed by it, so
-    rebuilding or upgrading the simulator makes a sweep run again.
-    ``SATTCP_BUILD_ID`` in the environment replaces it (tests simulate an upgrade with it)."""
-    forced = os.environ.get("SATTCP_BUILD_ID")
-    if forced:
-        return forced
-    return f"{sattcp_version()}+{_native_digest()}"
-
-
-@cache
-def _native_digest() -> str:
-    try:
-        spec = importlib.util.find_spec("sattcp._core")
-    except (ImportError, ValueError):
-        spec = None
-    if spec is None or not spec.origin or not Path(spec.origin).is_file():
-        return "no-native-module"
-    h = hashlib.sha256()
-    with open(spec.origin, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()[:12]
-
-
-def sattcp_version() -> str:
-    from sattcp import __version__
-
-    return __version__
 
 
 # -- values ------------------------------------------------------------------------------------

@@ -52,23 +52,20 @@ import sys
 import threading
 import time
 import tomllib
-import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from itertools import product
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, TextIO
 
-import pandas as pd
-
 from sattcp.errors import OutputPathError, SattcpError, WriteError
 from sattcp.paths import as_path, shown
-from sattcp.store import Store, StoreWriter, build_id, sattcp_version
+from sattcp.store import Store, StoreWriter
+from sattcp.worker import RunSpec, build_id, execute, failure, outputs, worker_init
 
 __all__ = [
     "MAX_RUNS",
@@ -162,24 +159,6 @@ class Block:
     scenario: Path
     overrides: Mapping[str, Any] = field(default_factory=dict)
     values: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """One run of a study: what to give ``api.run`` and where to store it."""
-
-    study: str
-    block: str
-    run_key: str
-    factors: Mapping[str, Any]
-    seed: int
-    scenario: str
-    overrides: Mapping[str, Any]
-    scenario_digest: str
-    scenario_text: str = ""
-    config: Mapping[str, Any] = field(default_factory=dict)
-    config_digest: str = ""
-    build: str = ""
 
 
 @dataclass(frozen=True)
@@ -746,82 +725,17 @@ def packaged_study(name: str) -> Path:
 # -- executing one run (in a worker) -----------------------------------------------------------
 
 
-def _default_runner(scenario: str, seed: int | None = None, overrides: Mapping[str, Any] | None = None,
-                    progress: bool = False) -> Any:
-    from sattcp.api import run  # lazily: the native module is only needed to really run
-
-    return run(scenario, seed=seed, overrides=dict(overrides or {}), progress=progress)
-
-
-#: How often a worker checks that the sweep that started it is still alive (seconds).
-PARENT_WATCH_S = 0.5
-_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-
-
-def _worker_init(parent_pid: int | None = None) -> None:
-    """Runs first in each local worker process.
-
-    The parent handles Ctrl-C and SIGTERM (it stops the workers itself), so workers ignore
-    both: a signal sent to the whole process group must not kill a worker and make its run look
-    like a crash. Workers end with their parent: on Linux the kernel kills them when it dies
-    (prctl PR_SET_PDEATHSIG), elsewhere (and as a fallback) a thread notices that the parent is
-    gone and exits."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    if parent_pid is None:
-        return
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-    if os.getppid() != parent_pid:  # the parent died before prctl took effect
-        os._exit(1)
-    threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True,
-                     name="sattcp-parent-watch").start()
-
-
-def _watch_parent(parent_pid: int) -> None:
-    while os.getppid() == parent_pid:
-        time.sleep(PARENT_WATCH_S)
-    os._exit(1)
-
-
-def execute(spec: RunSpec, runner: Runner | None = None) -> dict[str, Any]:
-    """Run one spec and return a picklable record; never raises for a failing run."""
-    started = datetime.now(UTC).replace(tzinfo=None)
-    t0 = time.perf_counter()
-    build = build_id()
-    rec: dict[str, Any] = {"run_key": spec.run_key, "build": build, "version": sattcp_version(),
-                           "started_at": started}
+def _outputs_of(rec: Mapping[str, Any]) -> dict[str, Any]:
+    """A worker's record as the store takes it: with sattcp's simulator the worker sent the
+    result itself (no pandas in the worker, :mod:`sattcp.worker`), whose tables are built here."""
+    if "result" not in rec:
+        return dict(rec)
+    out = {k: v for k, v in rec.items() if k != "result"}
     try:
-        if spec.build and build != spec.build:
-            raise RuntimeError(f"this worker runs sattcp build {build}, the sweep was planned "
-                               f"with build {spec.build}: install the same sattcp on every worker")
-        if runner is None:
-            text = spec.scenario_text or spec.scenario
-            if spec.scenario_text and "\n" not in text:
-                text += "\n"  # api.run reads a one-line string as a path
-            result = _default_runner(text, seed=spec.seed, overrides=dict(spec.overrides))
-        else:
-            result = runner(spec.scenario, seed=spec.seed, overrides=dict(spec.overrides))
-        rec.update(status="ok", error=None, summary=dict(getattr(result, "summary", None) or {}),
-                   flows=_frame(getattr(result, "flows", None)),
-                   links=_frame(getattr(result, "links", None)),
-                   traces=dict(getattr(result, "traces", None) or {}),
-                   warnings=list((getattr(result, "data", None) or {}).get("warnings", [])))
-    except Exception as e:  # noqa: BLE001 - every failure is recorded, the sweep goes on
-        tb = traceback.format_exception(e)
-        rec.update(status="failed", summary={},
-                   error=f"{type(e).__name__}: {e}\n" + "".join(tb[-3:]))
-    rec["wall_time_s"] = time.perf_counter() - t0
-    return rec
-
-
-def _frame(v: Any) -> pd.DataFrame | None:
-    if v is None or isinstance(v, pd.DataFrame):
-        return v
-    return pd.DataFrame(v)
+        out.update(outputs(rec["result"]))
+    except Exception as e:  # noqa: BLE001 - as a failure in the worker: the run failed, the sweep goes on
+        out.update(status="failed", summary={}, error=failure(e))
+    return out
 
 
 # -- progress ----------------------------------------------------------------------------------
@@ -875,7 +789,9 @@ def _hms(s: float) -> str:
 # -- the sweep ---------------------------------------------------------------------------------
 
 
-def _record(writer: StoreWriter, spec: RunSpec, rec: Mapping[str, Any]) -> None:
+def _record(writer: StoreWriter, spec: RunSpec, rec: Mapping[str, Any]) -> dict[str, Any]:
+    """Queues a finished run for the store; returns the record as stored (its status)."""
+    rec = _outputs_of(rec)
     writer.add(
         spec.study, spec.run_key, factors=spec.factors, status=rec["status"], block=spec.block,
         overrides=spec.overrides, seed=spec.seed, scenario=spec.scenario,
@@ -885,6 +801,7 @@ def _record(writer: StoreWriter, spec: RunSpec, rec: Mapping[str, Any]) -> None:
         links=rec.get("links"), traces=rec.get("traces"), warnings=rec.get("warnings"),
         error=rec.get("error"), started_at=rec.get("started_at"), wall_time_s=rec.get("wall_time_s"),
     )
+    return rec
 
 
 @contextlib.contextmanager
@@ -1070,8 +987,7 @@ def _run_pool(todo: list[RunSpec], writer: StoreWriter, jobs: int, runner: Runne
         for spec in died:
             rec = {"status": "failed", "error": "the worker process died during this run "
                    "(a crash or the OOM killer); it was alone in its pool"}
-            _record(writer, spec, rec)
-            _tally(prog, rec)
+            _tally(prog, _record(writer, spec, rec))
 
 
 def _pool_pass(queue: list[RunSpec], jobs: int, writer: StoreWriter, runner: Runner | None,
@@ -1086,7 +1002,7 @@ def _pool_pass(queue: list[RunSpec], jobs: int, writer: StoreWriter, runner: Run
     runs in flight are."""
     pending = list(reversed(queue))  # pop() from the end keeps the order
     ex = ProcessPoolExecutor(max_workers=min(jobs, len(pending)), mp_context=get_context("spawn"),
-                             initializer=_worker_init, initargs=(os.getpid(),))
+                             initializer=worker_init, initargs=(os.getpid(),))
     inflight: dict[Future[dict[str, Any]], RunSpec] = {}
     died: list[RunSpec] = []
     broken = False
@@ -1111,8 +1027,7 @@ def _pool_pass(queue: list[RunSpec], jobs: int, writer: StoreWriter, runner: Run
                     continue
                 except Exception as e:  # noqa: BLE001 - e.g. the runner does not pickle
                     rec = {"status": "failed", "error": f"{type(e).__name__}: {e}"}
-                _record(writer, spec, rec)
-                _tally(prog, rec)
+                _tally(prog, _record(writer, spec, rec))
                 prog.update()
             writer.flush_due()  # runs queued by a recent commit, or while a reader held the file
             if (died or broken) and not inflight:
@@ -1168,8 +1083,7 @@ def _run_dask(todo: list[RunSpec], writer: StoreWriter, cluster: Any, runner: Ru
             except Exception as e:  # noqa: BLE001 - a lost worker (KilledWorker) and the like
                 rec = {"status": "failed", "error": f"{type(e).__name__}: {e}"}
             fut.release()
-            _record(writer, spec, rec)
-            _tally(prog, rec)
+            _tally(prog, _record(writer, spec, rec))
             writer.flush_due()
             if pending:
                 submit()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from matplotlib.artist import Artist
 
 from conftest import NEEDS_PROC, disk_full_on
 from sattcp.plots import LEVEL_COLORS
@@ -103,17 +105,63 @@ def test_an_interrupted_rebuild_leaves_no_stale_report_and_a_failed_one_keeps_it
     assert (out / "report.html").read_text() == old
     saved = []
 
-    def interrupted(fig, stem):
+    def interrupted(figures, fig, stem):
         saved.append(stem)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(report.plots, "save", interrupted)
+    monkeypatch.setattr(report.plots.Figures, "save", interrupted)
     with pytest.raises(KeyboardInterrupt):
         build_report(store, "kota-www", out, paper_dir=DATA)
     assert saved and not (out / "report.html").exists()
     monkeypatch.undo()
     assert build_report(store, "kota-www", out, paper_dir=DATA).exists()
     assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []
+
+
+def _small_figure(*extra: Artist):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(3, 2))
+    ax = fig.subplots()
+    ax.plot([0, 1, 2], [1, 0, 2], label="cwnd")
+    ax.set_title("a figure")
+    ax.legend()
+    for a in extra:
+        fig.add_artist(a)
+    return fig
+
+
+def test_figures_drawn_in_worker_processes_are_the_figures_drawn_here(tmp_path):
+    from sattcp import plots
+
+    here = plots.save(_small_figure(), tmp_path / "here")
+    with plots.Figures(jobs=2) as figures:
+        later = [figures.save(_small_figure(), tmp_path / f"there{i}") for i in range(3)]
+        assert not list(tmp_path.glob("there*"))  # the files are written by this process, when asked for
+        pngs = [png() for png in later]
+    assert pngs == [here] * 3 and (tmp_path / "there2.png").read_bytes() == here
+    assert (tmp_path / "there0.pdf").read_bytes()[:5] == b"%PDF-" and b"<svg" in (tmp_path / "there0.svg").read_bytes()
+
+
+class _DiesInAWorker(Artist):
+    """Kills the process that draws it, unless it is the one that made it."""
+
+    def __init__(self, owner: int) -> None:
+        super().__init__()
+        self.owner = owner
+
+    def draw(self, renderer) -> None:
+        if os.getpid() != self.owner:
+            os._exit(1)
+
+
+def test_a_figure_whose_worker_dies_is_drawn_here_instead(tmp_path):
+    from sattcp import plots
+
+    here = plots.save(_small_figure(_DiesInAWorker(os.getpid())), tmp_path / "here")
+    with plots.Figures(jobs=1) as figures:
+        png = figures.save(_small_figure(_DiesInAWorker(os.getpid())), tmp_path / "there")()
+    assert png == here == (tmp_path / "there.png").read_bytes()
 
 
 CHROMIUM = next((shutil.which(c) for c in ("chromium", "chromium-browser", "google-chrome")

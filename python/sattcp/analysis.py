@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from sattcp.errors import AnalysisError, LevelMissing
 
@@ -216,7 +215,11 @@ def allocation_of_variation(
     dof_error = n - 1 - dof_model
     if dof_error > 0:
         s_e = math.sqrt(sse / dof_error)
-        tq = float(stats.t.ppf(1 - (1 - confidence) / 2, dof_error))
+        # Student's t quantile: scipy.stats.t.ppf is this function (t_gen._ppf), without the
+        # 1.1 s that importing scipy.stats takes (scipy.special: 0.45 s).
+        from scipy.special import stdtrit
+
+        tq = float(stdtrit(dof_error, 1 - (1 - confidence) / 2))
     else:
         s_e, tq = float("nan"), float("nan")
 

@@ -296,7 +296,7 @@ def positive_int(v: str) -> int:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from sattcp.paths import check_folder
-    from sattcp.report import build_report, check_conclusions_summary
+    from sattcp.report import build_report_and_claims, claims_summary
     from sattcp.store import check_store_path
     from sattcp.sweep import MAX_RUNS, _check_api, load_study, packaged_study, run_sweep
 
@@ -363,8 +363,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             path = build_generic_report(out / "results.duckdb", study.name, out, note=note)
             print(f"report: {path}")
             return EXIT_FAILED if s.failed else EXIT_OK
-        path = build_report(out / "results.duckdb", study.name, out, note=note)
-        print(check_conclusions_summary(out / "results.duckdb", study.name))
+        path, claims = build_report_and_claims(out / "results.duckdb", study.name, out, note=note)
+        print(claims_summary(claims))
         print(f"report: {path}")
         return EXIT_FAILED if s.failed else EXIT_OK
 

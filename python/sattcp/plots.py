@@ -10,12 +10,10 @@ then SD; WAN, MEO, GEO. Bars and points carry their level in their SVG id
 
 from __future__ import annotations
 
-import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
@@ -23,14 +21,14 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from sattcp.analysis import AllocationOfVariation
+
+# figure_render chooses Agg and keeps text as text in the SVG files (searchable, and the tests
+# read the tick labels' order), for this process and the workers that draw.
+from sattcp.figure_render import FORMATS, Renderer, render
 from sattcp.paths import write_whole
 
-matplotlib.use("Agg")
-# Text stays text in the SVG files (searchable, and the tests read the tick labels' order).
-matplotlib.rcParams["svg.fonttype"] = "none"
-
-__all__ = ["LEVEL_COLORS", "LEVEL_ORDER", "effects_figure", "level_color", "ordered", "results_figure", "save",
-           "variation_figure"]
+__all__ = ["LEVEL_COLORS", "LEVEL_ORDER", "Figures", "effects_figure", "level_color", "ordered", "results_figure",
+           "save", "variation_figure"]
 
 #: The seeds' levels in the order of their tables (seed 000 Tables 5-13), per factor.
 LEVEL_ORDER: dict[str, list[str]] = {
@@ -93,23 +91,36 @@ def _gid(factor: str, level: Any) -> str:
     return f"level-{name}__{next(_GID_COUNTER)}"
 
 
-def save(fig: Figure, stem: Path, formats: Sequence[str] = ("png", "svg", "pdf")) -> bytes:
+def save(fig: Figure, stem: Path, formats: Sequence[str] = FORMATS) -> bytes:
     """Write ``stem.png/.svg/.pdf``, each whole or not at all, and return the PNG bytes (for
     embedding)."""
-    png = None
+    return _write(stem, render(fig, formats), formats)
+
+
+def _write(stem: Path, files: Mapping[str, bytes], formats: Sequence[str]) -> bytes:
     for fmt in formats:
-        # Fixed metadata so that the same results give the same files.
-        meta = {"Date": None} if fmt in ("svg", "pdf") else {}
-        buf = io.BytesIO()
-        fig.savefig(buf, format=fmt, dpi=110, bbox_inches="tight", metadata=meta)
-        write_whole(stem.with_suffix(f".{fmt}"), buf.getvalue())
-        if fmt == "png":
-            png = buf.getvalue()  # the file's bytes serve the embedding too: drawn once
-    if png is None:
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-        png = buf.getvalue()
-    return png
+        write_whole(stem.with_suffix(f".{fmt}"), files[fmt])
+    return files["png"]  # the file's bytes serve the embedding too: drawn once
+
+
+class Figures:
+    """A report's figures, drawn in worker processes while the report goes on
+    (:class:`sattcp.figure_render.Renderer`). :meth:`save` returns a function that waits for
+    the figure, writes its files, each whole (here, in the order the caller asks for them), and
+    returns the PNG bytes. Use it as a context manager: leaving it stops the workers."""
+
+    def __init__(self, jobs: int | None = None) -> None:
+        self._renderer = Renderer(jobs)
+
+    def save(self, fig: Figure, stem: Path, formats: Sequence[str] = FORMATS) -> Callable[[], bytes]:
+        files = self._renderer.submit(fig, formats)
+        return lambda: _write(stem, files(), formats)
+
+    def __enter__(self) -> Figures:
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self._renderer.close(wait=exc_type is None)
 
 
 def _limits(values: Sequence[float], pad: float = 0.15) -> tuple[float, float] | None:

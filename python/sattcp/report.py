@@ -414,14 +414,25 @@ def _table(df: pd.DataFrame, cls: str = "") -> str:
     return df.to_html(classes=cls, na_rep="–", border=0, escape=True, float_format=lambda v: f"{v:.4f}")
 
 
-def _img(png: bytes, alt: str, files: str, name: str = "", levels: Mapping[str, list[Any]] | None = None) -> str:
+def _img(png: bytes | Callable[[], bytes], alt: str, files: str, name: str = "",
+         levels: Mapping[str, list[Any]] | None = None) -> Any:
     """A figure, with its name and the levels it shows in their order and colours as data
-    attributes (``data-levels="tcp=Vanilla:#E69F00,..."``), which the rendering test reads."""
+    attributes (``data-levels="tcp=Vanilla:#E69F00,..."``), which the rendering test reads.
+    Given a figure still being drawn (:meth:`plots.Figures.save`), a function that gives the
+    HTML once it is: such parts are resolved in order by :func:`_joined`."""
+    if callable(png):
+        return lambda: _img(png(), alt, files, name, levels)
     b64 = base64.b64encode(png).decode()
     lv = ";".join(f"{f}=" + ",".join(f"{v}:{plots.level_color(f, v, vals)}" for v in vals)
                   for f, vals in (levels or {}).items())
     return (f'<figure data-figure="{_e(name)}" data-levels="{_e(lv)}"><img alt="{_e(alt)}" '
             f'src="data:image/png;base64,{b64}"><figcaption>{_e(alt)} (files: {_e(files)})</figcaption></figure>')
+
+
+def _joined(parts: list[Any]) -> str:
+    """The report's HTML: its parts in order, each figure's once it is drawn (its files are
+    written then, in the order of the report)."""
+    return "\n".join(p() if callable(p) else p for p in parts)
 
 
 def _color_key(levels: Mapping[str, list[Any]]) -> str:
@@ -563,10 +574,14 @@ def check_conclusions_summary(store_path: str | Path, study: str,
                               paper_dir: str | Path | None = None) -> str:
     """One line per conclusion: link, claim, paper's value, ours, verdict (for the terminal)."""
     paper = load_paper(paper_dir)
-    paper_aov = paper.analysis()
     _, _, ours_df, ours_aov, _ = _analyse(store_path, study)
+    return claims_summary(check_conclusions(ours_aov, paper.analysis()) + check_buffer_recommendations(ours_df, paper.results))
+
+
+def claims_summary(claims: list[ClaimCheck]) -> str:
+    """:func:`check_conclusions_summary` of conclusions already checked."""
     lines = []
-    for c in check_conclusions(ours_aov, paper_aov) + check_buffer_recommendations(ours_df, paper.results):
+    for c in claims:
         verdict = {None: "not available", True: "holds", False: "DOES NOT HOLD"}[c.holds_ours]
         lines.append(f"{c.link:>4} {c.response:<10} {c.claim}: paper {c.paper}; ours {c.ours} "
                      f"-> {verdict}")
@@ -581,6 +596,18 @@ def build_report(
     note: str = "",
 ) -> Path:
     """Write ``out_dir/report.html`` and ``out_dir/figures/*.{png,svg,pdf}``; return the HTML path."""
+    return build_report_and_claims(store_path, study, out_dir, paper_dir, note)[0]
+
+
+def build_report_and_claims(
+    store_path: str | Path,
+    study: str,
+    out_dir: str | Path,
+    paper_dir: str | Path | None = None,
+    note: str = "",
+) -> tuple[Path, list[ClaimCheck]]:
+    """:func:`build_report`, and the conclusions it checked (for :func:`claims_summary`:
+    ``sattcp reproduce`` prints them without analysing the store a second time)."""
     out = Path(out_dir)
     figdir = out / "figures"
     paper = load_paper(paper_dir)
@@ -588,7 +615,15 @@ def build_report(
     runs, definition, ours_df, ours_aov, problems = _analyse(store_path, study)
     claims = check_conclusions(ours_aov, paper_aov) + check_buffer_recommendations(ours_df, paper.results)
     path = start_report(out)  # the analysis stood: the old report goes before its figures
+    with plots.Figures() as figures:
+        return write_whole(path, _joined(_report_parts(study, store_path, definition, note, runs, claims, ours_df,
+                                                       ours_aov, problems, paper, paper_aov, figdir, figures))), claims
 
+
+def _report_parts(study: str, store_path: str | Path, definition: Mapping[str, Any], note: str, runs: pd.DataFrame,
+                  claims: list[ClaimCheck], ours_df: pd.DataFrame, ours_aov: Results, problems: Mapping[str, str],
+                  paper: PaperData, paper_aov: Results, figdir: Path, figures: plots.Figures) -> list[Any]:
+    """The parts of :func:`build_report`'s HTML, figures given to ``figures`` as they are made."""
     head = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>sattcp reproduction: {_e(study)}</title><style>{_CSS}</style></head><body>")
     parts = [head]
@@ -657,7 +692,7 @@ def build_report(
                                        group="buffer_rtt", panel="drop_policy", orders=LEVELS,
                                        title=f"{link}: ours (bars) and paper (markers)")
             stem = figdir / f"{link.lower()}-results"
-            parts.append(_img(plots.save(fig, stem), f"{link} efficiency and fairness per flavour, "
+            parts.append(_img(figures.save(fig, stem), f"{link} efficiency and fairness per flavour, "
                               "buffer and policy (the axes span the data: they do not start at 0)",
                               f"figures/{stem.name}.png/.svg/.pdf", name=stem.name,
                               levels={"tcp": LEVELS["tcp"], "buffer_rtt": LEVELS["buffer_rtt"],
@@ -666,7 +701,7 @@ def build_report(
             fig = plots.effects_figure(aov, {r: paper_aov[(link, r)] for r in RESPONSES},
                                        f"{link}: main effects")
             stem = figdir / f"{link.lower()}-effects"
-            parts.append(_img(plots.save(fig, stem), f"{link} main effects with confidence intervals",
+            parts.append(_img(figures.save(fig, stem), f"{link} main effects with confidence intervals",
                               f"figures/{stem.name}.png/.svg/.pdf", name=stem.name,
                               levels={f: LEVELS[f] for f in FACTORS}))
 
@@ -679,10 +714,10 @@ def build_report(
     fig = plots.variation_figure(bars, "Allocation of variation")
     stem = figdir / "allocation-of-variation"
     parts.append("<h2>Allocation of variation</h2>")
-    parts.append(_img(plots.save(fig, stem), "Allocation of variation, paper and ours",
+    parts.append(_img(figures.save(fig, stem), "Allocation of variation, paper and ours",
                       f"figures/{stem.name}.png/.svg/.pdf", name=stem.name, levels={"link": LINKS}))
     parts.append(_SCRIPT + "</body></html>")
-    return write_whole(path, "\n".join(parts))
+    return parts
 
 
 # -- any study ---------------------------------------------------------------------------------
@@ -756,6 +791,12 @@ def build_study_report(
         runs = st.runs(study)
         definition = st.study_definition(study)
     path = start_report(out)  # the analysis stood: the old report goes before its figures
+    with plots.Figures() as figures:
+        return _write_study_report(path, out, study, results, runs, definition, figdir, figures)
+
+
+def _write_study_report(path: Path, out: Path, study: str, results: Mapping[tuple[str, str], AllocationOfVariation],
+                        runs: pd.DataFrame, definition: Mapping[str, Any], figdir: Path, figures: plots.Figures) -> Path:
     head = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>sattcp study: {_e(study)}</title><style>{_CSS}</style></head><body>")
     parts = [head, f"<h1>Study {_e(study)}</h1><p>{_e(definition.get('description', ''))}</p>"]
@@ -781,7 +822,7 @@ def build_study_report(
             parts.append(_table(a.effects.set_index(["factor", "level"])))
         fig = plots.effects_figure({r: a}, None, f"{b}: {r}")
         stem = figdir / f"{_slug(b)}-{_slug(r)}-effects"
-        parts.append(_img(plots.save(fig, stem), f"{b} {r}: main effects",
+        parts.append(_img(figures.save(fig, stem), f"{b} {r}: main effects",
                           f"figures/{stem.name}.png/.svg/.pdf", name=stem.name, levels=factor_levels))
         variation.append(v.assign(block=b, response=r))
         effects.append(a.effects.assign(block=b, response=r))
@@ -789,12 +830,13 @@ def build_study_report(
                                  "Allocation of variation")
     stem = figdir / "allocation-of-variation"
     parts.append("<h2>Allocation of variation</h2>")
-    parts.append(_img(plots.save(fig, stem), "Allocation of variation",
+    parts.append(_img(figures.save(fig, stem), "Allocation of variation",
                       f"figures/{stem.name}.png/.svg/.pdf", name=stem.name))
     parts.append(_SCRIPT + "</body></html>")
+    html_text = _joined(parts)  # the figures' files first, as they were written before
     write_whole(out / "variation.csv", pd.concat(variation).to_csv(index=False))
     write_whole(out / "effects.csv", pd.concat(effects).to_csv(index=False))
-    return write_whole(path, "\n".join(parts))
+    return write_whole(path, html_text)
 
 
 def _slug(s: str) -> str:

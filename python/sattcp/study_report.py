@@ -19,7 +19,7 @@ import pandas as pd
 
 from sattcp import plots
 from sattcp.paths import start_report, write_whole
-from sattcp.report import _CSS, _SCRIPT, _color_key, _e, _img, _run_info, _slug, _table, analyse_study
+from sattcp.report import _CSS, _SCRIPT, _color_key, _e, _img, _joined, _run_info, _slug, _table, analyse_study
 from sattcp.store import Store
 
 __all__ = ["SECTIONS", "build_generic_report", "level_means"]
@@ -74,81 +74,83 @@ def build_generic_report(store_path: str | Path, study: str, out_dir: str | Path
     ok = runs[runs["status"] == "ok"]
     blocks = plots.ordered("link", ok["block"], order)
 
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-             f"<title>sattcp study: {_e(study)}</title><style>{_CSS}</style></head><body>",
-             f"<h1>{_e(title or 'Study ' + study)}</h1>",
-             f"<p>{_e(definition.get('description', ''))}</p>"]
-    if note:
-        parts.append(f"<p class='note'>{_e(note)}</p>")
-    notes = definition.get("notes") or []
-    if notes:
-        parts.append("<h2>Notes and choices</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes)
-                     + "</ul>")
-    parts.append("<p>Allocation of variation, main effects and confidence intervals as in seed 000 "
-                 "&sect;4.4.1 (docs/analysis.md), one full factorial per block.</p>")
-    parts.append(f"<section id='runs'><h2>Runs</h2>{_table(_run_info(runs, order))}</section>")
-    parts.append(_color_key(levels))
+    with plots.Figures() as figures:
+        parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+                 f"<title>sattcp study: {_e(study)}</title><style>{_CSS}</style></head><body>",
+                 f"<h1>{_e(title or 'Study ' + study)}</h1>",
+                 f"<p>{_e(definition.get('description', ''))}</p>"]
+        if note:
+            parts.append(f"<p class='note'>{_e(note)}</p>")
+        notes = definition.get("notes") or []
+        if notes:
+            parts.append("<h2>Notes and choices</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes)
+                         + "</ul>")
+        parts.append("<p>Allocation of variation, main effects and confidence intervals as in seed 000 "
+                     "&sect;4.4.1 (docs/analysis.md), one full factorial per block.</p>")
+        parts.append(f"<section id='runs'><h2>Runs</h2>{_table(_run_info(runs, order))}</section>")
+        parts.append(_color_key(levels))
 
-    means = level_means(ok, factors, responses, levels, blocks)
-    wide = means.pivot_table(index=["factor", "level"], columns="block", values=responses,
-                             sort=False)
-    wide = wide.reindex(columns=[(r, b) for r in responses for b in blocks])
-    parts.append("<section id='levels'><h2>Efficiency and fairness per factor level</h2>"
-                 "<p>Mean over the runs of each block at that level (the other factors at all "
-                 "their levels).</p>" + _table(wide) + "</section>")
+        means = level_means(ok, factors, responses, levels, blocks)
+        wide = means.pivot_table(index=["factor", "level"], columns="block", values=responses,
+                                 sort=False)
+        wide = wide.reindex(columns=[(r, b) for r in responses for b in blocks])
+        parts.append("<section id='levels'><h2>Efficiency and fairness per factor level</h2>"
+                     "<p>Mean over the runs of each block at that level (the other factors at all "
+                     "their levels).</p>" + _table(wide) + "</section>")
 
-    cells = ok[["block", *factors, *responses]].copy()
-    cells["block"] = pd.Categorical(cells["block"], blocks, ordered=True)
-    for f in factors:
-        cells[f] = pd.Categorical(cells[f], levels[f], ordered=True)
-    cells = cells.sort_values(["block", *factors]).reset_index(drop=True)
-    parts.append("<section id='cells'><h2>Every run</h2>"
-                 + _table(cells.set_index(["block", *factors])) + "</section>")
+        cells = ok[["block", *factors, *responses]].copy()
+        cells["block"] = pd.Categorical(cells["block"], blocks, ordered=True)
+        for f in factors:
+            cells[f] = pd.Categorical(cells[f], levels[f], ordered=True)
+        cells = cells.sort_values(["block", *factors]).reset_index(drop=True)
+        parts.append("<section id='cells'><h2>Every run</h2>"
+                     + _table(cells.set_index(["block", *factors])) + "</section>")
 
-    var = _variation_table(results)
-    parts.append("<section id='variation'><h2>Allocation of variation (% of total)</h2>"
-                 "<p>Main effects, first-order interactions and the error (higher-order "
-                 "interactions; with one run per combination there is no pure error).</p>"
-                 + _table(var) + "</section>")
+        var = _variation_table(results)
+        parts.append("<section id='variation'><h2>Allocation of variation (% of total)</h2>"
+                     "<p>Main effects, first-order interactions and the error (higher-order "
+                     "interactions; with one run per combination there is no pure error).</p>"
+                     + _table(var) + "</section>")
 
-    parts.append("<section id='effects'><h2>Main effects</h2>")
-    effects = []
-    for (b, r), a in results.items():
-        parts.append(f"<h3>{_e(b)}: {_e(r)}</h3><p>mean {a.mean:.4f}; s_e = {a.s_e:.4g} with "
-                     f"d_e = {a.dof_error}; {100 * a.confidence:g}% intervals.</p>")
-        parts.append(_table(a.effects.set_index(["factor", "level"])))
-        effects.append(a.effects.assign(block=b, response=r))
-    parts.append("</section>")
+        parts.append("<section id='effects'><h2>Main effects</h2>")
+        effects = []
+        for (b, r), a in results.items():
+            parts.append(f"<h3>{_e(b)}: {_e(r)}</h3><p>mean {a.mean:.4f}; s_e = {a.s_e:.4g} with "
+                         f"d_e = {a.dof_error}; {100 * a.confidence:g}% intervals.</p>")
+            parts.append(_table(a.effects.set_index(["factor", "level"])))
+            effects.append(a.effects.assign(block=b, response=r))
+        parts.append("</section>")
 
-    parts.append("<section id='figures'><h2>Figures</h2>")
-    x = x or factors[0]
-    group = list(group) or [f for f in factors if f != x]
-    fig_df = ok[["block", x, *group, *responses]].copy()
-    combos = [" ".join(f"{f.split('.')[-1]}={v}" for f, v in zip(group, vals, strict=True))
-              for vals in pd.MultiIndex.from_product([levels[g] for g in group])]
-    fig_df["combination"] = [" ".join(f"{g.split('.')[-1]}={row[g]}" for g in group)
-                             for _, row in fig_df.iterrows()]
-    fig = plots.results_figure(fig_df, None, responses=responses, x=x, group="combination",
-                               panel="block", title=f"{study}: responses per run",
-                               orders={"block": blocks, x: levels[x], "combination": combos})
-    stem = figdir / "results"
-    parts.append(_img(plots.save(fig, stem), f"{study}: every run's responses",
-                      f"figures/{stem.name}.png/.svg/.pdf", name=stem.name))
-    fig = plots.variation_figure({f"{b} {r}": a for (b, r), a in results.items()},
-                                 "Allocation of variation")
-    stem = figdir / "allocation-of-variation"
-    parts.append(_img(plots.save(fig, stem), "Allocation of variation",
-                      f"figures/{stem.name}.png/.svg/.pdf", name=stem.name))
-    for b in blocks:
-        fig = plots.effects_figure({r: results[(b, r)] for r in responses if (b, r) in results},
-                                   None, f"{b}: main effects")
-        stem = figdir / f"{_slug(b)}-effects"
-        parts.append(_img(plots.save(fig, stem), f"{b}: main effects",
-                          f"figures/{stem.name}.png/.svg/.pdf", name=stem.name, levels=levels))
-    parts.append("</section>")
-    parts.append(_SCRIPT + "</body></html>")
+        parts.append("<section id='figures'><h2>Figures</h2>")
+        x = x or factors[0]
+        group = list(group) or [f for f in factors if f != x]
+        fig_df = ok[["block", x, *group, *responses]].copy()
+        combos = [" ".join(f"{f.split('.')[-1]}={v}" for f, v in zip(group, vals, strict=True))
+                  for vals in pd.MultiIndex.from_product([levels[g] for g in group])]
+        fig_df["combination"] = [" ".join(f"{g.split('.')[-1]}={row[g]}" for g in group)
+                                 for _, row in fig_df.iterrows()]
+        fig = plots.results_figure(fig_df, None, responses=responses, x=x, group="combination",
+                                   panel="block", title=f"{study}: responses per run",
+                                   orders={"block": blocks, x: levels[x], "combination": combos})
+        stem = figdir / "results"
+        parts.append(_img(figures.save(fig, stem), f"{study}: every run's responses",
+                          f"figures/{stem.name}.png/.svg/.pdf", name=stem.name))
+        fig = plots.variation_figure({f"{b} {r}": a for (b, r), a in results.items()},
+                                     "Allocation of variation")
+        stem = figdir / "allocation-of-variation"
+        parts.append(_img(figures.save(fig, stem), "Allocation of variation",
+                          f"figures/{stem.name}.png/.svg/.pdf", name=stem.name))
+        for b in blocks:
+            fig = plots.effects_figure({r: results[(b, r)] for r in responses if (b, r) in results},
+                                       None, f"{b}: main effects")
+            stem = figdir / f"{_slug(b)}-effects"
+            parts.append(_img(figures.save(fig, stem), f"{b}: main effects",
+                              f"figures/{stem.name}.png/.svg/.pdf", name=stem.name, levels=levels))
+        parts.append("</section>")
+        parts.append(_SCRIPT + "</body></html>")
 
-    write_whole(out / "variation.csv", var.to_csv())
-    write_whole(out / "effects.csv", pd.concat(effects).to_csv(index=False))
-    write_whole(out / "cells.csv", cells.to_csv(index=False))
-    return write_whole(path, "\n".join(parts))
+        html_text = _joined(parts)  # the figures' files first, as they were written before
+        write_whole(out / "variation.csv", var.to_csv())
+        write_whole(out / "effects.csv", pd.concat(effects).to_csv(index=False))
+        write_whole(out / "cells.csv", cells.to_csv(index=False))
+        return write_whole(path, html_text)

@@ -143,6 +143,21 @@ def test_figures_drawn_in_worker_processes_are_the_figures_drawn_here(tmp_path):
     assert (tmp_path / "there0.pdf").read_bytes()[:5] == b"%PDF-" and b"<svg" in (tmp_path / "there0.svg").read_bytes()
 
 
+def test_figures_use_worker_processes_only_where_spawning_cannot_run_the_callers_program_again(tmp_path):
+    # A spawned worker imports the main program when it is a file: a script without
+    # `if __name__ == "__main__":` that builds a report would run again in each worker.
+    import sys
+
+    probe = "from sattcp.figure_render import default_jobs; print(default_jobs())"
+    cpus = len(os.sched_getaffinity(0))
+    many = str(min(cpus, 4)) if cpus > 1 else "0"
+    (tmp_path / "script.py").write_text(probe + "\n")
+    (tmp_path / "console.py").write_text("from sattcp.cli import entry\n" + probe + "\n")  # as pip's sattcp script
+    for args, want in (([str(tmp_path / "script.py")], "0"), ([str(tmp_path / "console.py")], many), (["-c", probe], many)):
+        out = subprocess.run([sys.executable, *args], capture_output=True, text=True, check=True).stdout.strip()
+        assert out == want, (args, out)
+
+
 class _DiesInAWorker(Artist):
     """Kills the process that draws it, unless it is the one that made it."""
 

@@ -13,6 +13,7 @@ import io
 import os
 import pickle
 import signal
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -54,9 +55,28 @@ def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def spawn_is_safe() -> bool:
+    """Whether a spawned worker starts without running the caller's program again. A spawned
+    process imports the main program when it is a file, so a script that builds a report
+    without ``if __name__ == "__main__":`` would run again in every worker (a sweep documents
+    that it needs the guard; a report never did). Safe: sattcp's own command (its console
+    script or ``python -m sattcp.cli``) and a main program without a file (``python -c``, an
+    interactive session, a notebook)."""
+    main = sys.modules.get("__main__")
+    if main is None or getattr(main, "__file__", None) is None:
+        return True
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name.partition(".")[0] == "sattcp":
+        return True
+    return getattr(getattr(main, "entry", None), "__module__", None) == "sattcp.cli"
+
+
 def default_jobs() -> int:
-    """Worker processes for a report: one per CPU this process may use, at most MAX_JOBS;
-    0 (draw in this process) with one CPU."""
+    """Worker processes for a report: one per CPU this process may use, at most MAX_JOBS; 0
+    (draw in this process) with one CPU, or where spawning could run the caller's program
+    again (:func:`spawn_is_safe`; pass ``jobs`` to :class:`Renderer` to choose)."""
+    if not spawn_is_safe():
+        return 0
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):

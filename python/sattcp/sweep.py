@@ -722,7 +722,7 @@ def packaged_study(name: str) -> Path:
     return p
 
 
-# -- executing one run (in a worker) -----------------------------------------------------------
+# -- a worker's record, as the store takes it (sattcp.worker runs the run) -----------------------
 
 
 def _outputs_of(rec: Mapping[str, Any]) -> dict[str, Any]:

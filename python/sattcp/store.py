@@ -42,7 +42,7 @@ import pandas as pd
 
 from sattcp.errors import OutputPathError, PlainKeyError, SattcpError, WriteError
 from sattcp.paths import WholeFiles, as_path, shown
-from sattcp.worker import build_id, sattcp_version
+from sattcp.worker import build_id, sattcp_version  # the build a run is keyed by (no pandas in workers)
 
 __all__ = [
     "FLOW_COLUMNS",
@@ -192,9 +192,6 @@ def _cmdline(pid: int) -> str:
     except OSError:
         return ""
     return " ".join(a.decode(errors="replace") for a in raw.split(b"\0") if a)[:200]
-
-
-# -- the build ---------------------------------------------------------------------------------
 
 
 # -- values ------------------------------------------------------------------------------------

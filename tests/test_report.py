@@ -170,6 +170,24 @@ class _DiesInAWorker(Artist):
             os._exit(1)
 
 
+class _Unpicklable(Artist):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hook = lambda: None  # a lambda does not pickle
+
+    def draw(self, renderer) -> None:
+        pass
+
+
+def test_a_figure_that_does_not_pickle_is_drawn_here(tmp_path):
+    from sattcp import plots
+
+    here = plots.save(_small_figure(_Unpicklable()), tmp_path / "here")
+    with plots.Figures(jobs=2) as figures:
+        png = figures.save(_small_figure(_Unpicklable()), tmp_path / "there")()
+    assert png == here == (tmp_path / "there.png").read_bytes()
+
+
 def test_a_figure_whose_worker_dies_is_drawn_here_instead(tmp_path):
     from sattcp import plots
 

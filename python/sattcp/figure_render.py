@@ -45,6 +45,10 @@ def render(fig: Any, formats: Sequence[str] = FORMATS) -> dict[str, bytes]:
     return out
 
 
+class _DrawHere(Exception):
+    """(Renderer.submit: draw in this process.)"""
+
+
 def _render_pickled(data: bytes, formats: Sequence[str]) -> dict[str, bytes]:
     return render(pickle.loads(data), formats)  # noqa: S301 - our own figure, from our own process
 
@@ -98,13 +102,18 @@ class Renderer:
         self._pool: ProcessPoolExecutor | None = None
 
     def submit(self, fig: Any, formats: Sequence[str] = FORMATS) -> Callable[[], dict[str, bytes]]:
-        if self.jobs <= 0:
+        try:
+            if self.jobs <= 0:
+                raise _DrawHere
+            data = pickle.dumps(fig)  # here, not in the pool's feeder thread, while the caller draws on
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(self.jobs, mp_context=get_context("spawn"), initializer=_worker_init)
+            future: Future[dict[str, bytes]] = self._pool.submit(_render_pickled, data, tuple(formats))
+        except (_DrawHere, pickle.PicklingError, TypeError, AttributeError, OSError):
+            # No workers wanted, a figure that does not pickle (an artist of the caller's), or
+            # no processes to be had (a sandbox without semaphores): drawn here, at once.
             out = render(fig, formats)
             return lambda: out
-        data = pickle.dumps(fig)  # here, not in the pool's feeder thread, while the caller draws on
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(self.jobs, mp_context=get_context("spawn"), initializer=_worker_init)
-        future: Future[dict[str, bytes]] = self._pool.submit(_render_pickled, data, tuple(formats))
 
         def result() -> dict[str, bytes]:
             try:

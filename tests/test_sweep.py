@@ -811,15 +811,16 @@ def test_a_worker_runs_without_pandas_and_its_tables_are_the_runs_own(tmp_path):
     import sattcp
     from sattcp.sweep import _outputs_of
 
-    study = real_study(tmp_path, TINY)
+    # (With packets recorded: a worker sends no packet trace, which would be pickled as a table.)
+    study = real_study(tmp_path, TINY.replace('"run.duration" = "1s"', '"run.duration" = "1s"\n"trace.packets" = "all"'))
     spec = load_study(study).runs(core=True)[1]
     (tmp_path / "spec.pkl").write_bytes(pickle.dumps(spec))
     code = textwrap.dedent(f"""
         import pickle, sys
         from sattcp.worker import execute
-        rec = execute(pickle.loads(open({str(tmp_path / "spec.pkl")!r}, "rb").read()))
+        sent = pickle.dumps(execute(pickle.loads(open({str(tmp_path / "spec.pkl")!r}, "rb").read())))
         heavy = [m for m in ("pandas", "numpy", "pyarrow", "duckdb", "sattcp.sweep", "sattcp.store") if m in sys.modules]
-        sys.stdout.buffer.write(pickle.dumps((rec, heavy)))
+        sys.stdout.buffer.write(pickle.dumps((pickle.loads(sent), heavy)))
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, cwd=tmp_path,
                          env={**os.environ, "PYTHONPATH": str(PYTHON_DIR)})
@@ -827,6 +828,7 @@ def test_a_worker_runs_without_pandas_and_its_tables_are_the_runs_own(tmp_path):
     assert heavy == [] and rec["status"] == "ok" and "flows" not in rec
     stored = _outputs_of(rec)
     direct = sattcp.run(tmp_path / "base.toml", seed=spec.seed, overrides=dict(spec.overrides))
+    assert "packets" not in vars(rec["result"])  # no packet table came
     assert stored["summary"]["digest"] == direct.summary["digest"] and stored["warnings"] == direct.data["warnings"]
     pd.testing.assert_frame_equal(stored["flows"], direct.flows)
     pd.testing.assert_frame_equal(stored["links"], direct.links)

@@ -138,7 +138,10 @@ def execute(spec: RunSpec, runner: Runner | None = None) -> dict[str, Any]:
             text = spec.scenario_text or spec.scenario
             if spec.scenario_text and "\n" not in text:
                 text += "\n"  # api.run reads a one-line string as a path
-            rec.update(status="ok", error=None, result=_default_runner(text, seed=spec.seed, overrides=dict(spec.overrides)))
+            result = _default_runner(text, seed=spec.seed, overrides=dict(spec.overrides))
+            # Its data without the packet trace (a store keeps no packets; pickled, the trace
+            # would become a table of every recorded packet event).
+            rec.update(status="ok", error=None, result=type(result)(result.data, result.scenario, result.wall_time_s, result.config))
         else:
             result = runner(spec.scenario, seed=spec.seed, overrides=dict(spec.overrides))
             rec.update(status="ok", error=None, **outputs(result))

@@ -357,6 +357,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                       runner=runner, progress=not args.no_progress,
                       retry_failed=args.retry_failed)
         _print_sweep(s)
+        if not args.no_progress:  # the report takes seconds of its own after the sweep's last line
+            print(f"report: analysing {study.name} and drawing its figures", file=sys.stderr)
         if args.name == "modern-cc":  # our own study: no paper to compare with
             from sattcp.study_report import build_generic_report
 

@@ -254,7 +254,7 @@ def test_failures_are_recorded_and_do_not_stop_the_sweep(tmp_path, capsys):
     s = run_sweep(study, store, jobs=2, runner=fake_runner, progress=True)
     assert (s.ok, s.failed) == (12, 12)
     err = capsys.readouterr().err
-    assert "24/24 finished (12 failed)" in err and "ETA" in err
+    assert "24/24 finished (12 failed), 0 running" in err and "ETA" in err  # (the last line said "1 running")
     with Store(store, read_only=True) as st:
         failed = st.runs("simple").query("status == 'failed'")
         assert failed["error"].str.contains("unknown flavour").all()

@@ -1028,6 +1028,7 @@ def _pool_pass(queue: list[RunSpec], jobs: int, writer: StoreWriter, runner: Run
                 except Exception as e:  # noqa: BLE001 - e.g. the runner does not pickle
                     rec = {"status": "failed", "error": f"{type(e).__name__}: {e}"}
                 _tally(prog, _record(writer, spec, rec))
+                prog.running = min(len(inflight), jobs)  # (the last line said "1 running" at 72/72)
                 prog.update()
             writer.flush_due()  # runs queued by a recent commit, or while a reader held the file
             if (died or broken) and not inflight:

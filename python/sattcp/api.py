@@ -79,7 +79,9 @@ def _toml_literal(value: Any, path: str = "", what: str = "values") -> str:
         if not -(2**63) <= value < 2**63 and what == "values":
             # In a dict scenario's TOML text it would be a syntax error "at line N" of a text the
             # user never saw; an override's literal goes to the core, which says the same.
-            raise ScenarioError([{"path": path, "rule": _beyond_toml_integers_rule(path), "got": str(value)}])
+            from . import _core  # the core's words for the same value given as an override
+
+            raise ScenarioError([{"path": path, "rule": _core.beyond_toml_integers_rule(path), "got": str(value)}])
         return str(value)
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -94,21 +96,6 @@ def _toml_literal(value: Any, path: str = "", what: str = "values") -> str:
     if value is None:
         raise ScenarioError([{"path": path, "rule": "None has no TOML value: leave the key out for its default", "got": "None"}])
     raise ScenarioError([{"path": path, "rule": f"{what} must be str, int, float, bool, a list or a dict", "got": repr(value)}])
-
-
-def _beyond_toml_integers_rule(path: str) -> str:
-    """The core's rule for an integer beyond TOML's (crates/sattcp-core/src/scenario/mod.rs
-    ``beyond_toml_integers_rule``): with the key's allowed values from the schema."""
-    import re
-
-    from . import _core
-
-    shape = re.sub(r"\.\d+(?=\.|$)", "[]", path)  # loss.0.flow -> loss[].flow
-    for key in json.loads(_core.schema())["keys"]:
-        pattern = re.escape(key["key"]).replace("<link>", "[^.]+")
-        if key["allowed"] and (re.fullmatch(pattern, shape) or re.fullmatch(pattern + r"\[\]", shape)):
-            return f"is beyond TOML's integers (-2^63 to 2^63 - 1); allowed: {key['allowed']}"
-    return "is beyond TOML's integers (-2^63 to 2^63 - 1)"
 
 
 def _toml_key(k: Any, path: str) -> str:

@@ -277,6 +277,14 @@ fn closest(typed: &str, names: Vec<String>) -> Vec<String> {
     scenario::schema::closest(typed, &names).into_iter().map(str::to_string).collect()
 }
 
+/// The rule for an integer beyond TOML's (-2^63 to 2^63 - 1) at `path`, with the key's allowed
+/// values (`scenario::beyond_toml_integers_rule`): the words an override gets, for the Python
+/// API's dict scenarios, whose TOML text cannot hold such an integer.
+#[pyfunction]
+fn beyond_toml_integers_rule(path: &str) -> String {
+    scenario::beyond_toml_integers_rule(path)
+}
+
 /// The memory this process may use, as the packet log reads it before each growth
 /// (`trace::memory`): `(available, total, cgroup)` in bytes, where `total` is the machine's
 /// memory or a lower cgroup limit (`cgroup` true) and `available` what is left under both; None
@@ -305,6 +313,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(closest, m)?)?;
+    m.add_function(wrap_pyfunction!(beyond_toml_integers_rule, m)?)?;
     m.add_function(wrap_pyfunction!(memory, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

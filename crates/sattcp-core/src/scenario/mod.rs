@@ -252,7 +252,8 @@ fn beyond_toml_integers(s: &str) -> bool {
 
 /// The rule of a number key given an integer [`beyond_toml_integers`]: serde's "must be an
 /// integer" would deny what the user wrote; the key's allowed values come from the schema.
-fn beyond_toml_integers_rule(path: &str) -> String {
+/// Public for the Python API's dict scenarios (`sattcp._core.beyond_toml_integers_rule`).
+pub fn beyond_toml_integers_rule(path: &str) -> String {
     match schema::row(path).map(|k| k.allowed).filter(|a| !a.is_empty()) {
         Some(allowed) => format!("is beyond {TOML_INTEGERS}; allowed: {allowed}"),
         None => format!("is beyond {TOML_INTEGERS}"),

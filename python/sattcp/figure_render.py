@@ -45,10 +45,6 @@ def render(fig: Any, formats: Sequence[str] = FORMATS) -> dict[str, bytes]:
     return out
 
 
-class _DrawHere(Exception):
-    """(Renderer.submit: draw in this process.)"""
-
-
 def _render_pickled(data: bytes, formats: Sequence[str]) -> dict[str, bytes]:
     return render(pickle.loads(data), formats)  # noqa: S301 - our own figure, from our own process
 
@@ -102,26 +98,27 @@ class Renderer:
         self._pool: ProcessPoolExecutor | None = None
 
     def submit(self, fig: Any, formats: Sequence[str] = FORMATS) -> Callable[[], dict[str, bytes]]:
-        try:
-            if self.jobs <= 0:
-                raise _DrawHere
-            data = pickle.dumps(fig)  # here, not in the pool's feeder thread, while the caller draws on
-            if self._pool is None:
-                self._pool = ProcessPoolExecutor(self.jobs, mp_context=get_context("spawn"), initializer=_worker_init)
-            future: Future[dict[str, bytes]] = self._pool.submit(_render_pickled, data, tuple(formats))
-        except (_DrawHere, pickle.PicklingError, TypeError, AttributeError, OSError):
-            # No workers wanted, a figure that does not pickle (an artist of the caller's), or
-            # no processes to be had (a sandbox without semaphores): drawn here, at once.
-            out = render(fig, formats)
-            return lambda: out
-
-        def result() -> dict[str, bytes]:
+        if self.jobs > 0:
             try:
-                return future.result()
-            except BrokenProcessPool:
-                return _render_pickled(data, formats)
+                data = pickle.dumps(fig)  # here, not in the pool's feeder thread, while the caller draws on
+                if self._pool is None:
+                    self._pool = ProcessPoolExecutor(self.jobs, mp_context=get_context("spawn"), initializer=_worker_init)
+                future: Future[dict[str, bytes]] = self._pool.submit(_render_pickled, data, tuple(formats))
+            except (pickle.PicklingError, TypeError, AttributeError, OSError):
+                # A figure that does not pickle (an artist of the caller's), or no processes to
+                # be had (a sandbox without semaphores): drawn here.
+                pass
+            else:
 
-        return result
+                def result() -> dict[str, bytes]:
+                    try:
+                        return future.result()
+                    except BrokenProcessPool:
+                        return _render_pickled(data, formats)
+
+                return result
+        out = render(fig, formats)  # drawn here, at once
+        return lambda: out
 
     def close(self, wait: bool = True) -> None:
         """Stops the workers: after the figures being drawn (``wait``), or at once (they finish

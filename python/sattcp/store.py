@@ -573,9 +573,13 @@ class Store:
         _check_name(study)
         row = self.con.execute("SELECT definition FROM studies WHERE study = ?", [study]).fetchone()
         if row is None:
-            known = ", ".join(self.studies()) or "none"
-            raise StudyMissing(f"no study {study!r} in {self.path} (studies: {known})")
+            raise self._missing(study)
         return json.loads(row[0])
+
+    def _missing(self, study: str) -> StudyMissing:
+        """``study`` is not in this store: the error naming the studies that are."""
+        known = ", ".join(self.studies()) or "none"
+        return StudyMissing(f"no study {study!r} in {self.path} (studies: {known})")
 
     def _has_plan(self, study: str) -> bool:
         row = self.con.execute("SELECT count(*) FROM study_runs WHERE study = ?", [study]).fetchone()
@@ -816,8 +820,7 @@ class Store:
         runs = self.export_runs(study, include_stale)
         if runs.empty:
             if study is not None and study not in self.studies():
-                known = ", ".join(self.studies()) or "none"
-                raise StudyMissing(f"no study {study!r} in {self.path} (studies: {known})")
+                raise self._missing(study)
             raise StoreError(f"no runs to export in {self.path}"
                              + (f" for study {study!r}" if study is not None else ""))
         if out.exists() and not out.is_dir():

@@ -53,7 +53,7 @@ import threading
 import time
 import tomllib
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
@@ -65,7 +65,7 @@ from typing import Any, TextIO
 from sattcp.errors import OutputPathError, SattcpError, WriteError
 from sattcp.paths import as_path, shown
 from sattcp.store import Store, StoreWriter
-from sattcp.worker import RunSpec, build_id, execute, failure, outputs, worker_init
+from sattcp.worker import Runner, RunSpec, build_id, execute, failure, outputs, worker_init
 
 __all__ = [
     "MAX_RUNS",
@@ -81,8 +81,6 @@ __all__ = [
     "packaged_study",
     "run_sweep",
 ]
-
-Runner = Callable[..., Any]
 
 #: Most runs one study may have (blocks x level combinations x seeds). A sweep of this many
 #: runs of the seeds' 100 s scenario takes about a CPU-month; a larger count is almost always a

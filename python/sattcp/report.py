@@ -615,109 +615,101 @@ def build_report_and_claims(
     runs, definition, ours_df, ours_aov, problems = _analyse(store_path, study)
     claims = check_conclusions(ours_aov, paper_aov) + check_buffer_recommendations(ours_df, paper.results)
     path = start_report(out)  # the analysis stood: the old report goes before its figures
-    with plots.Figures() as figures:
-        return write_whole(path, _joined(_report_parts(study, store_path, definition, note, runs, claims, ours_df,
-                                                       ours_aov, problems, paper, paper_aov, figdir, figures))), claims
+    with plots.Figures() as figures:  # figures drawn in worker processes while the report goes on
+        head = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+                f"<title>sattcp reproduction: {_e(study)}</title><style>{_CSS}</style></head><body>")
+        parts = [head]
+        parts.append(f"<h1>Reproduction of seed 000 Tables 5&ndash;13 ({_e(study)})</h1>")
+        parts.append(
+            f"<p>{_e(definition.get('description', ''))}</p>"
+            f"<p>Generated {datetime.now(UTC):%Y-%m-%d %H:%M} UTC from <code>{_e(Path(store_path).name)}</code>. "
+            "The paper's values are transcribed from seed 000 (files <code>data/seed000-tables-*.csv</code>, "
+            "see <code>data/README-analysis.md</code>). The same analysis code (seed 000 &sect;4.4.1) "
+            "is applied to the paper's Tables 5/8/11 and to our runs. No simulation parameter was tuned "
+            "to match the paper; known causes of differences are in <code>docs/reproduction.md</code>.</p>"
+        )
+        if note:
+            parts.append(f"<p class='note'>{_e(note)}</p>")
+        notes = definition.get("notes") or []
+        parts.append("<h2>Deviations and tuning declared in the study</h2>")
+        parts.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>" if notes else
+                     "<p>None declared: no parameter was set to match the paper's tables.</p>")
+        parts.append("<h2>Runs</h2>" + _table(_run_info(runs)))
+        failed = runs[runs["status"] == "failed"]
+        if len(failed):
+            parts.append("<h3>Failed runs</h3>" + _table(
+                failed[["block", "run_key", "seed", "error"]].assign(
+                    error=failed["error"].fillna("").str.split("\n").str[0]).set_index("run_key")))
 
+        parts.append(_color_key({f: LEVELS[f] for f in FACTORS}))
+        parts.append("<h2>The seeds' conclusions, checked</h2>")
+        ct = pd.DataFrame([{"link": c.link, "response": c.response, "conclusion": c.claim,
+                            "paper": c.paper, "paper verdict": "holds" if c.holds_paper else "does not hold",
+                            "ours": c.ours, "verdict": c.holds_ours} for c in claims])
+        rows_html = "".join(
+            f"<tr><td>{_e(r.link)}</td><td>{_e(r.response)}</td><td>{_e(r.conclusion)}</td>"
+            f"<td>{_e(r.paper)}</td><td>{_verdict(c.holds_paper)}</td><td>{_e(r.ours)}</td>"
+            f"<td>{_verdict(c.holds_ours)}</td></tr>"
+            for r, c in zip(ct.itertuples(), claims, strict=False))
+        parts.append("<table class='claims'><thead><tr><th>link</th><th>response</th><th>conclusion</th>"
+                     "<th>paper</th><th>on the paper's values</th><th>ours</th><th>on our values</th></tr>"
+                     f"</thead><tbody>{rows_html}</tbody></table>")
+        n_hold = sum(1 for c in claims if c.holds_ours)
+        parts.append(f"<p>{n_hold} of {len(claims)} conclusions hold on our values.</p>")
 
-def _report_parts(study: str, store_path: str | Path, definition: Mapping[str, Any], note: str, runs: pd.DataFrame,
-                  claims: list[ClaimCheck], ours_df: pd.DataFrame, ours_aov: Results, problems: Mapping[str, str],
-                  paper: PaperData, paper_aov: Results, figdir: Path, figures: plots.Figures) -> list[Any]:
-    """The parts of :func:`build_report`'s HTML, figures given to ``figures`` as they are made."""
-    head = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            f"<title>sattcp reproduction: {_e(study)}</title><style>{_CSS}</style></head><body>")
-    parts = [head]
-    parts.append(f"<h1>Reproduction of seed 000 Tables 5&ndash;13 ({_e(study)})</h1>")
-    parts.append(
-        f"<p>{_e(definition.get('description', ''))}</p>"
-        f"<p>Generated {datetime.now(UTC):%Y-%m-%d %H:%M} UTC from <code>{_e(Path(store_path).name)}</code>. "
-        "The paper's values are transcribed from seed 000 (files <code>data/seed000-tables-*.csv</code>, "
-        "see <code>data/README-analysis.md</code>). The same analysis code (seed 000 &sect;4.4.1) "
-        "is applied to the paper's Tables 5/8/11 and to our runs. No simulation parameter was tuned "
-        "to match the paper; known causes of differences are in <code>docs/reproduction.md</code>.</p>"
-    )
-    if note:
-        parts.append(f"<p class='note'>{_e(note)}</p>")
-    notes = definition.get("notes") or []
-    parts.append("<h2>Deviations and tuning declared in the study</h2>")
-    parts.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>" if notes else
-                 "<p>None declared: no parameter was set to match the paper's tables.</p>")
-    parts.append("<h2>Runs</h2>" + _table(_run_info(runs)))
-    failed = runs[runs["status"] == "failed"]
-    if len(failed):
-        parts.append("<h3>Failed runs</h3>" + _table(
-            failed[["block", "run_key", "seed", "error"]].assign(
-                error=failed["error"].fillna("").str.split("\n").str[0]).set_index("run_key")))
+        for link in LINKS:
+            t_res, t_var, t_eff = TABLES[link]
+            parts.append(f"<h2 id='{link}'>{link}</h2>")
+            if link in problems:
+                parts.append(f"<p class='note'>Analysis not possible for {link}: {_e(problems[link])}</p>")
+            ours_link = ours_df[ours_df["link"] == link]
+            paper_link = paper.results[paper.results["link"] == link]
+            parts.append(f"<h3>Table {t_res}: efficiency and fairness (ours, paper, ours &minus; paper)</h3>")
+            parts.append(_table(_results_table(ours_link, paper_link), "results"))
+            aov = {r: ours_aov[(link, r)] for r in RESPONSES if (link, r) in ours_aov}
+            have = len(aov) == len(RESPONSES)
+            pv = paper.variation[paper.variation["link"] == link]
+            parts.append(f"<h3>Table {t_var}: allocation of variation</h3>")
+            parts.append(_table(_variation_table(aov if have else None, pv), "variation"))
+            pe = paper.effects[paper.effects["link"] == link]
+            conf = next(iter(aov.values())).confidence if aov else 0.9
+            parts.append(f"<h3>Table {t_eff}: main effects and {100 * conf:g}% confidence intervals</h3>")
+            if aov and min(a.dof_error for a in aov.values()) <= 0:
+                parts.append(_no_dof_note(next(iter(aov.values()))))
+            parts.append(_table(_effects_table(aov if have else None, pe), "effects"))
 
-    parts.append(_color_key({f: LEVELS[f] for f in FACTORS}))
-    parts.append("<h2>The seeds' conclusions, checked</h2>")
-    ct = pd.DataFrame([{"link": c.link, "response": c.response, "conclusion": c.claim,
-                        "paper": c.paper, "paper verdict": "holds" if c.holds_paper else "does not hold",
-                        "ours": c.ours, "verdict": c.holds_ours} for c in claims])
-    rows_html = "".join(
-        f"<tr><td>{_e(r.link)}</td><td>{_e(r.response)}</td><td>{_e(r.conclusion)}</td>"
-        f"<td>{_e(r.paper)}</td><td>{_verdict(c.holds_paper)}</td><td>{_e(r.ours)}</td>"
-        f"<td>{_verdict(c.holds_ours)}</td></tr>"
-        for r, c in zip(ct.itertuples(), claims, strict=False))
-    parts.append("<table class='claims'><thead><tr><th>link</th><th>response</th><th>conclusion</th>"
-                 "<th>paper</th><th>on the paper's values</th><th>ours</th><th>on our values</th></tr>"
-                 f"</thead><tbody>{rows_html}</tbody></table>")
-    n_hold = sum(1 for c in claims if c.holds_ours)
-    parts.append(f"<p>{n_hold} of {len(claims)} conclusions hold on our values.</p>")
+            if not ours_link.dropna(subset=RESPONSES).empty:
+                mean = ours_link.groupby(["drop_policy", "tcp", "buffer_rtt"], sort=False)[RESPONSES].mean()
+                fig = plots.results_figure(mean.reset_index(), paper_link, responses=RESPONSES, x="tcp",
+                                           group="buffer_rtt", panel="drop_policy", orders=LEVELS,
+                                           title=f"{link}: ours (bars) and paper (markers)")
+                stem = figdir / f"{link.lower()}-results"
+                parts.append(_img(figures.save(fig, stem), f"{link} efficiency and fairness per flavour, "
+                                  "buffer and policy (the axes span the data: they do not start at 0)",
+                                  f"figures/{stem.name}.png/.svg/.pdf", name=stem.name,
+                                  levels={"tcp": LEVELS["tcp"], "buffer_rtt": LEVELS["buffer_rtt"],
+                                          "drop_policy": LEVELS["drop_policy"]}))
+            if have:
+                fig = plots.effects_figure(aov, {r: paper_aov[(link, r)] for r in RESPONSES},
+                                           f"{link}: main effects")
+                stem = figdir / f"{link.lower()}-effects"
+                parts.append(_img(figures.save(fig, stem), f"{link} main effects with confidence intervals",
+                                  f"figures/{stem.name}.png/.svg/.pdf", name=stem.name,
+                                  levels={f: LEVELS[f] for f in FACTORS}))
 
-    for link in LINKS:
-        t_res, t_var, t_eff = TABLES[link]
-        parts.append(f"<h2 id='{link}'>{link}</h2>")
-        if link in problems:
-            parts.append(f"<p class='note'>Analysis not possible for {link}: {_e(problems[link])}</p>")
-        ours_link = ours_df[ours_df["link"] == link]
-        paper_link = paper.results[paper.results["link"] == link]
-        parts.append(f"<h3>Table {t_res}: efficiency and fairness (ours, paper, ours &minus; paper)</h3>")
-        parts.append(_table(_results_table(ours_link, paper_link), "results"))
-        aov = {r: ours_aov[(link, r)] for r in RESPONSES if (link, r) in ours_aov}
-        have = len(aov) == len(RESPONSES)
-        pv = paper.variation[paper.variation["link"] == link]
-        parts.append(f"<h3>Table {t_var}: allocation of variation</h3>")
-        parts.append(_table(_variation_table(aov if have else None, pv), "variation"))
-        pe = paper.effects[paper.effects["link"] == link]
-        conf = next(iter(aov.values())).confidence if aov else 0.9
-        parts.append(f"<h3>Table {t_eff}: main effects and {100 * conf:g}% confidence intervals</h3>")
-        if aov and min(a.dof_error for a in aov.values()) <= 0:
-            parts.append(_no_dof_note(next(iter(aov.values()))))
-        parts.append(_table(_effects_table(aov if have else None, pe), "effects"))
-
-        if not ours_link.dropna(subset=RESPONSES).empty:
-            mean = ours_link.groupby(["drop_policy", "tcp", "buffer_rtt"], sort=False)[RESPONSES].mean()
-            fig = plots.results_figure(mean.reset_index(), paper_link, responses=RESPONSES, x="tcp",
-                                       group="buffer_rtt", panel="drop_policy", orders=LEVELS,
-                                       title=f"{link}: ours (bars) and paper (markers)")
-            stem = figdir / f"{link.lower()}-results"
-            parts.append(_img(figures.save(fig, stem), f"{link} efficiency and fairness per flavour, "
-                              "buffer and policy (the axes span the data: they do not start at 0)",
-                              f"figures/{stem.name}.png/.svg/.pdf", name=stem.name,
-                              levels={"tcp": LEVELS["tcp"], "buffer_rtt": LEVELS["buffer_rtt"],
-                                      "drop_policy": LEVELS["drop_policy"]}))
-        if have:
-            fig = plots.effects_figure(aov, {r: paper_aov[(link, r)] for r in RESPONSES},
-                                       f"{link}: main effects")
-            stem = figdir / f"{link.lower()}-effects"
-            parts.append(_img(figures.save(fig, stem), f"{link} main effects with confidence intervals",
-                              f"figures/{stem.name}.png/.svg/.pdf", name=stem.name,
-                              levels={f: LEVELS[f] for f in FACTORS}))
-
-    bars = {}
-    for link in LINKS:
-        for r in RESPONSES:
-            bars[f"{link} {r} paper"] = paper_aov[(link, r)]
-            if (link, r) in ours_aov:
-                bars[f"{link} {r} ours"] = ours_aov[(link, r)]
-    fig = plots.variation_figure(bars, "Allocation of variation")
-    stem = figdir / "allocation-of-variation"
-    parts.append("<h2>Allocation of variation</h2>")
-    parts.append(_img(figures.save(fig, stem), "Allocation of variation, paper and ours",
-                      f"figures/{stem.name}.png/.svg/.pdf", name=stem.name, levels={"link": LINKS}))
-    parts.append(_SCRIPT + "</body></html>")
-    return parts
+        bars = {}
+        for link in LINKS:
+            for r in RESPONSES:
+                bars[f"{link} {r} paper"] = paper_aov[(link, r)]
+                if (link, r) in ours_aov:
+                    bars[f"{link} {r} ours"] = ours_aov[(link, r)]
+        fig = plots.variation_figure(bars, "Allocation of variation")
+        stem = figdir / "allocation-of-variation"
+        parts.append("<h2>Allocation of variation</h2>")
+        parts.append(_img(figures.save(fig, stem), "Allocation of variation, paper and ours",
+                          f"figures/{stem.name}.png/.svg/.pdf", name=stem.name, levels={"link": LINKS}))
+        parts.append(_SCRIPT + "</body></html>")
+        return write_whole(path, _joined(parts)), claims
 
 
 # -- any study ---------------------------------------------------------------------------------
@@ -791,52 +783,47 @@ def build_study_report(
         runs = st.runs(study)
         definition = st.study_definition(study)
     path = start_report(out)  # the analysis stood: the old report goes before its figures
-    with plots.Figures() as figures:
-        return _write_study_report(path, out, study, results, runs, definition, figdir, figures)
-
-
-def _write_study_report(path: Path, out: Path, study: str, results: Mapping[tuple[str, str], AllocationOfVariation],
-                        runs: pd.DataFrame, definition: Mapping[str, Any], figdir: Path, figures: plots.Figures) -> Path:
-    head = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            f"<title>sattcp study: {_e(study)}</title><style>{_CSS}</style></head><body>")
-    parts = [head, f"<h1>Study {_e(study)}</h1><p>{_e(definition.get('description', ''))}</p>"]
-    parts.append("<p>Allocation of variation, main effects and confidence intervals as in seed "
-                 "000 &sect;4.4.1 (see docs/analysis.md).</p>")
-    order = [b.get("name") for b in definition.get("blocks") or [] if isinstance(b, dict)] or None
-    parts.append("<h2>Runs</h2>" + _table(_run_info(runs, order)))
-    factor_levels = {k: list(v) for k, v in (definition.get("factors") or {}).items()}
-    if factor_levels:
-        parts.append(_color_key(factor_levels))
-    variation, effects = [], []
-    for (b, r), a in results.items():
-        parts.append(f"<h2>{_e(b)}: {_e(r)}</h2>")
-        v = a.variation.reset_index()
-        parts.append(_table(a.variation[["ss", "percent", "dof"]]))
-        if a.dof_error <= 0:
-            # No error estimate: intervals and significance would be dashes and "not significant".
-            parts.append(_no_dof_note(a))
-            parts.append(_table(a.effects.set_index(["factor", "level"])[["effect"]]))
-        else:
-            parts.append(f"<p>s_e = {a.s_e:.4g} with d_e = {a.dof_error}; "
-                         f"t quantile {a.t_quantile:.4f}; {a.replications} replication(s).</p>")
-            parts.append(_table(a.effects.set_index(["factor", "level"])))
-        fig = plots.effects_figure({r: a}, None, f"{b}: {r}")
-        stem = figdir / f"{_slug(b)}-{_slug(r)}-effects"
-        parts.append(_img(figures.save(fig, stem), f"{b} {r}: main effects",
-                          f"figures/{stem.name}.png/.svg/.pdf", name=stem.name, levels=factor_levels))
-        variation.append(v.assign(block=b, response=r))
-        effects.append(a.effects.assign(block=b, response=r))
-    fig = plots.variation_figure({f"{b} {r}": a for (b, r), a in results.items()},
-                                 "Allocation of variation")
-    stem = figdir / "allocation-of-variation"
-    parts.append("<h2>Allocation of variation</h2>")
-    parts.append(_img(figures.save(fig, stem), "Allocation of variation",
-                      f"figures/{stem.name}.png/.svg/.pdf", name=stem.name))
-    parts.append(_SCRIPT + "</body></html>")
-    html_text = _joined(parts)  # the figures' files first, as they were written before
-    write_whole(out / "variation.csv", pd.concat(variation).to_csv(index=False))
-    write_whole(out / "effects.csv", pd.concat(effects).to_csv(index=False))
-    return write_whole(path, html_text)
+    with plots.Figures() as figures:  # figures drawn in worker processes while the report goes on
+        head = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+                f"<title>sattcp study: {_e(study)}</title><style>{_CSS}</style></head><body>")
+        parts = [head, f"<h1>Study {_e(study)}</h1><p>{_e(definition.get('description', ''))}</p>"]
+        parts.append("<p>Allocation of variation, main effects and confidence intervals as in seed "
+                     "000 &sect;4.4.1 (see docs/analysis.md).</p>")
+        order = [b.get("name") for b in definition.get("blocks") or [] if isinstance(b, dict)] or None
+        parts.append("<h2>Runs</h2>" + _table(_run_info(runs, order)))
+        factor_levels = {k: list(v) for k, v in (definition.get("factors") or {}).items()}
+        if factor_levels:
+            parts.append(_color_key(factor_levels))
+        variation, effects = [], []
+        for (b, r), a in results.items():
+            parts.append(f"<h2>{_e(b)}: {_e(r)}</h2>")
+            v = a.variation.reset_index()
+            parts.append(_table(a.variation[["ss", "percent", "dof"]]))
+            if a.dof_error <= 0:
+                # No error estimate: intervals and significance would be dashes and "not significant".
+                parts.append(_no_dof_note(a))
+                parts.append(_table(a.effects.set_index(["factor", "level"])[["effect"]]))
+            else:
+                parts.append(f"<p>s_e = {a.s_e:.4g} with d_e = {a.dof_error}; "
+                             f"t quantile {a.t_quantile:.4f}; {a.replications} replication(s).</p>")
+                parts.append(_table(a.effects.set_index(["factor", "level"])))
+            fig = plots.effects_figure({r: a}, None, f"{b}: {r}")
+            stem = figdir / f"{_slug(b)}-{_slug(r)}-effects"
+            parts.append(_img(figures.save(fig, stem), f"{b} {r}: main effects",
+                              f"figures/{stem.name}.png/.svg/.pdf", name=stem.name, levels=factor_levels))
+            variation.append(v.assign(block=b, response=r))
+            effects.append(a.effects.assign(block=b, response=r))
+        fig = plots.variation_figure({f"{b} {r}": a for (b, r), a in results.items()},
+                                     "Allocation of variation")
+        stem = figdir / "allocation-of-variation"
+        parts.append("<h2>Allocation of variation</h2>")
+        parts.append(_img(figures.save(fig, stem), "Allocation of variation",
+                          f"figures/{stem.name}.png/.svg/.pdf", name=stem.name))
+        parts.append(_SCRIPT + "</body></html>")
+        html_text = _joined(parts)  # the figures' files first, as they were written before
+        write_whole(out / "variation.csv", pd.concat(variation).to_csv(index=False))
+        write_whole(out / "effects.csv", pd.concat(effects).to_csv(index=False))
+        return write_whole(path, html_text)
 
 
 def _slug(s: str) -> str:

@@ -23,6 +23,11 @@ def _refused(p: subprocess.CompletedProcess[str], needle: str) -> None:
 
 @pytest.mark.parametrize(("path", "args", "needle"), [
     ("bench/startup.py", ["--repeat", "0"], "argument --repeat: must be a whole number >= 1, got '0'"),
+    ("bench/module_ab.py", ["{tmp}", "{tmp}"], "{tmp}: holds no sattcp package"),
+    ("bench/module_ab.py", [str(ROOT / "python"), str(ROOT / "python"), "--rounds", "0"],
+     "argument --rounds: must be a whole number >= 1, got '0'"),
+    ("bench/module_ab.py", [str(ROOT / "python"), str(ROOT / "python"), "scenarios/none.toml"],
+     "scenarios/none.toml: no such scenario file"),
     ("scripts/study_digests.py", ["--jobs", "0"], "argument --jobs: must be a whole number >= 1, got '0'"),
     ("scripts/plot_cwnd.py", ["--out", "{tmp}"], "--out {tmp}: is a folder, not a file"),
     pytest.param("scripts/plot_cwnd.py", ["--out", "/proc/x.png"], "--out /proc/x.png: cannot be created in folder /proc",
@@ -75,3 +80,42 @@ def test_zhou_initial_window_prints_the_ratios_docs_gateway_quotes(tmp_path: Pat
     assert [ln.rsplit("largest ", 1)[1] for ln in lines] == ["3.36", "2.81", "2.28"]
     assert all("512: 1.00," in ln for ln in lines), lines
     assert _script("scripts/zhou_initial_window.py", "--x", cwd=tmp_path).returncode == 2
+
+
+# The kinds of every part the profile-guided build must see run (scripts/pgo_train.py): a part
+# no training run reaches is compiled as cold code, slower than in the plain build.
+_PGO_COVERED = ("topology.kind", "switch.kind", "switch.policy", "tcp.recovery", "tcp.cc", "app.kind")
+
+
+def test_pgo_training_set_runs_every_scenario_and_every_kind() -> None:
+    import json
+
+    import sattcp
+    from sattcp import _core
+
+    if str(ROOT / "scripts") not in sys.path:
+        sys.path.insert(0, str(ROOT / "scripts"))
+    import pgo_train
+
+    runs = pgo_train.training_set()
+    assert {p.name for p, _ in runs} >= {p.name for p in (ROOT / "scenarios").glob("*.toml")}
+    allowed = {r["key"]: {a.strip(" `") for a in r["allowed"].split(",")}
+               for r in json.loads(_core.schema())["keys"] if r["key"] in _PGO_COVERED}
+    seen: dict[str, set[str]] = {k: set() for k in _PGO_COVERED}
+    for scenario, overrides in runs:
+        config = sattcp.resolve(scenario, overrides=overrides)   # every override is a valid key and value
+        for key in _PGO_COVERED:
+            table, name = key.split(".")
+            value = config.get(table, {}).get(name)
+            if value is not None:
+                seen[key].add(value)
+        for key in ("tcp.flavor", "switch.policy"):
+            if key in overrides:
+                table, name = key.split(".")
+                assert config[table][name] == overrides[key], (scenario, key)
+    assert seen == allowed
+
+
+def test_pgo_script_refuses_an_unknown_mode() -> None:
+    p = subprocess.run(["bash", str(ROOT / "scripts/pgo.sh"), "install"], capture_output=True, text=True, timeout=60)
+    _refused(p, "usage: scripts/pgo.sh develop|wheel (got 'install')")

@@ -53,7 +53,7 @@ train_profile() {
   # symbol names and its profile would match nothing in the module.
   echo "pgo: 1/4 building the instrumented module (target/pgo/gen)" >&2
   rm -rf "$raw" "$dir/train"
-  CARGO_TARGET_DIR="$dir/gen" RUSTFLAGS="-Cprofile-generate=$raw" \
+  CARGO_TARGET_DIR="$dir/gen" RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-generate=$raw" \
     "$VENV/bin/maturin" build --release -q --out "$dir/gen/wheel" >&2
   wheel=$(ls -t "$dir"/gen/wheel/sattcp-*.whl | head -1)
   # The training imports the package from a copy of python/ with the instrumented module in it,
@@ -68,18 +68,22 @@ train_profile() {
 
   echo "pgo: 3/4 merging the profiles into target/pgo/sattcp.profdata" >&2
   "$profdata" merge -o "$profile" "$raw"
+  echo "$toolchain" > "$dir/toolchain"
 }
 
-# A profile newer than every Rust source and manifest is used again (`make wheel-pgo` after
-# `make build-pgo` trains nothing); SATTCP_PGO_RETRAIN=1 forces the training.
+# A profile newer than every Rust source and manifest, taken with this toolchain (another LLVM
+# may not read it), is used again (`make wheel-pgo` after `make build-pgo` trains nothing);
+# SATTCP_PGO_RETRAIN=1 forces the training.
+toolchain=$(rustc -vV | tr '\n' ' ')
 stale=$(find crates Cargo.toml Cargo.lock pyproject.toml scripts/pgo_train.py \( -name '*.rs' -o -name '*.toml' -o -name '*.lock' -o -name '*.py' \) -newer "$profile" 2>/dev/null | head -1 || true)
-if [ -f "$profile" ] && [ -z "$stale" ] && [ "${SATTCP_PGO_RETRAIN:-0}" != 1 ]; then
+if [ -f "$profile" ] && [ -z "$stale" ] && [ "$(cat "$dir/toolchain" 2>/dev/null)" = "$toolchain" ] \
+   && [ "${SATTCP_PGO_RETRAIN:-0}" != 1 ]; then
   echo "pgo: 1-3/4 the profile target/pgo/sattcp.profdata is newer than the sources: used again" >&2
 else
   train_profile
 fi
 
-use_flags="-Cprofile-use=$profile"
+use_flags="${RUSTFLAGS:-} -Cprofile-use=$profile"
 echo "pgo: 4/4 building with the profile (target/pgo/use)" >&2
 if [ "$mode" = develop ]; then
   CARGO_TARGET_DIR="$dir/use" RUSTFLAGS="$use_flags" VIRTUAL_ENV="$top/$VENV" \

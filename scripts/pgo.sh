@@ -84,6 +84,8 @@ else
 fi
 
 use_flags="${RUSTFLAGS:-} -Cprofile-use=$profile"
+# `sattcp --version` says which build it is (sattcp._core.build_profile()).
+export SATTCP_BUILD_PROFILE=profile-guided
 echo "pgo: 4/4 building with the profile (target/pgo/use)" >&2
 if [ "$mode" = develop ]; then
   CARGO_TARGET_DIR="$dir/use" RUSTFLAGS="$use_flags" VIRTUAL_ENV="$top/$VENV" \

@@ -502,3 +502,24 @@ def test_ctrl_c_at_start_up_exits_130_without_a_traceback(monkeypatch, capsys):
     loaded = subprocess.run([sys.executable, "-c", "import sys, sattcp.cli; print(sorted({'argparse', 'typing', 'sattcp.api'} & set(sys.modules)))"],
                             capture_output=True, text=True, check=True).stdout
     assert loaded == "[]\n", loaded
+
+
+def test_version_names_the_build_without_importing_the_simulator_at_start(monkeypatch, capsys):
+    """`sattcp --version` says which build of the native module runs (make build-pgo's
+    profile-guided one or the plain release build); building the parser does not import it."""
+    import subprocess
+    import sys
+
+    from sattcp import __version__, _core, cli
+
+    with pytest.raises(SystemExit) as e:
+        cli.main(["--version"])
+    assert e.value.code == 0
+    assert _core.build_profile() in ("release", "profile-guided", "debug")
+    assert capsys.readouterr().out == f"sattcp {__version__} ({_core.build_profile()} build)\n"
+    loaded = subprocess.run([sys.executable, "-c", "import sys, sattcp.cli as c; c.build_parser(); print('sattcp._core' in sys.modules)"],
+                            capture_output=True, text=True, check=True).stdout
+    assert loaded == "False\n", loaded
+    # Without the native module (a source tree never built) it says so instead of failing.
+    monkeypatch.setitem(sys.modules, "sattcp._core", None)
+    assert cli.version_line() == f"sattcp {__version__} (the simulator is not built: make build)"

@@ -238,6 +238,35 @@ def _parser_class(argparse: types.ModuleType) -> type[argparse.ArgumentParser]:
     return Parser
 
 
+def version_line() -> str:
+    """``sattcp VERSION (KIND build)``: KIND is how the native module was compiled
+    (``release``, ``profile-guided`` by ``make build-pgo``, ``debug``); the same results either way."""
+    import importlib
+
+    from sattcp import __version__
+
+    try:
+        _core = importlib.import_module("sattcp._core")
+    except ImportError:
+        return f"sattcp {__version__} (the simulator is not built: make build)"
+    return f"sattcp {__version__} ({_core.build_profile()} build)"
+
+
+def _version_action(argparse: Any) -> Any:
+    # argparse's own "version" action takes its text when the parser is built, which would import
+    # the native module at every start; this one asks only when --version is given.
+    class Version(argparse.Action):
+        def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                     default: Any = argparse.SUPPRESS, help: str | None = None) -> None:
+            super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+        def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+            print(version_line())
+            parser.exit()
+
+    return Version
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command; with ``command="run"`` only the run command's (the other
     commands' modules are not imported: ``sattcp run`` starts faster, issue 15)."""
@@ -245,7 +274,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     import importlib
 
     p = _parser_class(argparse)(prog="sattcp", description="TCP/IP over satellite networks: simulate, sweep, analyse.")
-    p.add_argument("--version", action="version", version=f"sattcp {__import__('sattcp').__version__}")
+    p.add_argument("--version", action=_version_action(argparse), help="show the version and which build of the simulator this is, and exit")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     register_run(sub)
     for name in SUBCOMMAND_MODULES if command != "run" else []:

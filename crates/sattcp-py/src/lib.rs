@@ -294,6 +294,18 @@ fn memory() -> Option<(u64, u64, bool)> {
     sattcp_core::trace::memory::MemorySource::System.read(0).map(|m| (m.available, m.total, m.cgroup))
 }
 
+/// How this module was compiled: "profile-guided" (`make build-pgo`: scripts/pgo.sh sets
+/// SATTCP_BUILD_PROFILE for the build that uses the profile), "release" or "debug". Speed only:
+/// every build gives the same results.
+#[pyfunction]
+fn build_profile() -> &'static str {
+    match option_env!("SATTCP_BUILD_PROFILE") {
+        Some("profile-guided") => "profile-guided",
+        _ if cfg!(debug_assertions) => "debug",
+        _ => "release",
+    }
+}
+
 /// Raises a Rust panic inside a guarded call, for tests of the panic -> InternalError mapping.
 #[pyfunction]
 fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
@@ -315,6 +327,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(closest, m)?)?;
     m.add_function(wrap_pyfunction!(beyond_toml_integers_rule, m)?)?;
     m.add_function(wrap_pyfunction!(memory, m)?)?;
+    m.add_function(wrap_pyfunction!(build_profile, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A profile-guided build of the simulator (issue 15): the same results, digests included, in
-# about 15-25% less CPU time per run (README "Speed", the command that measures it there).
+# 10-28% less CPU time per run on every scenario file (README "Speed", with the command).
 #
 #   scripts/pgo.sh develop   # (make build-pgo) installs the optimised native module into .venv
 #   scripts/pgo.sh wheel     # (make wheel-pgo) an optimised abi3 wheel in dist/, for cluster nodes
@@ -14,8 +14,8 @@
 #
 # The profile describes the code it was taken from: after a change to crates/, run this again
 # (a plain `make build` replaces the optimised module as soon as a source changes). Opt-in
-# because it costs a second, instrumented build and the training (4.6 minutes from a fresh clone on two cores):
-# worth it for studies of many runs, not for one `make run`.
+# because it costs a second, instrumented build and the training (`make build-pgo` from a fresh
+# clone: 4.6 minutes on two cores): worth it for studies of many runs, not for one `make run`.
 #
 # Needs llvm-profdata of the Rust toolchain's own LLVM (rustup's llvm-tools component, added
 # here if rustup can; a system llvm-profdata of another LLVM version cannot read the profiles).

@@ -33,7 +33,7 @@ $(BUILT): $(STAMP) $(RUST_SOURCES)
 
 # Issue 15: the same module built with profile-guided optimisation (scripts/pgo.sh: an
 # instrumented build, training runs, a second build: about twice as long): the same results in
-# about 15-25% less CPU time per run. A later `make build` after a source change replaces it.
+# 10-28% less CPU time per run (README "Speed"). A later `make build` after a source change replaces it.
 build-pgo: $(STAMP)
 	scripts/pgo.sh develop
 	touch $(BUILT)

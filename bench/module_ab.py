@@ -38,16 +38,6 @@ print(json.dumps(out))
 """
 
 
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
-    return n
-
-
 def _measure(tree: Path, scenarios: list[str]) -> dict[str, tuple[float, str]]:
     p = subprocess.run([sys.executable, "-c", _CHILD, *scenarios], env={**os.environ, "PYTHONPATH": str(tree)},
                        capture_output=True, text=True, cwd=ROOT)
@@ -57,11 +47,14 @@ def _measure(tree: Path, scenarios: list[str]) -> dict[str, tuple[float, str]]:
 
 
 def main() -> int:
+    # (The harness's own imports: the runs measured start in their own processes.)
+    from sattcp.cli_study import positive_int
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("a", type=Path)
     ap.add_argument("b", type=Path)
     ap.add_argument("scenarios", nargs="*", default=DEFAULT)
-    ap.add_argument("--rounds", type=_positive, default=3)
+    ap.add_argument("--rounds", type=positive_int, default=3)
     args = ap.parse_intermixed_args()
     for tree in (args.a, args.b):
         if not (tree / "sattcp").is_dir():
@@ -70,18 +63,18 @@ def main() -> int:
         if not (ROOT / s).is_file():
             ap.error(f"{s}: no such scenario file (paths are from the repository's root)")
     times: dict[tuple[str, str], list[float]] = {}
-    digests: dict[tuple[str, str], set[str]] = {}
+    digests: dict[str, set[str]] = {}
     for r in range(1, args.rounds + 1):
         for label, tree in (("A", args.a), ("B", args.b)):
             got = _measure(tree.resolve(), args.scenarios)
             print(f"round {r} {label}: " + "  ".join(f"{Path(s).stem} {t:.3f} s" for s, (t, _) in got.items()), flush=True)
             for s, (t, d) in got.items():
                 times.setdefault((label, s), []).append(t)
-                digests.setdefault(("", s), set()).add(d)
+                digests.setdefault(s, set()).add(d)
     print("\nscenario                      A median CPU s   B median CPU s   B/A   digests")
     for s in args.scenarios:
         a, b = statistics.median(times[("A", s)]), statistics.median(times[("B", s)])
-        same = "same" if len(digests[("", s)]) == 1 else "DIFFER"
+        same = "same" if len(digests[s]) == 1 else "DIFFER"
         print(f"{Path(s).stem:<29} {a:>14.3f}   {b:>14.3f}   {b / a:.2f}   {same}")
     return 0
 

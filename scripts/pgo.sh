@@ -52,10 +52,10 @@ train_profile() {
   # compiled with other dependency features (its dev-dependencies), so its functions carry other
   # symbol names and its profile would match nothing in the module.
   echo "pgo: 1/4 building the instrumented module (target/pgo/gen)" >&2
-  rm -rf "$raw" "$dir/train"
+  rm -rf "$raw" "$dir/train" "$dir/gen/wheel"
   CARGO_TARGET_DIR="$dir/gen" RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-generate=$raw" \
     "$VENV/bin/maturin" build --release -q --out "$dir/gen/wheel" >&2
-  wheel=$(ls -t "$dir"/gen/wheel/sattcp-*.whl | head -1)
+  wheel=$(echo "$dir"/gen/wheel/sattcp-*.whl)  # the one just built
   # The training imports the package from a copy of python/ with the instrumented module in it,
   # so the installed one is not touched until the end.
   mkdir -p "$dir/train"

@@ -2,8 +2,8 @@
 Python module whose profile is taken (an instrumented build of sattcp._core on PYTHONPATH).
 
 Every scenario in scenarios/ as written, then the seeds' study (every flavour and drop policy at
-each orbit, shorter runs), the other drop policies, every congestion control and the other recoveries on an IP path, and
-a dumbbell of 10,000 flows (bench --scale's). Only the counts the runs leave behind are wanted;
+each orbit, shorter runs), the other drop policies, every congestion control and the other
+recoveries on an IP path, and a dumbbell of 10,000 flows (bench --scale's). Only the counts the runs leave behind are wanted;
 the results are checked for nothing but completing.
 """
 

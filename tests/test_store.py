@@ -142,6 +142,93 @@ def test_counters_as_floats_are_stored_whole_and_a_fraction_is_refused_not_trunc
         assert s.missing_runs("st", ["a", "b"]) == ["b"]
 
 
+# -- rows as the core writes them, typed without pandas; runs written in batches (issue 15) ---
+
+
+def test_rows_are_typed_as_their_dataframe_is_or_left_to_it():
+    from sattcp.store import FLOW_COLUMNS, LINK_COLUMNS, _typed_frame, _typed_rows
+
+    links = [{"link": "bn", "cells": 7, "delay_s": 0, "utilization": 0.5, "drops_by_reason": {"cells_epd": 3}},
+             {"link": None, "cells": None, "delay_s": 0.25, "utilization": None, "drops_by_reason": {}},
+             {"link": "acc", "cells": 2**53, "delay_s": 1, "utilization": 1, "drops_by_reason": None}]
+    fast = _typed_rows(links, LINK_COLUMNS)
+    assert fast is not None and fast[1] == {}
+    assert fast[0].equals(_typed_frame(pd.DataFrame(links), LINK_COLUMNS)[0])
+    assert fast[0].column("drops_by_reason").to_pylist() == ['{"cells_epd": 3}', "{}", None]
+    assert fast[0].column("delay_s").type == "double" and fast[0].column("cells").to_pylist() == [7, None, 2**53]
+    # Beyond 2^53 with a null beside it, the DataFrame path goes through a float; rows are exact.
+    big = _typed_rows([{"flow": 2**62 - 1}, {"flow": None}], FLOW_COLUMNS)
+    assert big is not None and big[0].column("flow").to_pylist() == [2**62 - 1, None]
+    # Anything but plain values is left to the DataFrame path (which converts or refuses it).
+    for rows in ([{"flow": 1.0}],                    # a float in a BIGINT column: a cast would truncate 1.5
+                 [{"flow": True}],                   # a boolean
+                 [{"flow": 1, "mine": 2}],           # an undeclared column
+                 [{"flow": 1}, {"flow": 2, "role": "data"}],  # rows with other keys
+                 [{"throughput_bps": 2**53 + 1}],    # an integer that no double holds
+                 [{"role": 3}]):
+        assert _typed_rows(rows, FLOW_COLUMNS) is None, rows
+
+
+def test_rows_go_to_the_store_as_their_dataframe_does(tmp_path):
+    with Store(tmp_path / "r.duckdb") as s:
+        s.record_run("st", "a", factors={}, status="ok", flows=[{"flow": 0, "completed_at_s": None}, {"flow": 1, "completed_at_s": 2.5}],
+                     links=[{"link": "x", "cells": 2.0}, {"link": "y", "cells": None}])
+        assert s.con.execute("SELECT flow, completed_at_s FROM flows ORDER BY flow").fetchall() == [(0, None), (1, 2.5)]
+        assert s.con.execute("SELECT link, cells FROM links ORDER BY link").fetchall() == [("x", 2), ("y", None)]
+        with pytest.raises(StoreError, match=r"column 'cells' must be BIGINT: .*1\.5.*truncated"):
+            s.record_run("st", "b", factors={}, status="ok", links=[{"cells": 1.5}])
+        with pytest.raises(StoreError, match=r"summary value 'efficiency' must be DOUBLE, got str 'n/a'"):
+            s.record_run("st", "b", factors={}, status="ok", summary={"efficiency": "n/a"})
+        assert s.missing_runs("st", ["a", "b"]) == ["b"]
+
+
+def test_runs_written_together_are_one_transaction_and_a_keys_later_record_wins(tmp_path):
+    from sattcp.store import RecordRefused
+
+    with Store(tmp_path / "r.duckdb") as s:
+        s.record_runs([("st", "a", {"factors": {}, "status": "failed", "error": "x"}),
+                       ("st", "b", {"factors": {}, "status": "ok", "flows": _flows(2)}),
+                       ("st", "a", {"factors": {}, "status": "ok", "flows": _flows(3, extra=True)})])
+        assert dict(s.con.execute("SELECT run_key, status FROM runs").fetchall()) == {"a": "ok", "b": "ok"}
+        assert dict(s.con.execute("SELECT run_key, count(*) FROM flows GROUP BY run_key").fetchall()) == {"a": 3, "b": 2}
+        assert s.con.execute("SELECT count(retransmits) FROM flows WHERE run_key = 'a'").fetchone() == (3,)
+        # Rerun: the rows of the runs replaced go, the others stay.
+        s.record_runs([("st", "b", {"factors": {}, "status": "ok", "flows": _flows(1)}),
+                       ("st", "c", {"factors": {}, "status": "ok"})])
+        assert dict(s.con.execute("SELECT run_key, count(*) FROM flows GROUP BY run_key").fetchall()) == {"a": 3, "b": 1}
+        # A run that cannot be stored: nothing of the batch is written.
+        with pytest.raises(RecordRefused, match="cells"):
+            s.record_runs([("st", "d", {"factors": {}, "status": "ok"}),
+                           ("st", "e", {"factors": {}, "status": "ok", "links": pd.DataFrame({"cells": [0.5]})})])
+        assert s.missing_runs("st", ["a", "b", "c", "d", "e"]) == ["d", "e"]
+
+
+def test_the_writer_commits_waiting_runs_together_and_spaces_commits_by_their_cost(tmp_path):
+    import time
+
+    from sattcp.store import StoreWriter
+
+    w = StoreWriter(tmp_path / "w.duckdb", interval_s=1e6)  # (no commit but the first by itself)
+    w.add("st", "a", factors={}, status="ok", links=[{"link": "x", "cells": 1}])
+    assert w.written == 1 and w.took > 0 and w.due_in() > 0
+    w.add("st", "b", factors={}, status="ok", links=[{"link": "x", "cells": 1.5}])  # refused: a failed run
+    w.add("st", "c", factors={}, status="ok", flows=_flows(2))
+    assert w.written == 1 and len(w.pending) == 2
+    assert w.flush() and w.written == 3 and not w.pending
+    with Store(tmp_path / "w.duckdb", read_only=True) as s:
+        runs = s.con.execute("SELECT run_key, status, error FROM runs ORDER BY run_key").fetchall()
+    assert [r[:2] for r in runs] == [("a", "ok"), ("b", "failed"), ("c", "ok")]
+    assert runs[1][2].startswith("its results cannot be stored: column 'cells' must be BIGINT")
+    # The next commit waits at least SHARE times as long as the last one took, at most MAX_INTERVAL_S.
+    w.interval_s = 0.0
+    w.last, w.took = time.monotonic(), 0.5
+    assert 0.5 * w.SHARE - 5 < w.due_in() <= 0.5 * w.SHARE
+    w.last, w.took = time.monotonic(), 100.0
+    assert w.MAX_INTERVAL_S - 5 < w.due_in() <= w.MAX_INTERVAL_S
+    w.took = 0.0
+    assert w.due_in() == 0.0
+
+
 def _tiny_run(scenario: str, **overrides):
     sattcp = pytest.importorskip("sattcp")
     pytest.importorskip("sattcp._core")

@@ -830,11 +830,19 @@ def test_a_worker_runs_without_pandas_and_its_tables_are_the_runs_own(tmp_path):
     direct = sattcp.run(tmp_path / "base.toml", seed=spec.seed, overrides=dict(spec.overrides))
     assert "packets" not in vars(rec["result"])  # no packet table came
     assert stored["summary"]["digest"] == direct.summary["digest"] and stored["warnings"] == direct.data["warnings"]
-    pd.testing.assert_frame_equal(stored["flows"], direct.flows)
-    pd.testing.assert_frame_equal(stored["links"], direct.links)
+    # The tables go to the store as rows, typed without pandas (issue 15): the same Arrow tables
+    # as the DataFrames RunResult builds give.
+    from sattcp.store import FLOW_COLUMNS, LINK_COLUMNS, _typed_frame, _typed_rows
+
+    for table, declared in (("flows", FLOW_COLUMNS), ("links", LINK_COLUMNS)):
+        fast = _typed_rows(stored[table], declared)
+        assert fast is not None and fast[1] == {}
+        assert fast[0].equals(_typed_frame(getattr(direct, table), declared)[0])
     # A result whose tables cannot be built is a failed run, as a failure in the worker is.
-    broken = _outputs_of({**rec, "result": SimpleNamespace(summary={}, flows=object())})
-    assert broken["status"] == "failed" and broken["error"].startswith(("ValueError", "TypeError"))
+    res = rec["result"]
+    bad = type(res)({**res.data, "flows": [1, 2]}, res.scenario, res.wall_time_s, res.config)
+    broken = _outputs_of({**rec, "result": bad})
+    assert broken["status"] == "failed" and broken["error"].startswith("TypeError")
 
 
 def test_a_typo_in_a_factor_or_a_level_stops_the_sweep_before_any_run(tmp_path, capsys):

@@ -290,6 +290,17 @@ class RunResult:
         df["capacity_bps"] = float(self.data["summary"]["capacity_bps"])
         return df
 
+    def rows(self, table: str) -> list[dict[str, Any]]:
+        """The rows of :attr:`flows` or :attr:`links` as plain dicts (None where the table has
+        NaN), without pandas: what a sweep stores (issue 15). New dicts; the result's data is
+        not shared."""
+        if table == "flows":
+            cap = float(self.data["summary"]["capacity_bps"])
+            return [{**r, "capacity_bps": cap} for r in self.data["flows"]]
+        if table == "links":
+            return [dict(r) for r in self.data["links"]]
+        raise ValueError(f"table must be 'flows' or 'links', got {table!r:.60}")
+
     @cached_property
     def links(self) -> pd.DataFrame:
         """One row per one-way link."""

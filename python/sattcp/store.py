@@ -18,9 +18,9 @@ Tables (schema version :data:`SCHEMA_VERSION`):
 - ``traces``: every recorded variable of each run, one row per point (``trace``, ``t``,
   ``value``).
 
-Every run is written in its own transaction, so a sweep that is killed loses no finished run. A
-sweep opens the file only while it writes (:class:`StoreWriter`), so other processes can read
-it between two commits (DuckDB allows one process at a time).
+A run is written whole, in one transaction (with the other runs of the same commit), or not at
+all. A sweep opens the file only while it writes (:class:`StoreWriter`), so other processes can
+read it between two commits (DuckDB allows one process at a time).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import os
 import re
 import time
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
@@ -147,6 +148,8 @@ _OURS = {"meta", "studies", "study_runs", "runs", *RUN_TABLES}
 
 _ARROW = {"DOUBLE": "float64", "BIGINT": "int64", "UBIGINT": "uint64", "VARCHAR": "string",
           "BOOLEAN": "bool_", "TIMESTAMP": "timestamp"}
+#: The type Arrow infers for Python values of a declared type (:func:`_typed_rows`).
+_PLAIN_ARROW = {"BIGINT": ("int64",), "DOUBLE": ("double", "int64"), "VARCHAR": ("string",)}
 #: (NumPy dtype kind, declared type) pairs that convert to Arrow as they are.
 _NUMPY_AS_IS = {("f", "DOUBLE"), ("i", "BIGINT"), ("u", "UBIGINT"), ("b", "BOOLEAN")}
 
@@ -245,7 +248,7 @@ def _typed_frame(df: pd.DataFrame, declared: Mapping[str, str]) -> tuple[Any, di
         typ = declared.get(name)
         if typ is not None:
             base = typ.split()[0]
-            target = getattr(pa, _ARROW[base])() if base != "TIMESTAMP" else pa.timestamp("us")
+            target = _arrow_type(base)
             kind = col.dtype.kind
             try:
                 if (kind, base) in _NUMPY_AS_IS or (kind == "f" and base in ("BIGINT", "UBIGINT")):
@@ -272,6 +275,43 @@ def _typed_frame(df: pd.DataFrame, declared: Mapping[str, str]) -> tuple[Any, di
     return pa.Table.from_arrays(arrays, names=names), extra
 
 
+def _typed_rows(rows: list[Mapping[str, Any]], declared: Mapping[str, str]) -> tuple[Any, dict[str, str]] | None:
+    """Rows of a table as sattcp's core writes them (JSON values of each declared column's
+    kind, every row with the same keys) as the Arrow table that ``_typed_frame(pd.DataFrame(rows),
+    declared)`` gives, without pandas: building a DataFrame per table and taking it apart again
+    was about 15 ms per run in the sweep's process (issue 15). Arrow infers each column's type
+    and only a plain one is taken (integers or nulls for BIGINT; numbers for DOUBLE; text for
+    VARCHAR, nested values as JSON text). None otherwise (an undeclared column, a float in a
+    BIGINT column, which a cast would truncate, a boolean...): the caller then takes the
+    DataFrame path, which converts or refuses it."""
+    import pyarrow as pa
+
+    keys = rows[0].keys()
+    if any(r.keys() != keys for r in rows):
+        return None
+    arrays = []
+    for name in keys:
+        typ = declared.get(name)
+        if typ is None:
+            return None
+        base = typ.split()[0]
+        values = [r[name] for r in rows]
+        if base == "VARCHAR" and any(isinstance(v, (dict, list, tuple)) for v in values):
+            values = [None if v is None else "{}" if type(v) is dict and not v else _dumps(v) for v in values]
+        try:
+            arr = pa.array(values, from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            return None
+        if pa.types.is_null(arr.type) or str(arr.type) in _PLAIN_ARROW.get(base, ()):
+            try:
+                arrays.append(arr.cast(_arrow_type(base)))  # (safe: an integer beyond 2^53 is refused)
+            except (pa.ArrowInvalid, pa.ArrowTypeError):
+                return None
+        else:
+            return None
+    return pa.Table.from_arrays(arrays, names=list(keys)), {}
+
+
 def _duck_type(t: Any) -> str:
     import pyarrow as pa
 
@@ -284,6 +324,100 @@ def _duck_type(t: Any) -> str:
     if pa.types.is_timestamp(t):
         return "TIMESTAMP"
     return "VARCHAR"
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """One run as the store writes it: its ``runs`` row (a one-row Arrow table with the
+    declared types) and its tables, typed (:func:`_typed_frame`)."""
+
+    study: str
+    run_key: str
+    row: Any
+    tables: dict[str, tuple[Any, dict[str, str]]]
+
+
+def _prepare(
+    study: str,
+    run_key: str,
+    *,
+    factors: Mapping[str, Any],
+    status: str,
+    block: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    seed: int | None = None,
+    scenario: str | None = None,
+    scenario_digest: str | None = None,
+    config: Mapping[str, Any] | None = None,
+    config_digest: str | None = None,
+    build: str | None = None,
+    version: str | None = None,
+    summary: Mapping[str, Any] | None = None,
+    flows: pd.DataFrame | list[dict[str, Any]] | None = None,
+    links: pd.DataFrame | list[dict[str, Any]] | None = None,
+    traces: Mapping[str, pd.DataFrame] | None = None,
+    warnings: Iterable[str] | None = None,
+    error: str | None = None,
+    started_at: datetime | None = None,
+    wall_time_s: float | None = None,
+) -> _Prepared:
+    """A run of :meth:`Store.record_run` checked and typed, before anything is written: a
+    value that its column cannot hold raises :class:`RecordRefused` naming the column."""
+    import pyarrow as pa
+
+    _check_name(study)
+    _check_name(run_key, "run_key")
+    if status not in ("ok", "failed"):
+        raise StoreError(f"status must be 'ok' or 'failed', got {status!r}")
+    summary = dict(summary or {})
+    if wall_time_s is not None:
+        summary.setdefault("wall_time_s", wall_time_s)
+    cols = {k: _jsonable(summary.get(k)) for k in RESPONSE_COLUMNS}
+    if cols["digest"] is not None:
+        cols["digest"] = str(cols["digest"])
+    row = {
+        "study": study, "run_key": run_key, "block": block, "factors": _dumps(factors),
+        # A path or a message may hold a name that is not UTF-8 (a folder d\xff), which
+        # DuckDB cannot take: its bytes are stored escaped (paths.shown).
+        "overrides": _dumps(overrides or {}), "seed": seed,
+        "scenario": None if scenario is None else shown(scenario),
+        "scenario_digest": scenario_digest,
+        "config": None if config is None else _dumps(config), "config_digest": config_digest,
+        "sattcp_version": version or sattcp_version(), "build": build or build_id(),
+        "status": status, "error": None if error is None else shown(error), **cols, "summary": _dumps(summary),
+        "warnings": _dumps(list(warnings or [])), "started_at": started_at,
+        "finished_at": _now(),
+    }
+    arrays = []
+    for name, value in row.items():
+        base = RUN_COLUMNS[name].split()[0]
+        if base == "VARCHAR" and value is not None and not isinstance(value, str):
+            value = str(value)  # (as DuckDB casts a parameter: a block named 3)
+        try:
+            arrays.append(pa.array([value], type=_arrow_type(base)))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as e:
+            what = f"summary value {name!r}" if name in RESPONSE_COLUMNS else repr(name)
+            raise RecordRefused(f"{what} must be {base}, got {type(value).__name__} {value!r:.60}: {e}") from e
+    typed: dict[str, tuple[Any, dict[str, str]]] = {}
+    for t, data in (("flows", flows), ("links", links)):
+        if data is not None and len(data):
+            # Rows as the core writes them (the sweep's): straight to Arrow where they are plain.
+            rows = _typed_rows(data, RUN_TABLES[t]) if type(data) is list and all(type(r) is dict for r in data) else None
+            typed[t] = rows or _typed_frame(pd.DataFrame(data).reset_index(drop=True), RUN_TABLES[t])
+    if traces:
+        parts = [pd.DataFrame({"trace": name, "t": pd.Series(df["t"], dtype="float64"),
+                               "value": pd.Series(df["value"], dtype="float64")})
+                 for name, df in traces.items() if len(df)]
+        if parts:
+            typed["traces"] = _typed_frame(pd.concat(parts, ignore_index=True), TRACE_COLUMNS)
+    return _Prepared(study, run_key, pa.Table.from_arrays(arrays, names=list(row)), typed)
+
+
+def _arrow_type(base: str) -> Any:
+    """The Arrow type of a declared DuckDB type's name (``BIGINT`` -> int64)."""
+    import pyarrow as pa
+
+    return pa.timestamp("us") if base == "TIMESTAMP" else getattr(pa, _ARROW[base])()
 
 
 # -- the store ---------------------------------------------------------------------------------
@@ -604,8 +738,8 @@ class Store:
         build: str | None = None,
         version: str | None = None,
         summary: Mapping[str, Any] | None = None,
-        flows: pd.DataFrame | None = None,
-        links: pd.DataFrame | None = None,
+        flows: pd.DataFrame | list[dict[str, Any]] | None = None,
+        links: pd.DataFrame | list[dict[str, Any]] | None = None,
         traces: Mapping[str, pd.DataFrame] | None = None,
         warnings: Iterable[str] | None = None,
         error: str | None = None,
@@ -614,70 +748,90 @@ class Store:
     ) -> None:
         """Write one finished run (and its flows, links, traces) in one transaction, replacing
         an earlier record of the same key. ``build`` and ``version`` default to this sattcp's."""
-        _check_name(study)
-        _check_name(run_key, "run_key")
-        if status not in ("ok", "failed"):
-            raise StoreError(f"status must be 'ok' or 'failed', got {status!r}")
-        summary = dict(summary or {})
-        if wall_time_s is not None:
-            summary.setdefault("wall_time_s", wall_time_s)
-        cols = {k: _jsonable(summary.get(k)) for k in RESPONSE_COLUMNS}
-        if cols["digest"] is not None:
-            cols["digest"] = str(cols["digest"])
-        row = {
-            "study": study, "run_key": run_key, "block": block, "factors": _dumps(factors),
-            # A path or a message may hold a name that is not UTF-8 (a folder d\xff), which
-            # DuckDB cannot take: its bytes are stored escaped (paths.shown).
-            "overrides": _dumps(overrides or {}), "seed": seed,
-            "scenario": None if scenario is None else shown(scenario),
-            "scenario_digest": scenario_digest,
-            "config": None if config is None else _dumps(config), "config_digest": config_digest,
-            "sattcp_version": version or sattcp_version(), "build": build or build_id(),
-            "status": status, "error": None if error is None else shown(error), **cols, "summary": _dumps(summary),
-            "warnings": _dumps(list(warnings or [])), "started_at": started_at,
-            "finished_at": _now(),
-        }
-        tables: dict[str, pd.DataFrame] = {}
-        if flows is not None and len(flows):
-            tables["flows"] = pd.DataFrame(flows)
-        if links is not None and len(links):
-            tables["links"] = pd.DataFrame(links)
-        if traces:
-            parts = [pd.DataFrame({"trace": name, "t": pd.Series(df["t"], dtype="float64"),
-                                   "value": pd.Series(df["value"], dtype="float64")})
-                     for name, df in traces.items() if len(df)]
-            if parts:
-                tables["traces"] = pd.concat(parts, ignore_index=True)
-        typed = {t: _typed_frame(df.reset_index(drop=True), RUN_TABLES[t])
-                 for t, df in tables.items()}  # type errors surface before the transaction
+        self.record_runs([(study, run_key, {
+            "factors": factors, "status": status, "block": block, "overrides": overrides, "seed": seed,
+            "scenario": scenario, "scenario_digest": scenario_digest, "config": config,
+            "config_digest": config_digest, "build": build, "version": version, "summary": summary,
+            "flows": flows, "links": links, "traces": traces, "warnings": warnings, "error": error,
+            "started_at": started_at, "wall_time_s": wall_time_s})])
+
+    def record_runs(self, records: Iterable[tuple[str, str, Mapping[str, Any]]]) -> None:
+        """Write finished runs, each ``(study, run_key, keywords of record_run)``, in one
+        transaction: all of them or, if the commit fails, none. Every run is checked first; a
+        value its column cannot hold raises :class:`RecordRefused` and nothing is written."""
+        self._write([_prepare(study, run_key, **rec) for study, run_key, rec in records])
+
+    def _write(self, runs: list[_Prepared]) -> None:
+        """Writes prepared runs in one transaction, a statement per table for all of them
+        (issue 15: a statement costs DuckDB 1-5 ms whatever its rows, and the sweep's process
+        wrote 5 per run). Of two records of one key the later one is kept, as writing them
+        one after the other would."""
+        import pyarrow as pa
+
+        last: dict[tuple[str, str], _Prepared] = {}
+        for r in runs:
+            last.pop((r.study, r.run_key), None)
+            last[(r.study, r.run_key)] = r
+        runs = list(last.values())
+        if not runs:
+            return
         con = self.con
-        with self._transaction():
+        keys = pa.table({"study": [r.study for r in runs], "run_key": [r.run_key for r in runs]})
+        rows = pa.concat_tables([r.row for r in runs])
+        with self._transaction(), self._registered(_keys=keys, _new_runs=rows):
             # A run's table rows are written in the transaction of its runs row, so only a run
             # recorded before has rows to replace (each DELETE scans its whole table: a sweep
             # that deleted for every new run spent time growing with the store, issue 15).
-            replaced = con.execute("DELETE FROM runs WHERE study = ? AND run_key = ?", [study, run_key]).fetchone()
+            replaced = con.execute("DELETE FROM runs USING _keys k WHERE runs.study = k.study "
+                                   "AND runs.run_key = k.run_key").fetchone()
             if replaced and replaced[0]:
                 for t in RUN_TABLES:
-                    con.execute(f"DELETE FROM {t} WHERE study = ? AND run_key = ?", [study, run_key])
-            names = ", ".join(f'"{k}"' for k in row)
-            con.execute(f"INSERT INTO runs ({names}) VALUES ({', '.join('?' * len(row))})",
-                        list(row.values()))
-            for t, (table, extra) in typed.items():
-                self._insert_rows(t, study, run_key, table, extra)
+                    con.execute(f"DELETE FROM {t} USING _keys k WHERE {t}.study = k.study AND {t}.run_key = k.run_key")
+            names = ", ".join(f'"{k}"' for k in rows.column_names)
+            con.execute(f"INSERT INTO runs ({names}) SELECT {names} FROM _new_runs")
+            for t in RUN_TABLES:
+                parts = [(r.tables[t], r.study, r.run_key) for r in runs if t in r.tables]
+                if parts:
+                    self._insert_rows(t, parts)
 
-    def _insert_rows(self, table: str, study: str, run_key: str, data: Any,
-                     extra: Mapping[str, str]) -> None:
-        have = {r[0] for r in self.con.execute(f"DESCRIBE {table}").fetchall()} if extra else set()
-        for name, typ in extra.items():
-            if name not in have:
-                self.con.execute(f'ALTER TABLE {table} ADD COLUMN "{name}" {typ}')
-        self.con.register("_new_rows", data)
+    @contextlib.contextmanager
+    def _registered(self, **tables: Any) -> Iterator[None]:
+        """Arrow tables visible to SQL under the given names for the block."""
+        for name, table in tables.items():
+            self.con.register(name, table)
         try:
-            names = ", ".join(f'"{c}"' for c in data.column_names)
-            self.con.execute(f"INSERT INTO {table} (study, run_key, {names}) "
-                             f"SELECT ?, ?, {names} FROM _new_rows", [study, run_key])
+            yield
         finally:
-            self.con.unregister("_new_rows")
+            for name in tables:
+                self.con.unregister(name)
+
+    def _insert_rows(self, table: str, parts: list[tuple[tuple[Any, dict[str, str]], str, str]]) -> None:
+        """Inserts ``(typed table, study, run_key)`` parts into ``table``: in one statement
+        where their columns agree in type (an undeclared column can differ between runs; then
+        one statement each, as DuckDB casts each part to the column the first one made)."""
+        import pyarrow as pa
+
+        extra: dict[str, str] = {}
+        keyed = []
+        for (data, more), study, run_key in parts:
+            for name, typ in more.items():
+                extra.setdefault(name, typ)
+            n = data.num_rows
+            keyed.append(data.add_column(0, "run_key", pa.array([run_key] * n, pa.string()))
+                         .add_column(0, "study", pa.array([study] * n, pa.string())))
+        if extra:
+            have = {r[0] for r in self.con.execute(f"DESCRIBE {table}").fetchall()}
+            for name, typ in extra.items():
+                if name not in have:
+                    self.con.execute(f'ALTER TABLE {table} ADD COLUMN "{name}" {typ}')
+        try:
+            batches = [pa.concat_tables(keyed, promote_options="default")]
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            batches = keyed
+        for data in batches:
+            with self._registered(_new_rows=data):
+                names = ", ".join(f'"{c}"' for c in data.column_names)
+                self.con.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM _new_rows")
 
     def run_keys(self, study: str, status: str | None = None) -> set[str]:
         _check_name(study)
@@ -897,7 +1051,17 @@ def _typed_columns(df: pd.DataFrame) -> pd.DataFrame:
 class StoreWriter:
     """Writes finished runs to a store, opening the file only for the time of each commit, so
     that other processes can open it (read-only) between commits. Runs that cannot be written
-    yet because a reader holds the file wait in memory and go with the next commit."""
+    yet because a reader holds the file wait in memory and go with the next commit.
+
+    A commit writes every waiting run in one transaction. Commits are at least ``interval_s``
+    apart, and at least :data:`SHARE` times as long as the last one took (capped at
+    ``MAX_INTERVAL_S``): opening a DuckDB file costs about 30 ms of CPU and closing it as much
+    again, whatever it holds, which in the 72-run study was a quarter of the sweep process's
+    CPU, competing with the workers (issue 15)."""
+
+    #: The time between two commits is at least this many times the last commit's.
+    SHARE = 20
+    MAX_INTERVAL_S = 30.0
 
     def __init__(self, path: str | Path, notice: Any = None, interval_s: float = 1.0) -> None:
         self.path = Path(path)
@@ -906,16 +1070,22 @@ class StoreWriter:
         self.written = 0
         self.interval_s = interval_s
         self.last = -math.inf
+        self.took = 0.0  # (the last commit's wall time)
 
     def add(self, study: str, run_key: str, **record: Any) -> None:
-        """Queues a finished run; it is committed at once unless the last commit was less than
-        ``interval_s`` ago (then with the next :meth:`flush_due`, which the sweep calls at
-        least every second), so that quick runs share one opening of the file."""
+        """Queues a finished run; it is committed at once unless the last commit was too recent
+        (then with the next :meth:`flush_due`, which the sweep calls at least every second), so
+        that quick runs share one opening of the file."""
         self.pending.append(((study, run_key), record))
         self.flush_due()
 
+    def due_in(self) -> float:
+        """Seconds until the waiting runs may be committed (0: now)."""
+        gap = max(self.interval_s, min(self.SHARE * self.took, self.MAX_INTERVAL_S))
+        return max(0.0, self.last + gap - time.monotonic())
+
     def flush_due(self) -> None:
-        if self.pending and time.monotonic() - self.last >= self.interval_s:
+        if self.pending and self.due_in() == 0.0:
             self.flush(wait_s=0.0)
 
     def flush(self, wait_s: float = 0.0) -> bool:
@@ -926,18 +1096,21 @@ class StoreWriter:
         told = 0.0
         while True:
             try:
+                opened = time.monotonic()
                 with _deferred_signals(), Store(self.path, wait_s=0.2) as st:
-                    while self.pending:
-                        (study, key), rec = self.pending[0]
+                    runs = []
+                    for (study, key), rec in self.pending:
                         try:
-                            st.record_run(study, key, **rec)
+                            runs.append(_prepare(study, key, **rec))
                         except RecordRefused as e:
                             # (A runner's table that the store cannot take: the run failed, the
                             # sweep goes on. Checked before any write, so nothing of it is in.)
-                            st.record_run(study, key, **_refused(rec, e))
-                        self.pending.pop(0)
-                        self.written += 1
+                            runs.append(_prepare(study, key, **_refused(rec, e)))
+                    st._write(runs)  # all of them in one transaction (or none)
+                    self.written += len(self.pending)
+                    self.pending.clear()
                 self.last = time.monotonic()
+                self.took = self.last - opened
                 return True
             except StoreLocked as e:
                 now = time.monotonic()

@@ -730,7 +730,10 @@ def _outputs_of(rec: Mapping[str, Any]) -> dict[str, Any]:
         return dict(rec)
     out = {k: v for k, v in rec.items() if k != "result"}
     try:
-        out.update(outputs(rec["result"]))
+        result = rec["result"]
+        out.update(outputs(result, tables=False))
+        # The tables as rows: the store types them without a DataFrame in between (issue 15).
+        out.update(flows=result.rows("flows"), links=result.rows("links"))
     except Exception as e:  # noqa: BLE001 - as a failure in the worker: the run failed, the sweep goes on
         out.update(status="failed", summary={}, error=failure(e))
     return out

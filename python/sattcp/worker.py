@@ -157,14 +157,16 @@ def failure(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}\n" + "".join(tb[-3:])
 
 
-def outputs(result: Any) -> dict[str, Any]:
+def outputs(result: Any, tables: bool = True) -> dict[str, Any]:
     """What a run's result gives the store: summary, flows, links, traces and warnings, each
-    taken from the attribute of that name where the result has one."""
-    return {"summary": dict(getattr(result, "summary", None) or {}),
-            "flows": _frame(getattr(result, "flows", None)),
-            "links": _frame(getattr(result, "links", None)),
-            "traces": dict(getattr(result, "traces", None) or {}),
-            "warnings": list((getattr(result, "data", None) or {}).get("warnings", []))}
+    taken from the attribute of that name where the result has one (without flows and links
+    unless ``tables``)."""
+    out = {"summary": dict(getattr(result, "summary", None) or {}),
+           "traces": dict(getattr(result, "traces", None) or {}),
+           "warnings": list((getattr(result, "data", None) or {}).get("warnings", []))}
+    if tables:
+        out.update(flows=_frame(getattr(result, "flows", None)), links=_frame(getattr(result, "links", None)))
+    return out
 
 
 def _frame(v: Any) -> Any:

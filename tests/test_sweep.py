@@ -845,6 +845,23 @@ def test_a_worker_runs_without_pandas_and_its_tables_are_the_runs_own(tmp_path):
     assert broken["status"] == "failed" and broken["error"].startswith("TypeError")
 
 
+def test_a_sweep_from_a_script_on_standard_input_says_its_workers_cannot_start(tmp_path):
+    # A spawned worker runs the main program's file again: "<stdin>" is none, so every worker
+    # died at its start and every run was recorded as a crash, each in a pool of its own.
+    study = real_study(tmp_path, TINY)
+    store = tmp_path / "r.duckdb"
+    script = (f"from sattcp.sweep import run_sweep\n"
+              f"run_sweep({str(study)!r}, {str(store)!r}, jobs=1, progress=False)\n")
+    out = subprocess.run([sys.executable, "-"], input=script, text=True, capture_output=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(PYTHON_DIR)})
+    assert out.returncode == 1, out.stderr
+    assert "WorkersCannotStart: a sweep's worker processes start by running the main program again, " \
+           "and its file '<stdin>' does not exist" in out.stderr
+    assert out.stderr.count("Traceback") == 1  # (no worker's)
+    with Store(store, read_only=True) as s:
+        assert s.run_keys(load_study(study).name) == set()
+
+
 def test_a_typo_in_a_factor_or_a_level_stops_the_sweep_before_any_run(tmp_path, capsys):
     from sattcp.cli_study import main
 

@@ -76,6 +76,7 @@ __all__ = [
     "StudyError",
     "SweepSummary",
     "Terminated",
+    "WorkersCannotStart",
     "check_cluster",
     "load_study",
     "packaged_study",
@@ -131,6 +132,29 @@ def _show(v: Any) -> str:
 
 class SimulatorUnavailable(SattcpError, RuntimeError):
     """``sattcp._core`` (the native simulator) cannot be imported, so nothing can run."""
+
+
+class WorkersCannotStart(SattcpError, RuntimeError):
+    """Local worker processes cannot start from this main program (see :func:`_check_spawn`)."""
+
+
+def _check_spawn() -> None:
+    """A spawned worker begins by running the main program's file again (Python's
+    multiprocessing), so a main program that names a file that does not exist (a script read
+    from standard input, ``python - < script.py``: ``<stdin>``) kills every worker at its
+    start, and each run would be recorded as a crash. Said once, here, instead."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if path is None or getattr(main, "__spec__", None) is not None:
+        return  # no file (python -c, a notebook) or a module (python -m): nothing is re-run
+    from multiprocessing import process
+
+    full = path if os.path.isabs(path) or process.ORIGINAL_DIR is None else os.path.join(process.ORIGINAL_DIR, path)
+    if not os.path.isfile(full):
+        raise WorkersCannotStart(
+            f"a sweep's worker processes start by running the main program again, and its file "
+            f"{path!r} does not exist (a script read from standard input?): save the script to a "
+            "file (the sweep under `if __name__ == \"__main__\":`) and run that, or use `sattcp sweep`")
 
 
 class Terminated(KeyboardInterrupt):
@@ -887,6 +911,7 @@ def run_sweep(
                 if cluster is not None:
                     _run_dask(todo, writer, cluster, runner, prog, jobs)
                 else:
+                    _check_spawn()
                     _run_pool(todo, writer, jobs or os.cpu_count() or 1, runner, prog)
         except WriteError as e:
             # A full disk: nothing more could be kept, so the workers were stopped. The runs

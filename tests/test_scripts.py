@@ -44,6 +44,17 @@ def test_bad_arguments_are_refused_before_any_work(tmp_path: Path, path: str, ar
     assert not (tmp_path / "img").exists()
 
 
+@pytest.mark.parametrize(("args", "needle"), [
+    (["{tmp}", str(ROOT)], "{tmp} has no python/sattcp (a source tree is wanted)"),
+    ([str(ROOT), str(ROOT), "0"], "ROUNDS must be a whole number >= 1, got '0'"),
+    ([str(ROOT), str(ROOT), "1", "--fast"], "usage: "),
+])
+def test_ab_reproduce_refuses_bad_arguments(tmp_path: Path, args: list[str], needle: str) -> None:
+    p = subprocess.run(["bash", str(ROOT / "bench" / "ab_reproduce.sh"), *(a.format(tmp=tmp_path) for a in args)],
+                       capture_output=True, text=True, timeout=60)
+    _refused(p, needle.format(tmp=tmp_path))
+
+
 def test_plot_workload_names_the_missing_summary(tmp_path: Path) -> None:
     (tmp_path / "requests.csv").write_text("seed,server,class,bytes\n")
     p = _script("scripts/plot_workload.py", "--csv", str(tmp_path / "requests.csv"), "--out", str(tmp_path / "img"))

@@ -337,7 +337,7 @@ class _Prepared:
     tables: dict[str, tuple[Any, dict[str, str]]]
 
 
-def _prepare(
+def run_record(
     study: str,
     run_key: str,
     *,
@@ -361,8 +361,10 @@ def _prepare(
     started_at: datetime | None = None,
     wall_time_s: float | None = None,
 ) -> _Prepared:
-    """A run of :meth:`Store.record_run` checked and typed, before anything is written: a
-    value that its column cannot hold raises :class:`RecordRefused` naming the column."""
+    """One finished run as the store writes it (:meth:`Store.record_run`, :meth:`Store.record_runs`),
+    checked and typed before anything is written: a value that its column cannot hold raises
+    :class:`RecordRefused` naming the column. ``flows`` and ``links`` are DataFrames or lists
+    of rows (dicts); ``traces`` maps a name to a DataFrame with columns ``t`` and ``value``."""
     import pyarrow as pa
 
     _check_name(study)
@@ -721,45 +723,18 @@ class Store:
 
     # -- runs ----------------------------------------------------------------------------------
 
-    def record_run(
-        self,
-        study: str,
-        run_key: str,
-        *,
-        factors: Mapping[str, Any],
-        status: str,
-        block: str | None = None,
-        overrides: Mapping[str, Any] | None = None,
-        seed: int | None = None,
-        scenario: str | None = None,
-        scenario_digest: str | None = None,
-        config: Mapping[str, Any] | None = None,
-        config_digest: str | None = None,
-        build: str | None = None,
-        version: str | None = None,
-        summary: Mapping[str, Any] | None = None,
-        flows: pd.DataFrame | list[dict[str, Any]] | None = None,
-        links: pd.DataFrame | list[dict[str, Any]] | None = None,
-        traces: Mapping[str, pd.DataFrame] | None = None,
-        warnings: Iterable[str] | None = None,
-        error: str | None = None,
-        started_at: datetime | None = None,
-        wall_time_s: float | None = None,
-    ) -> None:
+    def record_run(self, study: str, run_key: str, **record: Any) -> None:
         """Write one finished run (and its flows, links, traces) in one transaction, replacing
-        an earlier record of the same key. ``build`` and ``version`` default to this sattcp's."""
-        self.record_runs([(study, run_key, {
-            "factors": factors, "status": status, "block": block, "overrides": overrides, "seed": seed,
-            "scenario": scenario, "scenario_digest": scenario_digest, "config": config,
-            "config_digest": config_digest, "build": build, "version": version, "summary": summary,
-            "flows": flows, "links": links, "traces": traces, "warnings": warnings, "error": error,
-            "started_at": started_at, "wall_time_s": wall_time_s})])
+        an earlier record of the same key. ``record``: the keywords of :func:`run_record`
+        (``factors`` and ``status`` at least); ``build`` and ``version`` default to this
+        sattcp's."""
+        self.record_runs([(study, run_key, record)])
 
     def record_runs(self, records: Iterable[tuple[str, str, Mapping[str, Any]]]) -> None:
-        """Write finished runs, each ``(study, run_key, keywords of record_run)``, in one
+        """Write finished runs, each ``(study, run_key, keywords of run_record)``, in one
         transaction: all of them or, if the commit fails, none. Every run is checked first; a
         value its column cannot hold raises :class:`RecordRefused` and nothing is written."""
-        self._write([_prepare(study, run_key, **rec) for study, run_key, rec in records])
+        self._write([run_record(study, run_key, **rec) for study, run_key, rec in records])
 
     def _write(self, runs: list[_Prepared]) -> None:
         """Writes prepared runs in one transaction, a statement per table for all of them
@@ -1101,11 +1076,11 @@ class StoreWriter:
                     runs = []
                     for (study, key), rec in self.pending:
                         try:
-                            runs.append(_prepare(study, key, **rec))
+                            runs.append(run_record(study, key, **rec))
                         except RecordRefused as e:
                             # (A runner's table that the store cannot take: the run failed, the
                             # sweep goes on. Checked before any write, so nothing of it is in.)
-                            runs.append(_prepare(study, key, **_refused(rec, e)))
+                            runs.append(run_record(study, key, **_refused(rec, e)))
                     st._write(runs)  # all of them in one transaction (or none)
                     self.written += len(self.pending)
                     self.pending.clear()

@@ -141,6 +141,12 @@ def test_figures_drawn_in_worker_processes_are_the_figures_drawn_here(tmp_path):
         pngs = [png() for png in later]
     assert pngs == [here] * 3 and (tmp_path / "there2.png").read_bytes() == here
     assert (tmp_path / "there0.pdf").read_bytes()[:5] == b"%PDF-" and b"<svg" in (tmp_path / "there0.svg").read_bytes()
+    # The same figure gives the same files in every format, wherever and whenever it is drawn:
+    # SVG's element ids were salted at random and the PDF carried the time it was drawn.
+    for fmt in ("svg", "pdf"):
+        drawn = {(tmp_path / f"{stem}.{fmt}").read_bytes() for stem in ("here", "there0", "there1", "there2")}
+        assert len(drawn) == 1, fmt
+    assert b"CreationDate" not in (tmp_path / "here.pdf").read_bytes()
 
 
 def test_figures_use_worker_processes_only_where_spawning_cannot_run_the_callers_program_again(tmp_path):

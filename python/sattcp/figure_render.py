@@ -25,6 +25,9 @@ import matplotlib
 matplotlib.use("Agg")
 # Text stays text in SVG (searchable, smaller); the same in every process that draws.
 matplotlib.rcParams["svg.fonttype"] = "none"
+# SVG element ids are hashes salted with a random UUID unless a salt is set: fixed, so that the
+# same figure gives the same file.
+matplotlib.rcParams["svg.hashsalt"] = "sattcp"
 
 FORMATS = ("png", "svg", "pdf")
 DPI = 110
@@ -37,8 +40,9 @@ def render(fig: Any, formats: Sequence[str] = FORMATS) -> dict[str, bytes]:
     """The bytes of ``fig`` in each format, PNG always among them (reports embed it)."""
     out = {}
     for fmt in dict.fromkeys([*formats, "png"]):
-        # Fixed metadata so that the same results give the same files.
-        meta = {"Date": None} if fmt in ("svg", "pdf") else {}
+        # No date, so that the same results give the same files (SVG's key is Date, PDF's
+        # CreationDate; a PDF had the time it was drawn until 2026-11-29).
+        meta = {"Date": None} if fmt == "svg" else {"CreationDate": None} if fmt == "pdf" else {}
         buf = io.BytesIO()
         fig.savefig(buf, format=fmt, dpi=DPI, bbox_inches="tight", metadata=meta)
         out[fmt] = buf.getvalue()

@@ -203,6 +203,33 @@ def test_a_figure_whose_worker_dies_is_drawn_here_instead(tmp_path):
     assert png == here == (tmp_path / "there.png").read_bytes()
 
 
+def test_workers_started_early_draw_the_same_and_an_error_before_any_figure_kills_them(tmp_path):
+    import multiprocessing
+
+    from sattcp import plots
+
+    here = plots.save(_small_figure(), tmp_path / "here")
+    with plots.Figures(jobs=2).start() as figures:  # (workers up before the first figure)
+        assert len(multiprocessing.active_children()) == 2
+        png = figures.save(_small_figure(), tmp_path / "there")()
+    assert png == here and not multiprocessing.active_children()
+    # A report whose analysis fails (no such study) stops its workers at once.
+    from sattcp import figure_render, report
+    from sattcp.errors import AnalysisError
+    from sattcp.store import Store
+
+    with Store(tmp_path / "r.duckdb") as st:
+        st.save_study("other", {"factors": {}})
+    default_jobs = figure_render.default_jobs
+    try:
+        figure_render.default_jobs = lambda: 2
+        with pytest.raises(AnalysisError, match="no runs of study 'kota-www'"):
+            report.build_report_and_claims(tmp_path / "r.duckdb", "kota-www", tmp_path / "out")
+    finally:
+        figure_render.default_jobs = default_jobs
+    assert not multiprocessing.active_children() and not (tmp_path / "out").exists()
+
+
 CHROMIUM = next((shutil.which(c) for c in ("chromium", "chromium-browser", "google-chrome")
                  if shutil.which(c)), None)
 

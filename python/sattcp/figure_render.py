@@ -49,6 +49,15 @@ def render(fig: Any, formats: Sequence[str] = FORMATS) -> dict[str, bytes]:
     return out
 
 
+def _warm() -> None:
+    """A worker's first task: what drawing imports (the backends of the three formats), so
+    that it is done while the report's process is still busy with its analysis."""
+    import matplotlib.backends.backend_agg
+    import matplotlib.backends.backend_pdf
+    import matplotlib.backends.backend_svg
+    import matplotlib.figure  # noqa: F401
+
+
 def _render_pickled(data: bytes, formats: Sequence[str]) -> dict[str, bytes]:
     return render(pickle.loads(data), formats)  # noqa: S301 - our own figure, from our own process
 
@@ -92,14 +101,27 @@ class Renderer:
     """Draws figures while the caller goes on. :meth:`submit` takes a finished figure (the
     caller must not change it afterwards) and returns a function that waits for its bytes.
 
-    With ``jobs`` worker processes (default :func:`default_jobs`), started on the first
-    figure; with 0, each figure is drawn at once, here. A figure goes to a worker pickled
+    With ``jobs`` worker processes (default :func:`default_jobs`), started by :meth:`start` or
+    on the first figure; with 0, each figure is drawn at once, here. A figure goes to a worker pickled
     (matplotlib figures pickle; the bytes drawn from the copy are the original's). If the
     pool breaks (a worker killed), the figure is drawn here instead."""
 
     def __init__(self, jobs: int | None = None) -> None:
         self.jobs = default_jobs() if jobs is None else jobs
         self._pool: ProcessPoolExecutor | None = None
+
+    def start(self) -> None:
+        """Starts the workers now (each importing what drawing needs) instead of at the first
+        figure, so that their start-up runs beside the caller's work before it (issue 15: a
+        report's analysis left the second core idle). Does nothing without workers, or where no
+        processes are to be had (figures are then drawn here, as :meth:`submit` says)."""
+        if self.jobs > 0 and self._pool is None:
+            try:
+                self._pool = ProcessPoolExecutor(self.jobs, mp_context=get_context("spawn"), initializer=_worker_init)
+                for _ in range(self.jobs):
+                    self._pool.submit(_warm)
+            except OSError:
+                self.close(wait=False)
 
     def submit(self, fig: Any, formats: Sequence[str] = FORMATS) -> Callable[[], dict[str, bytes]]:
         if self.jobs > 0:
@@ -125,11 +147,22 @@ class Renderer:
         return lambda: out
 
     def close(self, wait: bool = True) -> None:
-        """Stops the workers: after the figures being drawn (``wait``), or at once (they finish
-        their figure and exit); figures not started are dropped."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=wait, cancel_futures=True)
-            self._pool = None
+        """Stops the workers: after the figures being drawn (``wait``), or at once (an error
+        or Ctrl-C: they are killed, so that the caller's error is not held up by figures
+        nobody will see); figures not started are dropped."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if wait:
+            pool.shutdown(wait=True, cancel_futures=True)
+            return
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        for p in procs:
+            if p.is_alive():
+                p.kill()
+        pool.shutdown(wait=False, cancel_futures=True)
+        for p in procs:
+            p.join(timeout=30)
 
     def __enter__(self) -> Renderer:
         return self

@@ -112,6 +112,12 @@ class Figures:
     def __init__(self, jobs: int | None = None) -> None:
         self._renderer = Renderer(jobs)
 
+    def start(self) -> Figures:
+        """Starts the workers now (:meth:`Renderer.start`): before work that precedes the first
+        figure. Returns this object."""
+        self._renderer.start()
+        return self
+
     def save(self, fig: Figure, stem: Path, formats: Sequence[str] = FORMATS) -> Callable[[], bytes]:
         files = self._renderer.submit(fig, formats)
         return lambda: _write(stem, files(), formats)

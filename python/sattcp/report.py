@@ -610,12 +610,14 @@ def build_report_and_claims(
     ``sattcp reproduce`` prints them without analysing the store a second time)."""
     out = Path(out_dir)
     figdir = out / "figures"
-    paper = load_paper(paper_dir)
-    paper_aov = paper.analysis()
-    runs, definition, ours_df, ours_aov, problems = _analyse(store_path, study)
-    claims = check_conclusions(ours_aov, paper_aov) + check_buffer_recommendations(ours_df, paper.results)
-    path = start_report(out)  # the analysis stood: the old report goes before its figures
-    with plots.Figures() as figures:  # figures drawn in worker processes while the report goes on
+    # Figures are drawn in worker processes while the report goes on; they start while the
+    # paper's tables and the store are analysed.
+    with plots.Figures().start() as figures:
+        paper = load_paper(paper_dir)
+        paper_aov = paper.analysis()
+        runs, definition, ours_df, ours_aov, problems = _analyse(store_path, study)
+        claims = check_conclusions(ours_aov, paper_aov) + check_buffer_recommendations(ours_df, paper.results)
+        path = start_report(out)  # the analysis stood: the old report goes before its figures
         head = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
                 f"<title>sattcp reproduction: {_e(study)}</title><style>{_CSS}</style></head><body>")
         parts = [head]
@@ -778,12 +780,14 @@ def build_study_report(
     with confidence intervals, figures), plus ``variation.csv`` and ``effects.csv`` beside it."""
     out = Path(out_dir)
     figdir = out / "figures"
-    results = analyse_study(store_path, study, responses, confidence=confidence)
-    with Store(store_path, read_only=True) as st:
-        runs = st.runs(study)
-        definition = st.study_definition(study)
-    path = start_report(out)  # the analysis stood: the old report goes before its figures
-    with plots.Figures() as figures:  # figures drawn in worker processes while the report goes on
+    # Figures are drawn in worker processes while the report goes on; they start while the
+    # store is analysed.
+    with plots.Figures().start() as figures:
+        results = analyse_study(store_path, study, responses, confidence=confidence)
+        with Store(store_path, read_only=True) as st:
+            runs = st.runs(study)
+            definition = st.study_definition(study)
+        path = start_report(out)  # the analysis stood: the old report goes before its figures
         head = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
                 f"<title>sattcp study: {_e(study)}</title><style>{_CSS}</style></head><body>")
         parts = [head, f"<h1>Study {_e(study)}</h1><p>{_e(definition.get('description', ''))}</p>"]

@@ -62,19 +62,20 @@ def build_generic_report(store_path: str | Path, study: str, out_dir: str | Path
     ``group`` the factors whose combinations make its bars (default: the others)."""
     out = Path(out_dir)
     figdir = out / "figures"
-    with Store(store_path, read_only=True) as st:
-        runs = st.runs(study)
-        definition = st.study_definition(study)
-    results = analyse_study(store_path, study, confidence=confidence)
-    path = start_report(out)  # the analysis stood: the old report goes before its figures
-    factors = list(definition["factors"])
-    levels = {k: list(v) for k, v in definition["factors"].items()}
-    responses = list(definition.get("responses") or ["efficiency"])
-    order = [b.get("name") for b in definition.get("blocks") or [] if isinstance(b, dict)] or None
-    ok = runs[runs["status"] == "ok"]
-    blocks = plots.ordered("link", ok["block"], order)
-
-    with plots.Figures() as figures:
+    # Figures are drawn in worker processes while the report goes on; they start while the
+    # store is analysed.
+    with plots.Figures().start() as figures:
+        with Store(store_path, read_only=True) as st:
+            runs = st.runs(study)
+            definition = st.study_definition(study)
+        results = analyse_study(store_path, study, confidence=confidence)
+        path = start_report(out)  # the analysis stood: the old report goes before its figures
+        factors = list(definition["factors"])
+        levels = {k: list(v) for k, v in definition["factors"].items()}
+        responses = list(definition.get("responses") or ["efficiency"])
+        order = [b.get("name") for b in definition.get("blocks") or [] if isinstance(b, dict)] or None
+        ok = runs[runs["status"] == "ok"]
+        blocks = plots.ordered("link", ok["block"], order)
         parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
                  f"<title>sattcp study: {_e(study)}</title><style>{_CSS}</style></head><body>",
                  f"<h1>{_e(title or 'Study ' + study)}</h1>",

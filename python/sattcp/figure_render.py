@@ -22,6 +22,8 @@ from typing import Any
 
 import matplotlib
 
+from sattcp.pools import terminate
+
 matplotlib.use("Agg")
 # Text stays text in SVG (searchable, smaller); the same in every process that draws.
 matplotlib.rcParams["svg.fonttype"] = "none"
@@ -155,14 +157,8 @@ class Renderer:
             return
         if wait:
             pool.shutdown(wait=True, cancel_futures=True)
-            return
-        procs = list((getattr(pool, "_processes", None) or {}).values())
-        for p in procs:
-            if p.is_alive():
-                p.kill()
-        pool.shutdown(wait=False, cancel_futures=True)
-        for p in procs:
-            p.join(timeout=30)
+        else:
+            terminate(pool)
 
     def __enter__(self) -> Renderer:
         return self

@@ -64,6 +64,7 @@ from typing import Any, TextIO
 
 from sattcp.errors import OutputPathError, SattcpError, WriteError
 from sattcp.paths import as_path, shown
+from sattcp.pools import terminate
 from sattcp.store import Store, StoreWriter
 from sattcp.worker import Runner, RunSpec, build_id, execute, failure, outputs, worker_init
 
@@ -1060,23 +1061,12 @@ def _pool_pass(queue: list[RunSpec], jobs: int, writer: StoreWriter, runner: Run
             if (died or broken) and not inflight:
                 break
     except BaseException:
-        _terminate(ex)
+        terminate(ex)
         raise
     finally:
         ex.shutdown(wait=True, cancel_futures=True)
     died.extend(inflight.values())
     return died, list(reversed(pending))
-
-
-def _terminate(ex: ProcessPoolExecutor) -> None:
-    """Stops every worker now (they ignore SIGINT and SIGTERM, so SIGKILL)."""
-    procs = list((getattr(ex, "_processes", None) or {}).values())
-    for p in procs:
-        if p.is_alive():
-            p.kill()
-    ex.shutdown(wait=False, cancel_futures=True)
-    for p in procs:
-        p.join(timeout=30)
 
 
 def _run_dask(todo: list[RunSpec], writer: StoreWriter, cluster: Any, runner: Runner | None,

@@ -1036,7 +1036,10 @@ class StoreWriter:
 
     #: The time between two commits is at least this many times the last commit's.
     SHARE = 20
-    MAX_INTERVAL_S = 30.0
+    #: ... but at most this far apart: a high-throughput sweep, whose commits take long because
+    #: they hold many runs, would otherwise keep finished runs in memory (and lose them to a
+    #: `kill -9`) for longer and longer.
+    MAX_INTERVAL_S = 10.0
 
     def __init__(self, path: str | Path, notice: Any = None, interval_s: float = 1.0) -> None:
         self.path = Path(path)

@@ -328,8 +328,9 @@ def _duck_type(t: Any) -> str:
 
 @dataclass(frozen=True)
 class _Prepared:
-    """One run as the store writes it: its ``runs`` row (a one-row Arrow table with the
-    declared types) and its tables, typed (:func:`_typed_frame`)."""
+    """One run as the store writes it (:func:`run_record`): its ``runs`` row (a one-row Arrow
+    table with the declared types) and its tables, typed (:func:`_typed_rows` or
+    :func:`_typed_frame`: an Arrow table and its undeclared columns' DuckDB types)."""
 
     study: str
     run_key: str

@@ -405,8 +405,8 @@ def run_record(
     for t, data in (("flows", flows), ("links", links)):
         if data is not None and len(data):
             # Rows as the core writes them (the sweep's): straight to Arrow where they are plain.
-            rows = _typed_rows(data, RUN_TABLES[t]) if type(data) is list and all(type(r) is dict for r in data) else None
-            typed[t] = rows or _typed_frame(pd.DataFrame(data).reset_index(drop=True), RUN_TABLES[t])
+            plain = _typed_rows(data, RUN_TABLES[t]) if type(data) is list and all(type(r) is dict for r in data) else None
+            typed[t] = plain or _typed_frame(pd.DataFrame(data).reset_index(drop=True), RUN_TABLES[t])
     if traces:
         parts = [pd.DataFrame({"trace": name, "t": pd.Series(df["t"], dtype="float64"),
                                "value": pd.Series(df["value"], dtype="float64")})
@@ -697,11 +697,8 @@ class Store:
             if run_keys is not None:
                 con.execute("DELETE FROM study_runs WHERE study = ?", [study])
                 keys = pd.DataFrame({"study": study, "run_key": list(run_keys)})
-                con.register("_keys", keys)
-                try:
+                with self._registered(_keys=keys):
                     con.execute("INSERT INTO study_runs SELECT study, run_key FROM _keys")
-                finally:
-                    con.unregister("_keys")
 
     def studies(self) -> list[str]:
         return [r[0] for r in self.con.execute("SELECT study FROM studies ORDER BY study").fetchall()]
@@ -758,11 +755,12 @@ class Store:
             # recorded before has rows to replace (each DELETE scans its whole table: a sweep
             # that deleted for every new run spent time growing with the store, issue 15).
             # (The keys as two list parameters: a scan of the Arrow table costs DuckDB 2-3 ms more.)
-            keys = ("(study, run_key) IN (SELECT UNNEST(?), UNNEST(?))", [[r.study for r in runs], [r.run_key for r in runs]])
-            replaced = con.execute(f"DELETE FROM runs WHERE {keys[0]}", keys[1]).fetchone()
+            ours = "(study, run_key) IN (SELECT UNNEST(?), UNNEST(?))"
+            keys = [[r.study for r in runs], [r.run_key for r in runs]]
+            replaced = con.execute(f"DELETE FROM runs WHERE {ours}", keys).fetchone()
             if replaced and replaced[0]:
                 for t in RUN_TABLES:
-                    con.execute(f"DELETE FROM {t} WHERE {keys[0]}", keys[1])
+                    con.execute(f"DELETE FROM {t} WHERE {ours}", keys)
             names = ", ".join(f'"{k}"' for k in rows.column_names)
             con.execute(f"INSERT INTO runs ({names}) SELECT {names} FROM _new_runs")
             for t in RUN_TABLES:

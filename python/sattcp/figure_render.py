@@ -117,6 +117,11 @@ class Renderer:
         figure, so that their start-up runs beside the caller's work before it (issue 15: a
         report's analysis left the second core idle). Does nothing without workers, or where no
         processes are to be had (figures are then drawn here, as :meth:`submit` says)."""
+        self._workers()
+
+    def _workers(self) -> ProcessPoolExecutor | None:
+        """The pool, started with its warm-up if it is not yet; None without workers or where
+        no processes are to be had (a sandbox without semaphores)."""
         if self.jobs > 0 and self._pool is None:
             try:
                 self._pool = ProcessPoolExecutor(self.jobs, mp_context=get_context("spawn"), initializer=_worker_init)
@@ -124,19 +129,19 @@ class Renderer:
                     self._pool.submit(_warm)
             except OSError:
                 self.close(wait=False)
+        return self._pool
 
     def submit(self, fig: Any, formats: Sequence[str] = FORMATS) -> Callable[[], dict[str, bytes]]:
         if self.jobs > 0:
             try:
                 data = pickle.dumps(fig)  # here, not in the pool's feeder thread, while the caller draws on
-                if self._pool is None:
-                    self._pool = ProcessPoolExecutor(self.jobs, mp_context=get_context("spawn"), initializer=_worker_init)
-                future: Future[dict[str, bytes]] = self._pool.submit(_render_pickled, data, tuple(formats))
+                pool = self._workers()  # (started at the first figure, unless started before)
+                future: Future[dict[str, bytes]] | None = pool.submit(_render_pickled, data, tuple(formats)) if pool is not None else None
             except (pickle.PicklingError, TypeError, AttributeError, OSError):
                 # A figure that does not pickle (an artist of the caller's), or no processes to
-                # be had (a sandbox without semaphores): drawn here.
-                pass
-            else:
+                # be had: drawn here.
+                future = None
+            if future is not None:
 
                 def result() -> dict[str, bytes]:
                     try:

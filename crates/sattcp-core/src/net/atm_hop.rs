@@ -60,6 +60,14 @@ pub struct AtmHop {
     pub cells_corrupted: u64,
     /// Output link delay + one egress cell time + egress delay.
     egress_delay: SimTime,
+    /// How late the port may be advanced: the egress delay, unless its wake-ups are watched
+    /// (`set_eager`). A frame whose last cell leaves at t reaches its host at t + egress delay,
+    /// so a wake-up up to that much after the port's `poll_at` still schedules every delivery
+    /// at its own time, and one wake-up then serves every frame that left in between: the
+    /// study's WAN run has 3.2 times fewer events (issue 15, bench/README.md "The ATM ports
+    /// woken late"). The port's cells, times and drops do not depend on when it is advanced
+    /// (`switch::tests::driving_late_equals_per_cell_events`).
+    slack: SimTime,
     /// Cell time on the egress links (for their statistics).
     egress_cell: SimTime,
     /// The output link's cell rate.
@@ -106,6 +114,7 @@ impl AtmHop {
             p_cell_error,
             cells_corrupted: 0,
             egress_delay: spec.out_delay + cell_time(spec.egress_rate) + spec.egress_delay,
+            slack: spec.out_delay + cell_time(spec.egress_rate) + spec.egress_delay,
             egress_cell: cell_time(spec.egress_rate),
             cell_rate: spec.out_rate,
         })
@@ -125,7 +134,14 @@ impl AtmHop {
         let first_bit_at = arrival - l.rate.tx_time(wire);
         self.port.offer(vc, first_bit_at, vc, pkt as u64, cells as u32);
         self.outstanding[vc as usize].push_back((pkt, cells as u32));
-        (admit, self.slot.arm(self.port.poll_at()))
+        (admit, self.slot.arm(self.port.poll_at().map(|t| t + self.slack)))
+    }
+
+    /// Wakes the port at its own `poll_at` times, without slack: for runs that watch its
+    /// wake-ups (a packet tap records a lost frame at the wake-up that finds it; a queue trace
+    /// samples the buffer at each). Call before the run.
+    pub fn set_eager(&mut self) {
+        self.slack = SimTime::ZERO;
     }
 
     /// Advances the port to `now` if the wake-up is live; reports each frame's fate to `fate`
@@ -135,10 +151,16 @@ impl AtmHop {
         if !self.slot.fire(now) {
             return None;
         }
+        self.advance(now, links, &mut fate);
+        self.slot.arm(self.port.poll_at().map(|t| (t + self.slack).max(now)))
+    }
+
+    /// Advances the port to `until`, reassembling the cells that left by then.
+    fn advance(&mut self, until: SimTime, links: &mut [Link], fate: &mut impl FnMut(FrameFate)) {
         // Cells are reassembled as the port reports them, a run of one frame's cells at a time
         // (no buffer of the cells in between: the port's cell path does not depend on what
         // happens to the cells after they leave).
-        self.port.advance(now, |sent| {
+        self.port.advance(until, |sent| {
             let mut cells = sent.cells;
             if self.p_cell_error > 0.0 {
                 // One draw per cell, in the order the cells left (the stream's order is the
@@ -176,7 +198,6 @@ impl AtmHop {
                 fate(FrameFate::Lost { pkt: last });
             }
         });
-        self.slot.arm(self.port.poll_at().map(|t| t.max(now)))
     }
 
     /// The access link that VC `vc` feeds the port through.
@@ -189,11 +210,13 @@ impl AtmHop {
         self.port.port().occupancy()
     }
 
-    /// Brings the port's statistics up to `end` (cells that left after the last wake-up are
-    /// counted; their frames are not delivered, the run being over).
-    pub fn close(&mut self, end: SimTime) {
+    /// Brings the port's figures up to `end`: the cells that left after the last wake-up are
+    /// counted, and reassembled as a wake-up at `end` would (frames complete by then are
+    /// counted delivered or discarded, on the egress links too; none reaches its host, the run
+    /// being over). The same figures whatever the slack.
+    pub fn close(&mut self, end: SimTime, links: &mut [Link]) {
         if self.port.now() < end {
-            self.port.advance(end, |_| {});
+            self.advance(end, links, &mut |_| {});
         }
     }
 

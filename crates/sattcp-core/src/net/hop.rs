@@ -294,6 +294,14 @@ impl Hop {
         }
     }
 
+    /// Wakes at the hop's own times, without slack (ATM ports: `AtmHop::set_eager`), for a run
+    /// whose taps or traces watch its wake-ups.
+    pub fn set_eager(&mut self) {
+        if let Hop::Atm(a) = self {
+            a.set_eager();
+        }
+    }
+
     /// A wake-up of a hop that moves packets internally (ATM port) at `now`. Reports each
     /// frame's fate; returns the next wake-up.
     pub fn wake(&mut self, now: SimTime, links: &mut [Link], mut fate: impl FnMut(FrameFate)) -> Option<SimTime> {
@@ -374,10 +382,11 @@ impl Hop {
         }
     }
 
-    /// Closes the statistics at the end of the run.
-    pub fn close(&mut self, end: SimTime) {
+    /// Closes the statistics at the end of the run (before the links' results are read: an
+    /// ATM port counts its last frames on the egress links).
+    pub fn close(&mut self, end: SimTime, links: &mut [Link]) {
         match self {
-            Hop::Atm(a) => a.close(end),
+            Hop::Atm(a) => a.close(end, links),
             Hop::Custom(c) => c.close(end),
             Hop::Link(_) | Hop::Moving(_) => {}
         }
@@ -511,9 +520,9 @@ mod tests {
 
     #[test]
     fn a_custom_hop_is_closed_and_reports_through_hop() {
-        let (links, end) = (links(), SimTime::from_millis(700));
+        let (mut links, end) = (links(), SimTime::from_millis(700));
         let mut h = Hop::Custom(Box::new(Closing { closed: None }));
-        h.close(end);
+        h.close(end, &mut links);
         let mut lr = crate::world::link_result(&links[0], end);
         h.report(&mut lr, end);
         assert_eq!(lr.drops_by_reason, [("closed_ms".to_string(), 700)].into());
@@ -535,10 +544,14 @@ mod tests {
         // No wake-up runs; the run ends at 1 s, long after the frame's 22 cells (1000 + 16
         // bytes of LLC and AAL5 trailer in 48-byte payloads) left at 1 Mbps.
         let end = SimTime::from_millis(1000);
-        h.close(end);
+        h.close(end, &mut links);
         let mut lr = crate::world::link_result(&links[1], end);
         h.report(&mut lr, end);
         assert_eq!((lr.cells_arrived, lr.cells, lr.cells_buffered, lr.bytes), (Some(22), Some(22), Some(0), 22 * 53));
+        // Its frame was reassembled (not delivered: the run is over) and counted, on the
+        // egress link too, as a wake-up at the end would have.
+        assert_eq!((lr.packets, lr.frames_discarded), (1, Some(0)));
+        assert_eq!((links[2].stats.packets, links[2].stats.bytes), (1, 22 * 53));
     }
 
     #[test]

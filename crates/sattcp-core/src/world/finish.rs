@@ -100,11 +100,13 @@ pub(super) fn result(mut w: World, name: String, seed: u64, events: u64, digest:
             }
         })
         .collect();
+    for h in &mut w.hops {
+        h.close(end, &mut w.links);
+    }
     let mut links: Vec<LinkResult> = w.links.iter().map(|l| link_result(l, end)).collect();
     // Hops that keep their own figures (ATM ports, in cells) write them into their output
     // link's result.
-    for h in &mut w.hops {
-        h.close(end);
+    for h in &w.hops {
         h.report(&mut links[h.out_link() as usize], end);
     }
     // Applications that carry traffic on their own model of a link replace its figures, add

@@ -527,10 +527,14 @@ impl Simulation {
             Vec::new()
         };
         let mut links = net.links;
-        let hops = net.hops;
+        let mut hops = net.hops;
         // Queue traces: in packets on IP links, in cells at hops that keep their own queue.
         let traced = |name: &str| sc.trace.links.iter().any(|n| n == name);
         let traced_cells: Vec<bool> = hops.iter().map(|h| h.queue_cells().is_some() && traced(&links[h.out_link() as usize].name)).collect();
+        // A traced port's queue is sampled at its wake-ups: at its own times, without slack.
+        for (h, _) in hops.iter_mut().zip(&traced_cells).filter(|(_, &t)| t) {
+            h.set_eager();
+        }
         let ported: Vec<u32> = hops.iter().filter(|h| h.queue_cells().is_some()).map(|h| h.out_link()).collect();
         // Per traced flow: cwnd, ssthresh, srtt, data in flight, bytes received, RTT samples,
         // bytes acknowledged.
@@ -595,6 +599,10 @@ impl Simulation {
         };
         if let Some(filter) = &sc.trace.packets {
             w.tap = Tap::new(Box::new(w.packet_recorder(filter, sc.tcp.mss, sc.trace.max_packet_events, sc.trace.packet_memory)));
+            // As in `Simulation::set_tap`.
+            for h in &mut w.hops {
+                h.set_eager();
+            }
         }
         let mut apps: Vec<AppEntry> = installed.into_iter().map(|app| AppEntry { interest: app.interest(), app, slot: TimerSlot::default() }).collect();
         for fl in &mut w.flows {
@@ -639,6 +647,11 @@ impl Simulation {
     pub fn set_tap(&mut self, tap: Box<dyn PacketTap>) {
         self.w.tap = Tap::new(tap);
         self.w.chain = false;
+        // A lost frame is recorded at the wake-up that finds it: ATM ports wake at their own
+        // times, so that the traces are those of a run without slack.
+        for h in &mut self.w.hops {
+            h.set_eager();
+        }
     }
 
     pub fn now(&self) -> SimTime {
@@ -1298,6 +1311,8 @@ impl World {
         let h = &mut self.hops[hop as usize];
         let next = h.wake(now, &mut self.links, |fate| match fate {
             FrameFate::Delivered { pkt, at } => {
+                // The port runs at most its egress delay late (`AtmHop`): never in the past.
+                debug_assert!(at >= now, "frame delivered at {at}, before the wake-up at {now}");
                 let dst = packets[pkt].dst;
                 queue.push(at, Ev::Arrive { pkt, node: dst });
             }

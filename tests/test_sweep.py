@@ -862,6 +862,35 @@ def test_a_sweep_from_a_script_on_standard_input_says_its_workers_cannot_start(t
         assert s.run_keys(load_study(study).name) == set()
 
 
+def test_a_sweep_at_a_scripts_top_level_stops_with_why_its_workers_died(tmp_path):
+    # Without the `if __name__ == "__main__":` guard each spawned worker ran the script again,
+    # started a sweep of its own and died at its start; every run was then run again alone, in
+    # a pool of its own, and died the same way (the sweep went on for minutes, a traceback per
+    # worker). Now the pool whose workers never started stops the sweep, saying why.
+    study = real_study(tmp_path, TINY)
+    store = tmp_path / "r.duckdb"
+    script = tmp_path / "unguarded.py"
+    script.write_text(f"from sattcp.sweep import run_sweep\n"
+                      f"run_sweep({str(study)!r}, {str(store)!r}, jobs=2, progress=False)\n")
+    out = subprocess.run([sys.executable, str(script)], text=True, capture_output=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(PYTHON_DIR)}, timeout=600)
+    assert out.returncode == 1, out.stderr
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("sattcp.sweep.WorkersCannotStart: the sweep stopped: its workers died while starting, "
+                           "before any run"), last
+    assert f"the main program {str(script)!r} again" in last and 'if __name__ == "__main__":' in last
+    with Store(store, read_only=True) as s:
+        assert s.run_keys(load_study(study).name) == set()
+    # The same script with the guard runs its sweep.
+    script.write_text("from sattcp.sweep import run_sweep\n"
+                      "if __name__ == \"__main__\":\n"
+                      f"    run_sweep({str(study)!r}, {str(store)!r}, jobs=2, progress=False)\n")
+    subprocess.run([sys.executable, str(script)], check=True, capture_output=True, cwd=tmp_path,
+                   env={**os.environ, "PYTHONPATH": str(PYTHON_DIR)}, timeout=600)
+    with Store(store, read_only=True) as s:
+        assert len(s.run_keys(load_study(study).name)) == len(load_study(study).runs())
+
+
 def test_a_typo_in_a_factor_or_a_level_stops_the_sweep_before_any_run(tmp_path, capsys):
     from sattcp.cli_study import main
 

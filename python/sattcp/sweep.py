@@ -158,6 +158,18 @@ def _check_spawn() -> None:
             "file (the sweep under `if __name__ == \"__main__\":`) and run that, or use `sattcp sweep`")
 
 
+def _not_started() -> WorkersCannotStart:
+    """The workers of a pool died while starting, before any of them could take a run."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    why = ("its workers died while starting, before any run (their errors are above)")
+    if path is not None and getattr(main, "__spec__", None) is None:
+        why += (f": a spawned worker starts by running the main program {path!r} again, so a "
+                "script that calls a sweep at its top level makes every worker start a sweep of its own; "
+                "put the call under `if __name__ == \"__main__\":`")
+    return WorkersCannotStart(f"the sweep stopped: {why}")
+
+
 class Terminated(KeyboardInterrupt):
     """The sweep received SIGTERM (a batch system's time limit, ``kill``): handled as Ctrl-C
     (workers stopped, finished runs kept); the CLI exits with status 143 (128 + 15)."""
@@ -1028,8 +1040,10 @@ def _pool_pass(queue: list[RunSpec], jobs: int, writer: StoreWriter, runner: Run
     the 72-run study (issue 15). A run queued when the pool breaks is run again alone, as the
     runs in flight are."""
     pending = list(reversed(queue))  # pop() from the end keeps the order
-    ex = ProcessPoolExecutor(max_workers=min(jobs, len(pending)), mp_context=get_context("spawn"),
-                             initializer=worker_init, initargs=(os.getpid(),))
+    ctx = get_context("spawn")
+    started = ctx.Value("i", 0)  # workers that got past their start (worker_init)
+    ex = ProcessPoolExecutor(max_workers=min(jobs, len(pending)), mp_context=ctx,
+                             initializer=worker_init, initargs=(os.getpid(), started))
     inflight: dict[Future[dict[str, Any]], RunSpec] = {}
     died: list[RunSpec] = []
     broken = False
@@ -1065,6 +1079,9 @@ def _pool_pass(queue: list[RunSpec], jobs: int, writer: StoreWriter, runner: Run
         raise
     finally:
         ex.shutdown(wait=True, cancel_futures=True)
+    if (died or broken) and started.value == 0:
+        # Not a run's crash: no worker ever started (each would be recorded as one, a pool each).
+        raise _not_started()
     died.extend(inflight.values())
     return died, list(reversed(pending))
 

@@ -98,6 +98,7 @@ impl AtmHop {
         // P(cell corrupted) = 1 - (1 - BER)^424.
         let ber = spec.out_ber;
         let p_cell_error = if ber > 0.0 { -libm::expm1(424.0 * libm::log1p(-ber)) } else { 0.0 };
+        let egress_delay = spec.out_delay + cell_time(spec.egress_rate) + spec.egress_delay;
         let mut port = SwitchPort::new(AtmPort::new(spec.capacity, spec.policy)?.with_partial_packet_discard(spec.partial_discard), spec.out_rate);
         for &(_, rate, _) in &spec.vcs {
             port.add_input(rate);
@@ -113,8 +114,8 @@ impl AtmHop {
             errors,
             p_cell_error,
             cells_corrupted: 0,
-            egress_delay: spec.out_delay + cell_time(spec.egress_rate) + spec.egress_delay,
-            slack: spec.out_delay + cell_time(spec.egress_rate) + spec.egress_delay,
+            egress_delay,
+            slack: egress_delay,
             egress_cell: cell_time(spec.egress_rate),
             cell_rate: spec.out_rate,
         })

@@ -139,15 +139,23 @@ class WorkersCannotStart(SattcpError, RuntimeError):
     """Local worker processes cannot start from this main program (see :func:`_check_spawn`)."""
 
 
-def _check_spawn() -> None:
-    """A spawned worker begins by running the main program's file again (Python's
-    multiprocessing), so a main program that names a file that does not exist (a script read
-    from standard input, ``python - < script.py``: ``<stdin>``) kills every worker at its
-    start, and each run would be recorded as a crash. Said once, here, instead."""
+def _main_script() -> str | None:
+    """The file of the main program when it is a script, which a spawned worker begins by
+    running again (Python's multiprocessing); None for no file (``python -c``, a notebook) or
+    a module (``python -m``), which are not re-run."""
     main = sys.modules.get("__main__")
     path = getattr(main, "__file__", None)
-    if path is None or getattr(main, "__spec__", None) is not None:
-        return  # no file (python -c, a notebook) or a module (python -m): nothing is re-run
+    return None if path is None or getattr(main, "__spec__", None) is not None else path
+
+
+def _check_spawn() -> None:
+    """A main program that names a file that does not exist (a script read from standard
+    input, ``python - < script.py``: ``<stdin>``) kills every spawned worker at its start
+    (:func:`_main_script`), and each run would be recorded as a crash. Said once, here,
+    instead."""
+    path = _main_script()
+    if path is None:
+        return
     from multiprocessing import process
 
     full = path if os.path.isabs(path) or process.ORIGINAL_DIR is None else os.path.join(process.ORIGINAL_DIR, path)
@@ -160,10 +168,9 @@ def _check_spawn() -> None:
 
 def _not_started() -> WorkersCannotStart:
     """The workers of a pool died while starting, before any of them could take a run."""
-    main = sys.modules.get("__main__")
-    path = getattr(main, "__file__", None)
-    why = ("its workers died while starting, before any run (their errors are above)")
-    if path is not None and getattr(main, "__spec__", None) is None:
+    path = _main_script()
+    why = "its workers died while starting, before any run (their errors are above)"
+    if path is not None:
         why += (f": a spawned worker starts by running the main program {path!r} again, so a "
                 "script that calls a sweep at its top level makes every worker start a sweep of its own; "
                 "put the call under `if __name__ == \"__main__\":`")

@@ -598,11 +598,8 @@ impl Simulation {
             hop_link: Vec::new(),
         };
         if let Some(filter) = &sc.trace.packets {
-            w.tap = Tap::new(Box::new(w.packet_recorder(filter, sc.tcp.mss, sc.trace.max_packet_events, sc.trace.packet_memory)));
-            // As in `Simulation::set_tap`.
-            for h in &mut w.hops {
-                h.set_eager();
-            }
+            let recorder = w.packet_recorder(filter, sc.tcp.mss, sc.trace.max_packet_events, sc.trace.packet_memory);
+            w.install_tap(Box::new(recorder));
         }
         let mut apps: Vec<AppEntry> = installed.into_iter().map(|app| AppEntry { interest: app.interest(), app, slot: TimerSlot::default() }).collect();
         for fl in &mut w.flows {
@@ -645,13 +642,8 @@ impl Simulation {
     /// Hop chaining (`run.chain_hops`) stops: a tap sees each hop's events at their instants.
     /// (Install it before the run: packets already chained have had their later hops.)
     pub fn set_tap(&mut self, tap: Box<dyn PacketTap>) {
-        self.w.tap = Tap::new(tap);
+        self.w.install_tap(tap);
         self.w.chain = false;
-        // A lost frame is recorded at the wake-up that finds it: ATM ports wake at their own
-        // times, so that the traces are those of a run without slack.
-        for h in &mut self.w.hops {
-            h.set_eager();
-        }
     }
 
     pub fn now(&self) -> SimTime {
@@ -888,6 +880,16 @@ impl Simulation {
 }
 
 impl World {
+    /// Installs a packet tap (`trace.packets`, `Simulation::set_tap`). A lost frame is recorded
+    /// at the wake-up that finds it: ATM ports wake at their own times, so that the traces are
+    /// those of a run without slack.
+    fn install_tap(&mut self, tap: Box<dyn PacketTap>) {
+        self.tap = Tap::new(tap);
+        for h in &mut self.hops {
+            h.set_eager();
+        }
+    }
+
     /// The packet tap of `trace.packets` (crate::trace::recorder), for this world's flows,
     /// links and hops.
     fn packet_recorder(&self, filter: &crate::trace::PacketFilter, mss: u32, max_events: u64, memory: crate::trace::memory::MemorySource) -> crate::trace::recorder::PacketRecorder {

@@ -28,6 +28,7 @@ def _refused(p: subprocess.CompletedProcess[str], needle: str) -> None:
      "argument --rounds: must be a whole number >= 1, got '0'"),
     ("bench/module_ab.py", [str(ROOT / "python"), str(ROOT / "python"), "scenarios/none.toml"],
      "scenarios/none.toml: no such scenario file"),
+    ("bench/results_ab.py", ["{tmp}", str(ROOT / "python")], "{tmp}: holds no sattcp package"),
     ("scripts/study_digests.py", ["--jobs", "0"], "argument --jobs: must be a whole number >= 1, got '0'"),
     ("scripts/plot_cwnd.py", ["--out", "{tmp}"], "--out {tmp}: is a folder, not a file"),
     pytest.param("scripts/plot_cwnd.py", ["--out", "/proc/x.png"], "--out /proc/x.png: cannot be created in folder /proc",

@@ -22,7 +22,7 @@ from typing import Any
 
 import matplotlib
 
-from sattcp.pools import terminate
+from sattcp.pools import close, terminate
 
 matplotlib.use("Agg")
 # Text stays text in SVG (searchable, smaller); the same in every process that draws.
@@ -161,7 +161,7 @@ class Renderer:
         if pool is None:
             return
         if wait:
-            pool.shutdown(wait=True, cancel_futures=True)
+            close(pool, what="report's figure")
         else:
             terminate(pool)
 

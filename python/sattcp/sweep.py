@@ -64,7 +64,7 @@ from typing import Any, TextIO
 
 from sattcp.errors import OutputPathError, SattcpError, WriteError
 from sattcp.paths import as_path, shown
-from sattcp.pools import terminate
+from sattcp.pools import close, terminate
 from sattcp.store import Store, StoreWriter
 from sattcp.worker import Runner, RunSpec, build_id, execute, failure, outputs, worker_init
 
@@ -1048,7 +1048,10 @@ def _pool_pass(queue: list[RunSpec], jobs: int, writer: StoreWriter, runner: Run
     runs in flight are."""
     pending = list(reversed(queue))  # pop() from the end keeps the order
     ctx = get_context("spawn")
-    started = ctx.Value("i", 0)  # workers that got past their start (worker_init)
+    # Set to 1 by each worker that gets past its start (worker_init). Without a lock: a lock
+    # taken by a worker and read here could hang this process if a worker died holding it, and
+    # only "none started" matters.
+    started = ctx.Value("i", 0, lock=False)
     ex = ProcessPoolExecutor(max_workers=min(jobs, len(pending)), mp_context=ctx,
                              initializer=worker_init, initargs=(os.getpid(), started))
     inflight: dict[Future[dict[str, Any]], RunSpec] = {}
@@ -1081,11 +1084,17 @@ def _pool_pass(queue: list[RunSpec], jobs: int, writer: StoreWriter, runner: Run
             writer.flush_due()  # runs queued by a recent commit, or while a reader held the file
             if (died or broken) and not inflight:
                 break
+        if died or broken:
+            # Stop the pool's other workers now: their runs are lost with the pool (each is run
+            # again), and they ignore the SIGTERM the broken pool sends them, so its shutdown
+            # would wait for them to take its stop signals from a queue that may be full. (A
+            # sweep whose worker died once hung in CI; where, is not known.)
+            terminate(ex)
+        else:
+            close(ex, what="sweep")
     except BaseException:
         terminate(ex)
         raise
-    finally:
-        ex.shutdown(wait=True, cancel_futures=True)
     if (died or broken) and started.value == 0:
         # Not a run's crash: no worker ever started (each would be recorded as one, a pool each).
         raise _not_started()

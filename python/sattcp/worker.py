@@ -94,7 +94,7 @@ _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 def worker_init(parent_pid: int | None = None, started: Any = None) -> None:
     """Runs first in each local worker process, once it has started: ``started`` (a shared
-    counter, the sweep's) counts the workers that got this far, so that the sweep can tell a
+    integer, the sweep's) is set to 1 once a worker got this far, so that the sweep can tell a
     pool whose workers died while starting from one that lost a worker in a run.
 
     The parent handles Ctrl-C and SIGTERM (it stops the workers itself), so workers ignore
@@ -105,8 +105,7 @@ def worker_init(parent_pid: int | None = None, started: Any = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if started is not None:
-        with started.get_lock():
-            started.value += 1
+        started.value = 1
     if parent_pid is None:
         return
     if sys.platform.startswith("linux"):

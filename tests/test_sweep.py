@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -770,6 +771,8 @@ def test_a_worker_that_dies_fails_only_its_own_run(tmp_path):
     store = tmp_path / "r.duckdb"
     s = run_sweep(study, store, jobs=2, runner=crashing_runner, progress=False)
     assert (s.ok, s.failed) == (18, 6)
+    # Every pool's workers, the broken pools' survivors (killed) included, are gone and reaped.
+    assert not multiprocessing.active_children()
     with Store(store, read_only=True) as st:
         runs = st.runs("simple")
     failed = runs[runs["status"] == "failed"]

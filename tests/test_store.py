@@ -214,7 +214,13 @@ def test_the_writer_commits_waiting_runs_together_and_spaces_commits_by_their_co
     w.add("st", "b", factors={}, status="ok", links=[{"link": "x", "cells": 1.5}])  # refused: a failed run
     w.add("st", "c", factors={}, status="ok", flows=_flows(2))
     assert w.written == 1 and len(w.pending) == 2
-    assert w.flush() and w.written == 3 and not w.pending
+    # Each waiting run was checked and typed as it came (a sweep's process does that while its
+    # workers run, not in the commit after the last run): the refused one is already failed.
+    assert [p.row.column("status").to_pylist() for p in w.pending] == [["failed"], ["ok"]]
+    seen = []
+    assert w.flush(then=lambda st: seen.append(sorted(st.run_keys("st", "ok")))) and w.written == 3 and not w.pending
+    assert seen == [["a", "c"]]  # ``then`` reads the store after the commit, in the same opening
+    assert w.flush(then=seen.append) and seen == [["a", "c"]]  # nothing waiting: no opening, no call
     with Store(tmp_path / "w.duckdb", read_only=True) as s:
         runs = s.con.execute("SELECT run_key, status, error FROM runs ORDER BY run_key").fetchall()
     assert [r[:2] for r in runs] == [("a", "ok"), ("b", "failed"), ("c", "ok")]

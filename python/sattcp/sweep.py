@@ -925,6 +925,12 @@ def run_sweep(
     prog = Progress(f"sweep {study.name}", len(todo), progress)
     writer = StoreWriter(store_path, notice=lambda m: print(f"sweep: {m}", file=sys.stderr))
     failed_write: WriteError | None = None
+    counts: dict[str, int] = {}
+
+    def count(st: Store) -> None:
+        counts.update(ok=len(set(keys) & st.run_keys(study.name, "ok")),
+                      failed=len(set(keys) & st.run_keys(study.name, "failed")))
+
     with _sigterm_as_interrupt():
         try:
             if todo:
@@ -940,7 +946,8 @@ def run_sweep(
         finally:
             # Whatever happened, what finished goes to the store (a reader may hold it a while).
             try:
-                if not writer.flush(wait_s=120):
+                # (The counts below are read in the same opening of the file, if it is opened.)
+                if not writer.flush(wait_s=120, then=count):
                     print(f"sweep: {len(writer.pending)} finished run(s) could not be written "
                           f"({store_path} stayed locked); they will run again", file=sys.stderr)
             except WriteError as e:
@@ -950,10 +957,10 @@ def run_sweep(
                 prog.close()
     if failed_write is not None:
         raise _not_all_written(failed_write, writer) from None
-    with Store(store_path) as store:
-        ok = len(set(keys) & store.run_keys(study.name, "ok"))
-        failed = len(set(keys) & store.run_keys(study.name, "failed"))
-    return SweepSummary(study.name, len(specs), len(specs) - len(todo), ok, failed,
+    if not counts:
+        with Store(store_path) as store:
+            count(store)
+    return SweepSummary(study.name, len(specs), len(specs) - len(todo), counts["ok"], counts["failed"],
                         time.monotonic() - t0, Path(store_path), stale)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -18,8 +19,6 @@ def _stays() -> None:
 
 
 def _pid() -> int:
-    import os
-
     return os.getpid()
 
 

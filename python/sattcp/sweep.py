@@ -928,8 +928,8 @@ def run_sweep(
     counts: dict[str, int] = {}
 
     def count(st: Store) -> None:
-        counts.update(ok=len(set(keys) & st.run_keys(study.name, "ok")),
-                      failed=len(set(keys) & st.run_keys(study.name, "failed")))
+        ours = set(keys)
+        counts.update(ok=len(ours & st.run_keys(study.name, "ok")), failed=len(ours & st.run_keys(study.name, "failed")))
 
     with _sigterm_as_interrupt():
         try:

@@ -1,24 +1,34 @@
 #!/usr/bin/env bash
-# A profile-guided build of the simulator (issue 15): the same results, digests included, in
+# The profile-guided builds of the simulator (issue 15): the same results, digests included, in
 # 10-28% less CPU time per run on every scenario file (README "Speed", with the command).
 #
-#   scripts/pgo.sh develop   # (make build-pgo) installs the optimised native module into .venv
-#   scripts/pgo.sh wheel     # (make wheel-pgo) an optimised abi3 wheel in dist/, for cluster nodes
+#   scripts/pgo.sh build     # (make build) the module with the profile stored in the repository,
+#                            # or the plain release build where that profile cannot be used
+#   scripts/pgo.sh plan      # says which of the two `build` would do, and why
+#   scripts/pgo.sh develop   # (make build-pgo) a profile taken now from the current sources
+#   scripts/pgo.sh wheel     # (make wheel-pgo) the same as an abi3 wheel in dist/, for cluster nodes
+#   scripts/pgo.sh store     # (make pgo-store) takes a profile now and stores it in the repository
 #
-# Steps: (1) the native module is built with LLVM's instrumentation, (2) it runs a training set
-# (scripts/pgo_train.py: every scenario in scenarios/, the seeds' study factors and the congestion
-# controls on shorter runs, 10,000 flows), (3) llvm-profdata merges the counts into
-# target/pgo/sattcp.profdata, (4) the module is built again with -Cprofile-use. Both builds live
-# in target/pgo, apart from the plain one in target/release, so switching between them rebuilds
-# nothing twice.
+# Taking a profile: (1) the native module is built with LLVM's instrumentation, (2) it runs a
+# training set (scripts/pgo_train.py: every scenario in scenarios/, the seeds' study factors and
+# the congestion controls on shorter runs, 10,000 flows), (3) llvm-profdata merges the counts
+# into target/pgo/sattcp.profdata, (4) the module is built again with -Cprofile-use. Every build
+# here lives in target/pgo, apart from the plain one in target/release (which `cargo build
+# --release` and the benchmarks share), so switching between them rebuilds nothing twice.
 #
-# The profile describes the code it was taken from: after a change to crates/, run this again
-# (a plain `make build` replaces the optimised module as soon as a source changes). Opt-in
-# because it costs a second, instrumented build and the training (`make build-pgo` from a fresh
-# clone: 4.6 minutes on two cores): worth it for studies of many runs, not for one `make run`.
+# The stored profile (crates/sattcp-py/pgo/: the profile merged sparse, xz-compressed, about
+# 0.3 MB, and profile.json saying which sources and toolchain it was taken from) gives every
+# `make build` the profile-guided module for the cost of a plain build: no instrumented build,
+# no training. It describes the code it was taken from: a function changed since builds without
+# its counts (LLVM matches each function's counts by a hash of its control flow and drops those
+# that differ; the others keep theirs), so it is refreshed with `make pgo-store` after changes
+# to the simulator's hot paths; `build` notes when crates/ changed since. It is used only with
+# a toolchain of the same LLVM major version (another may not read the file); otherwise, or with
+# SATTCP_PGO=0, `build` is the plain release build and says why.
 #
-# Needs llvm-profdata of the Rust toolchain's own LLVM (rustup's llvm-tools component, added
-# here if rustup can; a system llvm-profdata of another LLVM version cannot read the profiles).
+# Taking a profile needs llvm-profdata of the Rust toolchain's own LLVM (rustup's llvm-tools
+# component, added here if rustup can; a system llvm-profdata of another LLVM version cannot
+# read the profiles). Using the stored one needs nothing but rustc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,26 +36,101 @@ die() { echo "pgo: $*" >&2; exit 2; }
 
 mode=${1:-}
 case "$mode" in
-  develop|wheel) ;;
-  *) die "usage: scripts/pgo.sh develop|wheel (got '${mode}')" ;;
+  build|plan|develop|wheel|store) ;;
+  *) die "usage: scripts/pgo.sh build|plan|develop|wheel|store (got '${mode}')" ;;
 esac
 
 VENV=${VENV:-.venv}
-[ -x "$VENV/bin/maturin" ] || die "$VENV/bin/maturin missing: run 'make build' once first"
+top=$(pwd)
+dir="$top/target/pgo"
+raw="$dir/raw"
+profile="$dir/sattcp.profdata"
+stored_dir="crates/sattcp-py/pgo"
+stored="$stored_dir/sattcp.profdata.xz"
+stored_meta="$stored_dir/profile.json"
+rustc_v=$(rustc -vV) || die "rustc not found"
+toolchain=$(echo "$rustc_v" | tr '\n' ' ')
+llvm=$(echo "$rustc_v" | sed -n 's/^LLVM version: //p')
 
-sysroot=$(rustc --print sysroot) || die "rustc not found"
-host=$(rustc -vV | sed -n 's/^host: //p')
+# One field of profile.json (a flat object of strings).
+meta() {
+  sed -n "s/^ *\"$1\": *\"\\([^\"]*\\)\".*/\\1/p" "$stored_meta"
+}
+
+# Prints "stored" or "plain: WHY" for `build`, and to stderr a note when crates/ changed since
+# the stored profile was taken.
+plan() {
+  if [ "${SATTCP_PGO:-1}" = 0 ]; then
+    echo "plain: SATTCP_PGO=0"; return
+  fi
+  if [ ! -f "$stored" ] || [ ! -f "$stored_meta" ]; then
+    echo "plain: no stored profile ($stored)"; return
+  fi
+  local want
+  want=$(meta llvm)
+  if [ -z "$llvm" ] || [ "${llvm%%.*}" != "${want%%.*}" ]; then
+    echo "plain: the stored profile is of LLVM $want ($(meta rustc)), this rustc's LLVM is ${llvm:-unknown} (make build-pgo takes one with it)"
+    return
+  fi
+  local rev changed
+  rev=$(meta source)
+  if changed=$(git diff --name-only "${rev%-dirty}" -- crates Cargo.lock 2>/dev/null | grep -v "^$stored_dir/" | wc -l) \
+     && [ "$changed" -gt 0 ]; then
+    echo "pgo: note: the stored profile was taken at ${rev}; ${changed} file(s) of crates/ changed since build without counts where their functions changed (make pgo-store takes a new one)" >&2
+  fi
+  echo "stored"
+}
+
+# The plain release build, as `make build` always was (target/release).
+build_plain() {
+  VIRTUAL_ENV="$(cd "$VENV" && pwd)" "$VENV/bin/maturin" develop --release --extras dev,cluster -q
+}
+
+# The module with the stored profile, decompressed under a name of its own digest so that a new
+# profile changes RUSTFLAGS and cargo rebuilds with it.
+build_stored() {
+  local digest use
+  digest=$("$VENV/bin/python" -c "import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], 'rb').read()).hexdigest()[:16])" "$stored")
+  use="$dir/stored/$digest.profdata"
+  if [ ! -f "$use" ]; then
+    mkdir -p "$dir/stored"
+    "$VENV/bin/python" -c "import lzma, sys; open(sys.argv[2] + '.tmp', 'wb').write(lzma.open(sys.argv[1]).read())" "$stored" "$use"
+    mv "$use.tmp" "$use"
+  fi
+  # -pgo-warn-mismatch=false: LLVM warns for each function whose counts it drops, which happens
+  # for some generic instances even with a fresh profile and for every changed function with an
+  # older one; the note of plan() says it once.
+  CARGO_TARGET_DIR="$dir/stored" \
+    RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-use=$use -Cllvm-args=-pgo-warn-mismatch=false" \
+    SATTCP_BUILD_PROFILE="profile-guided, stored profile of $(meta source)" \
+    VIRTUAL_ENV="$(cd "$VENV" && pwd)" "$VENV/bin/maturin" develop --release --extras dev,cluster -q
+}
+
+if [ "$mode" = plan ]; then
+  plan
+  exit 0
+fi
+[ -x "$VENV/bin/maturin" ] || die "$VENV/bin/maturin missing: run 'make build' once first"
+if [ "$mode" = build ]; then
+  how=$(plan)
+  if [ "$how" = stored ]; then
+    echo "pgo: building with the stored profile of $(meta source) (crates/sattcp-py/pgo)" >&2
+    build_stored
+  else
+    echo "pgo: the plain release build (${how#plain: })" >&2
+    build_plain
+  fi
+  exit 0
+fi
+
+sysroot=$(rustc --print sysroot)
+host=$(echo "$rustc_v" | sed -n 's/^host: //p')
 profdata="$sysroot/lib/rustlib/$host/bin/llvm-profdata"
 if [ ! -x "$profdata" ] && command -v rustup >/dev/null 2>&1; then
   echo "pgo: adding rustup's llvm-tools component (for llvm-profdata)" >&2
   rustup component add llvm-tools >&2 || true
 fi
 [ -x "$profdata" ] || die "$profdata missing: install the toolchain's llvm-tools (rustup component add llvm-tools)"
-
-top=$(pwd)
-dir="$top/target/pgo"
-raw="$dir/raw"
-profile="$dir/sattcp.profdata"
 
 train_profile() {
   # The profile must be taken from the module itself: the benchmark binary's sattcp-core is
@@ -74,13 +159,35 @@ train_profile() {
 # A profile newer than every Rust source and manifest, taken with this toolchain (another LLVM
 # may not read it), is used again (`make wheel-pgo` after `make build-pgo` trains nothing);
 # SATTCP_PGO_RETRAIN=1 forces the training.
-toolchain=$(rustc -vV | tr '\n' ' ')
 stale=$(find crates Cargo.toml Cargo.lock pyproject.toml scripts/pgo_train.py \( -name '*.rs' -o -name '*.toml' -o -name '*.lock' -o -name '*.py' \) -newer "$profile" 2>/dev/null | head -1 || true)
 if [ -f "$profile" ] && [ -z "$stale" ] && [ "$(cat "$dir/toolchain" 2>/dev/null)" = "$toolchain" ] \
    && [ "${SATTCP_PGO_RETRAIN:-0}" != 1 ]; then
   echo "pgo: 1-3/4 the profile target/pgo/sattcp.profdata is newer than the sources: used again" >&2
 else
   train_profile
+fi
+
+if [ "$mode" = store ]; then
+  # Sparse: the functions no training run reached are left out (they are compiled as without a
+  # profile instead of as cold), which keeps the file at a quarter of the size at the same speed
+  # (bench/README.md "The stored profile").
+  echo "pgo: 4/4 storing the profile, sparse and compressed, in $stored_dir" >&2
+  "$profdata" merge --sparse -o "$dir/sparse.profdata" "$profile"
+  mkdir -p "$stored_dir"
+  "$VENV/bin/python" -c "import lzma, sys; lzma.open(sys.argv[2], 'wb', preset=9 | lzma.PRESET_EXTREME).write(open(sys.argv[1], 'rb').read())" "$dir/sparse.profdata" "$stored"
+  rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+  git diff --quiet HEAD -- crates Cargo.lock ":!$stored_dir" 2>/dev/null || rev="$rev-dirty"
+  cat > "$stored_meta" <<JSON
+{
+  "what": "the profile of scripts/pgo.sh store: llvm-profdata merge --sparse of scripts/pgo_train.py's counts, xz",
+  "source": "$rev",
+  "taken": "$(date -u +%Y-%m-%dT%H:%MZ)",
+  "rustc": "$(echo "$rustc_v" | head -1)",
+  "llvm": "$llvm"
+}
+JSON
+  echo "pgo: stored $stored ($(wc -c < "$stored") bytes) and $stored_meta; make build uses them" >&2
+  exit 0
 fi
 
 use_flags="${RUSTFLAGS:-} -Cprofile-use=$profile"

@@ -505,8 +505,9 @@ def test_ctrl_c_at_start_up_exits_130_without_a_traceback(monkeypatch, capsys):
 
 
 def test_version_names_the_build_without_importing_the_simulator_at_start(monkeypatch, capsys):
-    """`sattcp --version` says which build of the native module runs (make build-pgo's
-    profile-guided one or the plain release build); building the parser does not import it."""
+    """`sattcp --version` says which build of the native module runs (profile-guided, with the
+    stored profile or make build-pgo's, or the plain release build); building the parser does not
+    import it."""
     import subprocess
     import sys
 
@@ -515,11 +516,17 @@ def test_version_names_the_build_without_importing_the_simulator_at_start(monkey
     with pytest.raises(SystemExit) as e:
         cli.main(["--version"])
     assert e.value.code == 0
-    assert _core.build_profile() in ("release", "profile-guided", "debug")
-    assert capsys.readouterr().out == f"sattcp {__version__} ({_core.build_profile()} build)\n"
+    profile = _core.build_profile()
+    assert profile in ("release", "profile-guided", "debug") or profile.startswith("profile-guided, stored profile of "), profile
+    kind, _, detail = profile.partition(", ")
+    assert capsys.readouterr().out == f"sattcp {__version__} ({kind} build{', ' + detail if detail else ''})\n"
     loaded = subprocess.run([sys.executable, "-c", "import sys, sattcp.cli as c; c.build_parser(); print('sattcp._core' in sys.modules)"],
                             capture_output=True, text=True, check=True).stdout
     assert loaded == "False\n", loaded
+    # make build with the repository's stored profile names the sources it was taken from.
+    stored = type("Core", (), {"build_profile": staticmethod(lambda: "profile-guided, stored profile of 55c50ed")})
+    monkeypatch.setitem(sys.modules, "sattcp._core", stored)
+    assert cli.version_line() == f"sattcp {__version__} (profile-guided build, stored profile of 55c50ed)"
     # Without the native module (a source tree never built) it says so instead of failing.
     monkeypatch.setitem(sys.modules, "sattcp._core", None)
     assert cli.version_line() == f"sattcp {__version__} (the simulator is not built: make build)"

@@ -130,4 +130,67 @@ def test_pgo_training_set_runs_every_scenario_and_every_kind() -> None:
 
 def test_pgo_script_refuses_an_unknown_mode() -> None:
     p = subprocess.run(["bash", str(ROOT / "scripts/pgo.sh"), "install"], capture_output=True, text=True, timeout=60)
-    _refused(p, "usage: scripts/pgo.sh develop|wheel (got 'install')")
+    _refused(p, "usage: scripts/pgo.sh build|plan|develop|wheel|store (got 'install')")
+
+
+_STORED = ROOT / "crates/sattcp-py/pgo"
+
+
+def test_the_stored_profile_is_an_llvm_profile_with_its_provenance() -> None:
+    """What `make build` compiles with: an indexed LLVM profile (its magic number), and
+    profile.json naming the sources and the toolchain it was taken with."""
+    import json
+    import lzma
+    import re
+
+    meta = json.loads((_STORED / "profile.json").read_text())
+    assert re.fullmatch(r"[0-9a-f]{7,40}", meta["source"]), meta   # taken from committed sources
+    assert re.fullmatch(r"rustc \S+ .*", meta["rustc"]), meta
+    assert re.fullmatch(r"\d+\.\d+(\.\d+)?", meta["llvm"]), meta
+    with lzma.open(_STORED / "sattcp.profdata.xz") as f:
+        assert f.read(8) == b"\xfflprofi\x81"   # llvm-profdata's indexed format
+
+
+def _plan(tmp_path: Path, llvm: str | None, env: dict[str, str] | None = None,
+          stored: bool = True) -> subprocess.CompletedProcess[str]:
+    """`scripts/pgo.sh plan` in a copy of the tree holding only the script and (if ``stored``)
+    the stored profile, with a rustc on PATH whose LLVM is ``llvm``."""
+    import os
+    import shutil
+
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts/pgo.sh", tmp_path / "scripts/pgo.sh")
+    if stored:
+        shutil.copytree(_STORED, tmp_path / "crates/sattcp-py/pgo")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    rustc = bin_dir / "rustc"
+    rustc.write_text("#!/bin/sh\necho 'rustc 9.99.0 (test)'\necho 'host: x86_64-unknown-linux-gnu'\n"
+                     + (f"echo 'LLVM version: {llvm}'\n" if llvm else ""))
+    rustc.chmod(0o755)
+    e = {k: v for k, v in os.environ.items() if k != "SATTCP_PGO"}
+    e.update(PATH=f"{bin_dir}:{os.environ['PATH']}", **(env or {}))
+    return subprocess.run(["bash", str(tmp_path / "scripts/pgo.sh"), "plan"], capture_output=True,
+                          text=True, timeout=60, env=e, cwd=tmp_path)
+
+
+def test_make_build_uses_the_stored_profile_only_with_the_same_llvm(tmp_path: Path) -> None:
+    import json
+
+    want = json.loads((_STORED / "profile.json").read_text())["llvm"]
+    major = int(want.split(".")[0])
+    cases = [
+        (f"{major}.0.0", None, True, "stored"),          # another minor version of the same LLVM
+        (want, {"SATTCP_PGO": "0"}, True, "plain: SATTCP_PGO=0"),
+        (f"{major + 1}.1.0", None, True,
+         f"plain: the stored profile is of LLVM {want} (rustc "),
+        (None, None, True, "plain: the stored profile is of LLVM"),     # rustc names no LLVM
+        (want, None, False, "plain: no stored profile (crates/sattcp-py/pgo/sattcp.profdata.xz)"),
+    ]
+    for i, (llvm, env, stored, expect) in enumerate(cases):
+        d = tmp_path / str(i)
+        d.mkdir()
+        p = _plan(d, llvm, env, stored)
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.startswith(expect), (llvm, env, p.stdout)
+        assert p.stdout.count("\n") == 1, p.stdout

@@ -239,8 +239,10 @@ def _parser_class(argparse: types.ModuleType) -> type[argparse.ArgumentParser]:
 
 
 def version_line() -> str:
-    """``sattcp VERSION (KIND build)``: KIND is how the native module was compiled
-    (``release``, ``profile-guided`` by ``make build-pgo``, ``debug``); the same results either way."""
+    """``sattcp VERSION (KIND build[, DETAIL])``: KIND is how the native module was compiled
+    (``release``, ``profile-guided``, ``debug``), DETAIL which profile (``stored profile of REV``
+    for ``make build`` with the repository's profile; none for ``make build-pgo``'s own); the same
+    results either way."""
     import importlib
 
     from sattcp import __version__
@@ -249,7 +251,8 @@ def version_line() -> str:
         _core = importlib.import_module("sattcp._core")
     except ImportError:
         return f"sattcp {__version__} (the simulator is not built: make build)"
-    return f"sattcp {__version__} ({_core.build_profile()} build)"
+    kind, _, detail = _core.build_profile().partition(", ")
+    return f"sattcp {__version__} ({kind} build{', ' + detail if detail else ''})"
 
 
 def _version_action(argparse: Any) -> Any:

@@ -294,13 +294,15 @@ fn memory() -> Option<(u64, u64, bool)> {
     sattcp_core::trace::memory::MemorySource::System.read(0).map(|m| (m.available, m.total, m.cgroup))
 }
 
-/// How this module was compiled: "profile-guided" (`make build-pgo`: scripts/pgo.sh sets
-/// SATTCP_BUILD_PROFILE for the build that uses the profile), "release" or "debug". Speed only:
-/// every build gives the same results.
+/// How this module was compiled: "profile-guided" (`make build-pgo`: a profile taken from the
+/// current sources), "profile-guided, stored profile of REV" (`make build` with the profile stored
+/// in crates/sattcp-py/pgo, taken at REV), "release" or "debug". scripts/pgo.sh sets
+/// SATTCP_BUILD_PROFILE for the builds that use a profile. Speed only: every build gives the same
+/// results.
 #[pyfunction]
 fn build_profile() -> &'static str {
     match option_env!("SATTCP_BUILD_PROFILE") {
-        Some("profile-guided") => "profile-guided",
+        Some(p) if p.starts_with("profile-guided") => p,
         _ if cfg!(debug_assertions) => "debug",
         _ => "release",
     }

@@ -97,11 +97,11 @@ build_stored() {
     "$VENV/bin/python" -c "import lzma, sys; open(sys.argv[2] + '.tmp', 'wb').write(lzma.open(sys.argv[1]).read())" "$stored" "$use"
     mv "$use.tmp" "$use"
   fi
-  # -pgo-warn-mismatch=false: LLVM warns for each function whose counts it drops, which happens
+  # -no-pgo-warn-mismatch: LLVM warns for each function whose counts it drops, which happens
   # for some generic instances even with a fresh profile and for every changed function with an
   # older one; the note of plan() says it once.
   CARGO_TARGET_DIR="$dir/stored" \
-    RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-use=$use -Cllvm-args=-pgo-warn-mismatch=false" \
+    RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-use=$use -Cllvm-args=-no-pgo-warn-mismatch" \
     SATTCP_BUILD_PROFILE="profile-guided, stored profile of $(meta source)" \
     VIRTUAL_ENV="$(cd "$VENV" && pwd)" "$VENV/bin/maturin" develop --release --extras dev,cluster -q
 }
@@ -140,6 +140,12 @@ train_profile() {
   rm -rf "$raw" "$dir/train" "$dir/gen/wheel"
   CARGO_TARGET_DIR="$dir/gen" RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-generate=$raw" \
     "$VENV/bin/maturin" build --release -q --out "$dir/gen/wheel" >&2
+  # The build scripts and procedural macros of that build are instrumented too (RUSTFLAGS reach
+  # them) and leave their own counts in $raw when they run; those describe the compiler's
+  # helpers, not the module (merged, they made the sparse profile 2.9x larger, and generic
+  # instances named as the module's own, drop_in_place of a Vec and others, met them with other
+  # control flow), so only the training's counts are kept.
+  rm -rf "$raw"
   wheel=$(echo "$dir"/gen/wheel/sattcp-*.whl)  # the one just built
   # The training imports the package from a copy of python/ with the instrumented module in it,
   # so the installed one is not touched until the end.

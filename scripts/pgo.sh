@@ -94,6 +94,7 @@ build_stored() {
   use="$dir/stored/$digest.profdata"
   if [ ! -f "$use" ]; then
     mkdir -p "$dir/stored"
+    rm -f "$dir"/stored/*.profdata  # an earlier stored profile's copy
     "$VENV/bin/python" -c "import lzma, sys; open(sys.argv[2] + '.tmp', 'wb').write(lzma.open(sys.argv[1]).read())" "$stored" "$use"
     mv "$use.tmp" "$use"
   fi

@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.sattcp-deps
 BUILT  := $(VENV)/.sattcp-built
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml pyproject.toml
 
-.PHONY: run test build build-pgo pgo-store wheel-pgo rust-test py-test bench bench-scale bench-peers bench-peers-scale lint clean browser
+.PHONY: FORCE run test build build-pgo pgo-store wheel-pgo rust-test py-test bench bench-scale bench-peers bench-peers-scale lint clean browser
 
 # The main job: one bulk flow over GEO, then the seeds' whole 72-run study with its report.
 run: build
@@ -30,10 +30,19 @@ $(STAMP): pyproject.toml | $(PY)
 # built with the profile stored in crates/sattcp-py/pgo (profile-guided, for the time of a plain
 # build) where this toolchain can use it, else as the plain release build; `scripts/pgo.sh plan`
 # says which and why, SATTCP_PGO=0 asks for the plain one.
+# $(PLAN) holds that decision and changes only with it (SATTCP_PGO=0, another toolchain), so
+# that a new decision rebuilds and the same one does not.
 STORED_PROFILE := $(wildcard crates/sattcp-py/pgo/sattcp.profdata.xz crates/sattcp-py/pgo/profile.json)
-$(BUILT): $(STAMP) $(RUST_SOURCES) $(STORED_PROFILE)
+PLAN := $(VENV)/.sattcp-plan
+$(BUILT): $(STAMP) $(RUST_SOURCES) $(STORED_PROFILE) scripts/pgo.sh $(PLAN)
 	VENV=$(VENV) scripts/pgo.sh build
 	touch $(BUILT)
+
+$(PLAN): FORCE | $(PY)
+	@VENV=$(VENV) scripts/pgo.sh plan 2>/dev/null > $(PLAN).new
+	@if cmp -s $(PLAN).new $(PLAN); then rm -f $(PLAN).new; else mv $(PLAN).new $(PLAN); fi
+
+FORCE:
 
 # Issue 15: the module built with a profile taken now from the current sources (scripts/pgo.sh:
 # an instrumented build, training runs, a second build: about twice as long): the same results

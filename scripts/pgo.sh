@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The profile-guided builds of the simulator (issue 15): the same results, digests included, in
-# 10-28% less CPU time per run on every scenario file (README "Speed", with the command).
+# 13-33% less CPU time per run than the plain build on every scenario file (README "Speed", with
+# the command).
 #
 #   scripts/pgo.sh build     # (make build) the module with the profile stored in the repository,
 #                            # or the plain release build where that profile cannot be used
@@ -17,12 +18,12 @@
 # --release` and the benchmarks share), so switching between them rebuilds nothing twice.
 #
 # The stored profile (crates/sattcp-py/pgo/: the profile merged sparse, xz-compressed, about
-# 0.3 MB, and profile.json saying which sources and toolchain it was taken from) gives every
+# 0.1 MB, and profile.json saying which sources and toolchain it was taken from) gives every
 # `make build` the profile-guided module for the cost of a plain build: no instrumented build,
 # no training. It describes the code it was taken from: a function changed since builds without
 # its counts (LLVM matches each function's counts by a hash of its control flow and drops those
 # that differ; the others keep theirs), so it is refreshed with `make pgo-store` after changes
-# to the simulator's hot paths; `build` notes when crates/ changed since. It is used only with
+# to the simulator's hot paths; `build` notes when the module's sources changed since. It is used only with
 # a toolchain of the same LLVM major version (another may not read the file); otherwise, or with
 # SATTCP_PGO=0, `build` is the plain release build and says why.
 #
@@ -48,17 +49,40 @@ profile="$dir/sattcp.profdata"
 stored_dir="crates/sattcp-py/pgo"
 stored="$stored_dir/sattcp.profdata.xz"
 stored_meta="$stored_dir/profile.json"
+py="$VENV/bin/python"
+[ -x "$py" ] || py=python3
 rustc_v=$(rustc -vV) || die "rustc not found"
 toolchain=$(echo "$rustc_v" | tr '\n' ' ')
 llvm=$(echo "$rustc_v" | sed -n 's/^LLVM version: //p')
+
+# The sources a profile describes: the module's crates and the workspace's manifests (its
+# release profile), without the stored profile itself (git pathspecs).
+module_sources=(Cargo.toml Cargo.lock crates/sattcp-core crates/sattcp-py ":!$stored_dir")
+
+# RUSTFLAGS (or CARGO_ENCODED_RUSTFLAGS) as cargo would split them, then the arguments whole (a
+# path may hold spaces), in the form cargo reads first: CARGO_ENCODED_RUSTFLAGS, joined by 0x1f.
+encoded_flags() {
+  local -a f=()
+  local x
+  if [ -n "${CARGO_ENCODED_RUSTFLAGS:-}" ]; then
+    IFS=$'\x1f' read -r -a f <<< "$CARGO_ENCODED_RUSTFLAGS"
+  else
+    set -f
+    for x in ${RUSTFLAGS:-}; do f+=("$x"); done
+    set +f
+  fi
+  f+=("$@")
+  local IFS=$'\x1f'
+  echo "${f[*]}"
+}
 
 # One field of profile.json (a flat object of strings).
 meta() {
   sed -n "s/^ *\"$1\": *\"\\([^\"]*\\)\".*/\\1/p" "$stored_meta"
 }
 
-# Prints "stored" or "plain: WHY" for `build`, and to stderr a note when crates/ changed since
-# the stored profile was taken.
+# Prints "stored" or "plain: WHY" for `build`, and to stderr a note when the module's sources
+# changed since the stored profile was taken (or when git cannot tell).
 plan() {
   if [ "${SATTCP_PGO:-1}" = 0 ]; then
     echo "plain: SATTCP_PGO=0"; return
@@ -72,11 +96,18 @@ plan() {
     echo "plain: the stored profile is of LLVM $want ($(meta rustc)), this rustc's LLVM is ${llvm:-unknown} (make build-pgo takes one with it)"
     return
   fi
+  if ! "$py" -c "import lzma" 2>/dev/null; then
+    echo "plain: $py has no lzma module to unpack the stored profile"; return
+  fi
   local rev changed
   rev=$(meta source)
-  if changed=$(git diff --name-only "${rev%-dirty}" -- crates Cargo.lock 2>/dev/null | grep -v "^$stored_dir/" | wc -l) \
-     && [ "$changed" -gt 0 ]; then
-    echo "pgo: note: the stored profile was taken at ${rev}; ${changed} file(s) of crates/ changed since build without counts where their functions changed (make pgo-store takes a new one)" >&2
+  if ! git rev-parse -q --verify "${rev%-dirty}^{commit}" >/dev/null 2>&1; then
+    echo "pgo: note: the stored profile was taken at ${rev}, which git does not know here: cannot tell whether the module's sources changed since" >&2
+  else
+    changed=$(git diff --name-only "${rev%-dirty}" -- "${module_sources[@]}" | wc -l)
+    if [ "$changed" -gt 0 ]; then
+      echo "pgo: note: the stored profile was taken at ${rev}; ${changed} file(s) of the module's sources changed since build without counts where their functions changed (make pgo-store takes a new one)" >&2
+    fi
   fi
   echo "stored"
 }
@@ -87,22 +118,21 @@ build_plain() {
 }
 
 # The module with the stored profile, decompressed under a name of its own digest so that a new
-# profile changes RUSTFLAGS and cargo rebuilds with it.
+# profile changes the compiler flags and cargo rebuilds with it.
 build_stored() {
   local digest use
-  digest=$("$VENV/bin/python" -c "import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], 'rb').read()).hexdigest()[:16])" "$stored")
+  digest=$("$py" -c "import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], 'rb').read()).hexdigest()[:16])" "$stored")
   use="$dir/stored/$digest.profdata"
   if [ ! -f "$use" ]; then
     mkdir -p "$dir/stored"
     rm -f "$dir"/stored/*.profdata  # an earlier stored profile's copy
-    "$VENV/bin/python" -c "import lzma, sys; open(sys.argv[2] + '.tmp', 'wb').write(lzma.open(sys.argv[1]).read())" "$stored" "$use"
+    "$py" -c "import lzma, sys; open(sys.argv[2] + '.tmp', 'wb').write(lzma.open(sys.argv[1]).read())" "$stored" "$use"
     mv "$use.tmp" "$use"
   fi
-  # -no-pgo-warn-mismatch: LLVM warns for each function whose counts it drops, which happens
-  # for some generic instances even with a fresh profile and for every changed function with an
-  # older one; the note of plan() says it once.
+  # -no-pgo-warn-mismatch: LLVM warns for each function whose counts it drops, which is every
+  # function changed since the profile was taken; the note of plan() says it once.
   CARGO_TARGET_DIR="$dir/stored" \
-    RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-use=$use -Cllvm-args=-no-pgo-warn-mismatch" \
+    CARGO_ENCODED_RUSTFLAGS="$(encoded_flags "-Cprofile-use=$use" -Cllvm-args=-no-pgo-warn-mismatch)" \
     SATTCP_BUILD_PROFILE="profile-guided, stored profile of $(meta source)" \
     VIRTUAL_ENV="$(cd "$VENV" && pwd)" "$VENV/bin/maturin" develop --release --extras dev,cluster -q
 }
@@ -139,7 +169,7 @@ train_profile() {
   # symbol names and its profile would match nothing in the module.
   echo "pgo: 1/4 building the instrumented module (target/pgo/gen)" >&2
   rm -rf "$raw" "$dir/train" "$dir/gen/wheel"
-  CARGO_TARGET_DIR="$dir/gen" RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-generate=$raw" \
+  CARGO_TARGET_DIR="$dir/gen" CARGO_ENCODED_RUSTFLAGS="$(encoded_flags "-Cprofile-generate=$raw")" \
     "$VENV/bin/maturin" build --release -q --out "$dir/gen/wheel" >&2
   # The build scripts and procedural macros of that build are instrumented too (RUSTFLAGS reach
   # them) and leave their own counts in $raw when they run; those describe the compiler's
@@ -166,7 +196,7 @@ train_profile() {
 # A profile newer than every Rust source and manifest, taken with this toolchain (another LLVM
 # may not read it), is used again (`make wheel-pgo` after `make build-pgo` trains nothing);
 # SATTCP_PGO_RETRAIN=1 forces the training.
-stale=$(find crates Cargo.toml Cargo.lock pyproject.toml scripts/pgo_train.py \( -name '*.rs' -o -name '*.toml' -o -name '*.lock' -o -name '*.py' \) -newer "$profile" 2>/dev/null | head -1 || true)
+stale=$(find crates Cargo.toml Cargo.lock pyproject.toml scripts/pgo_train.py scripts/pgo.sh \( -name '*.rs' -o -name '*.toml' -o -name '*.lock' -o -name '*.py' -o -name '*.sh' \) -newer "$profile" 2>/dev/null | head -1 || true)
 if [ -f "$profile" ] && [ -z "$stale" ] && [ "$(cat "$dir/toolchain" 2>/dev/null)" = "$toolchain" ] \
    && [ "${SATTCP_PGO_RETRAIN:-0}" != 1 ]; then
   echo "pgo: 1-3/4 the profile target/pgo/sattcp.profdata is newer than the sources: used again" >&2
@@ -183,7 +213,9 @@ if [ "$mode" = store ]; then
   mkdir -p "$stored_dir"
   "$VENV/bin/python" -c "import lzma, sys; lzma.open(sys.argv[2], 'wb', preset=9 | lzma.PRESET_EXTREME).write(open(sys.argv[1], 'rb').read())" "$dir/sparse.profdata" "$stored"
   rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-  git diff --quiet HEAD -- crates Cargo.lock ":!$stored_dir" 2>/dev/null || rev="$rev-dirty"
+  # Changed or new files the profile depends on, committed or not: the module's sources, the
+  # training and this script.
+  [ -z "$(git status --porcelain -- "${module_sources[@]}" scripts/pgo_train.py scripts/pgo.sh 2>/dev/null)" ] || rev="$rev-dirty"
   cat > "$stored_meta" <<JSON
 {
   "what": "the profile of scripts/pgo.sh store: llvm-profdata merge --sparse of scripts/pgo_train.py's counts, xz",
@@ -197,15 +229,15 @@ JSON
   exit 0
 fi
 
-use_flags="${RUSTFLAGS:-} -Cprofile-use=$profile"
+use_flags=$(encoded_flags "-Cprofile-use=$profile")
 # `sattcp --version` says which build it is (sattcp._core.build_profile()).
 export SATTCP_BUILD_PROFILE=profile-guided
 echo "pgo: 4/4 building with the profile (target/pgo/use)" >&2
 if [ "$mode" = develop ]; then
-  CARGO_TARGET_DIR="$dir/use" RUSTFLAGS="$use_flags" VIRTUAL_ENV="$top/$VENV" \
+  CARGO_TARGET_DIR="$dir/use" CARGO_ENCODED_RUSTFLAGS="$use_flags" VIRTUAL_ENV="$(cd "$VENV" && pwd)" \
     "$VENV/bin/maturin" develop --release --extras dev,cluster -q
 else
-  CARGO_TARGET_DIR="$dir/use" RUSTFLAGS="$use_flags" \
+  CARGO_TARGET_DIR="$dir/use" CARGO_ENCODED_RUSTFLAGS="$use_flags" \
     "$VENV/bin/maturin" build --release -q --out dist
 fi
 echo "pgo: done" >&2

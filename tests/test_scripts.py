@@ -152,18 +152,20 @@ def test_the_stored_profile_is_an_llvm_profile_with_its_provenance() -> None:
 
 
 def _plan(tmp_path: Path, llvm: str | None, env: dict[str, str] | None = None,
-          stored: bool = True) -> subprocess.CompletedProcess[str]:
+          stored: bool = True, tree: bool = True) -> subprocess.CompletedProcess[str]:
     """`scripts/pgo.sh plan` in a copy of the tree holding only the script and (if ``stored``)
-    the stored profile, with a rustc on PATH whose LLVM is ``llvm``."""
+    the stored profile (made unless ``tree`` is False: already there), with a rustc on PATH
+    whose LLVM is ``llvm``."""
     import os
     import shutil
 
-    (tmp_path / "scripts").mkdir()
-    shutil.copy(ROOT / "scripts/pgo.sh", tmp_path / "scripts/pgo.sh")
-    if stored:
-        shutil.copytree(_STORED, tmp_path / "crates/sattcp-py/pgo")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
+    if tree:
+        (tmp_path / "scripts").mkdir()
+        shutil.copy(ROOT / "scripts/pgo.sh", tmp_path / "scripts/pgo.sh")
+        if stored:
+            shutil.copytree(_STORED, tmp_path / "crates/sattcp-py/pgo")
+    bin_dir = tmp_path.parent / f"{tmp_path.name}-bin"
+    bin_dir.mkdir(exist_ok=True)
     rustc = bin_dir / "rustc"
     rustc.write_text("#!/bin/sh\necho 'rustc 9.99.0 (test)'\necho 'host: x86_64-unknown-linux-gnu'\n"
                      + (f"echo 'LLVM version: {llvm}'\n" if llvm else ""))
@@ -194,3 +196,49 @@ def test_make_build_uses_the_stored_profile_only_with_the_same_llvm(tmp_path: Pa
         assert p.returncode == 0, p.stderr
         assert p.stdout.startswith(expect), (llvm, env, p.stdout)
         assert p.stdout.count("\n") == 1, p.stdout
+
+
+def test_make_build_notes_when_the_module_changed_since_the_stored_profile(tmp_path: Path) -> None:
+    """The stored profile names the commit it was taken at; `plan` (so `make build`) says how
+    many of the module's files changed since, and says when git cannot tell."""
+    import json
+    import shutil
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts/pgo.sh", tmp_path / "scripts/pgo.sh")
+    shutil.copytree(_STORED, tmp_path / "crates/sattcp-py/pgo")
+    src = tmp_path / "crates/sattcp-core/src/lib.rs"
+    src.parent.mkdir(parents=True)
+    src.write_text("pub fn f() {}\n")
+    (tmp_path / "crates/sattcp-emu").mkdir()
+    (tmp_path / "crates/sattcp-emu/main.rs").write_text("fn main() {}\n")
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path,
+                              capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "sources")
+    meta_path = tmp_path / "crates/sattcp-py/pgo/profile.json"
+    meta = json.loads(meta_path.read_text())
+    llvm = meta["llvm"]
+
+    def with_source(rev: str) -> None:
+        meta_path.write_text(json.dumps({**meta, "source": rev}, indent=2) + "\n")
+
+    with_source(git("rev-parse", "--short", "HEAD"))
+    git("commit", "-qam", "the profile")          # the stored profile's own files do not count
+    p = _plan(tmp_path, llvm, tree=False)
+    assert (p.stdout, p.stderr) == ("stored\n", ""), p
+    src.write_text("pub fn f() { g() }\n")          # the module's source, not yet committed
+    (tmp_path / "crates/sattcp-emu/main.rs").write_text("fn main() { }\n")  # not the module's
+    p = _plan(tmp_path, llvm, tree=False)
+    assert p.stdout == "stored\n"
+    assert "1 file(s) of the module's sources changed since" in p.stderr, p.stderr
+    with_source("0123abc")                           # a commit this clone does not have
+    p = _plan(tmp_path, llvm, tree=False)
+    assert p.stdout == "stored\n"
+    assert "taken at 0123abc, which git does not know here" in p.stderr, p.stderr

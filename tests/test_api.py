@@ -86,28 +86,6 @@ def test_time_series_cross_from_the_core_as_arrays_once_and_exactly():
     assert json.loads(r.to_json())["traces"] == tr
 
 
-
-@pytest.mark.parametrize(("scenario", "overrides"), [
-    ("kota-wan.toml", [("run.duration", "20s")]),          # a study run: ATM links, NaN-free floats
-    ("geo-three-losses.toml", []),                         # scripted losses
-    ("netpipe-e1.toml", []),                               # the netpipe table
-    ("zhou-single.toml", []),                              # the gateway's sections
-    ("leo-paris-moscow-isl.toml", [("run.duration", "5s")]),  # moving links, routes
-])
-def test_the_result_json_parses_to_the_same_values_as_the_standard_library_gives(scenario, overrides):
-    """api.run parses the core's JSON with orjson (a third of json's time): every value, type
-    and float bit the same as json.loads gives (repr tells -0.0 from 0.0, 1 from 1.0)."""
-    import orjson
-
-    from sattcp import _core
-
-    sim = _core.Simulation((SCENARIOS / scenario).read_text(), overrides, None)
-    sim.run_until(sim.duration_ns)
-    text = sim.finish()
-    fast, std = orjson.loads(text), json.loads(text)
-    assert fast == std
-    assert repr(fast) == repr(std)
-
 def test_progress_callback_reaches_the_end():
     seen = []
     sattcp.run(GEO, overrides=short(), progress=lambda now, dur: seen.append((now, dur)))

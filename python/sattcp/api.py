@@ -750,11 +750,7 @@ def run(
     finally:
         if isinstance(report, _ProgressBar):
             report.close()
-    # orjson: the same values as json.loads in a third of the time (a study run's 261 kB: about
-    # 2 ms against 6, in every sweep worker; test_api checks that both give the same data).
-    import orjson
-
-    data = orjson.loads(sim.finish())
+    data = json.loads(sim.finish())
     # The time series come as arrays of f64, not in the JSON (whose parse of millions of
     # numbers was most of a traced run's time): the same lists of floats.
     data["traces"] = {name: {"t": array("d", t).tolist(), "v": array("d", v).tolist()} for name, t, v in sim.take_traces()}

@@ -46,7 +46,7 @@ FORCE:
 
 # Issue 15: the module built with a profile taken now from the current sources (scripts/pgo.sh:
 # an instrumented build, training runs, a second build: about twice as long): the same results
-# in 10-28% less CPU time per run than the plain build (README "Speed"). A later `make build`
+# in 13-33% less CPU time per run than the plain build (README "Speed"). A later `make build`
 # after a source change replaces it.
 build-pgo: $(STAMP)
 	VENV=$(VENV) scripts/pgo.sh develop

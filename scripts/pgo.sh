@@ -112,8 +112,9 @@ plan() {
   echo "stored"
 }
 
-# The plain release build, as `make build` always was (target/release).
-build_plain() {
+# Installs the module into $VENV (editable), with the project's dependencies and the extras
+# make build installs; the caller's environment assignments (target folder, flags) reach cargo.
+develop_module() {
   VIRTUAL_ENV="$(cd "$VENV" && pwd)" "$VENV/bin/maturin" develop --release --extras dev,cluster -q
 }
 
@@ -133,8 +134,7 @@ build_stored() {
   # function changed since the profile was taken; the note of plan() says it once.
   CARGO_TARGET_DIR="$dir/stored" \
     CARGO_ENCODED_RUSTFLAGS="$(encoded_flags "-Cprofile-use=$use" -Cllvm-args=-no-pgo-warn-mismatch)" \
-    SATTCP_BUILD_PROFILE="profile-guided, stored profile of $(meta source)" \
-    VIRTUAL_ENV="$(cd "$VENV" && pwd)" "$VENV/bin/maturin" develop --release --extras dev,cluster -q
+    SATTCP_BUILD_PROFILE="profile-guided, stored profile of $(meta source)" develop_module
 }
 
 if [ "$mode" = plan ]; then
@@ -149,7 +149,7 @@ if [ "$mode" = build ]; then
     build_stored
   else
     echo "pgo: the plain release build (${how#plain: })" >&2
-    build_plain
+    develop_module  # as make build always was (target/release)
   fi
   exit 0
 fi
@@ -234,8 +234,7 @@ use_flags=$(encoded_flags "-Cprofile-use=$profile")
 export SATTCP_BUILD_PROFILE=profile-guided
 echo "pgo: 4/4 building with the profile (target/pgo/use)" >&2
 if [ "$mode" = develop ]; then
-  CARGO_TARGET_DIR="$dir/use" CARGO_ENCODED_RUSTFLAGS="$use_flags" VIRTUAL_ENV="$(cd "$VENV" && pwd)" \
-    "$VENV/bin/maturin" develop --release --extras dev,cluster -q
+  CARGO_TARGET_DIR="$dir/use" CARGO_ENCODED_RUSTFLAGS="$use_flags" develop_module
 else
   CARGO_TARGET_DIR="$dir/use" CARGO_ENCODED_RUSTFLAGS="$use_flags" \
     "$VENV/bin/maturin" build --release -q --out dist

@@ -49,6 +49,7 @@ def _measure(tree: Path, scenarios: list[str]) -> dict[str, tuple[float, str]]:
 def main() -> int:
     # (The harness's own imports: the runs measured start in their own processes.)
     from sattcp.cli_study import positive_int
+    from sattcp.worker import host_id
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("a", type=Path)
@@ -62,6 +63,7 @@ def main() -> int:
     for s in args.scenarios:
         if not (ROOT / s).is_file():
             ap.error(f"{s}: no such scenario file (paths are from the repository's root)")
+    print(f"host: {host_id()}; load average {os.getloadavg()[0]:.1f}", flush=True)
     times: dict[tuple[str, str], list[float]] = {}
     digests: dict[str, set[str]] = {}
     for r in range(1, args.rounds + 1):

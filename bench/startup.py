@@ -59,6 +59,7 @@ def main() -> int:
     # The minimum and median need one run at least. (Imported here, in the harness only: the
     # start-ups measured run in their own processes.)
     from sattcp.cli_study import positive_int
+    from sattcp.worker import host_id
 
     ap.add_argument("--repeat", type=positive_int, default=15, help="runs of each command (default: %(default)s)")
     args = ap.parse_args()
@@ -69,7 +70,7 @@ def main() -> int:
         ("sattcp run scenarios/geo-bulk.toml", [*sattcp_cmd, "run", "scenarios/geo-bulk.toml"]),
         ("sattcp run scenarios/geo-bulk.toml --json", [*sattcp_cmd, "run", "scenarios/geo-bulk.toml", "--json"]),
     ]
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; {args.repeat} repeats each"
+    print(f"host: {host_id()}; load average {os.getloadavg()[0]:.1f}; {args.repeat} repeats each"
           f"{' (PYTHONDONTWRITEBYTECODE unset for the children: bytecode caches used)' if 'PYTHONDONTWRITEBYTECODE' in os.environ else ''}")
     print(f"{'command':<42} {'wall min':>9} {'wall median':>12} {'CPU min':>9}")
     for name, cmd in cases:

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from matplotlib.artist import Artist
 
@@ -293,6 +294,23 @@ def test_cli_reproduce_quick_with_a_fake_simulator(kota_standins, capsys):
     assert "GEO" in out and "TCP flavour explains the largest share" in out
     html = (tmp_path / "out" / "report.html").read_text()
     assert "Quick variant: 20 s of simulated time" in html
+    # The machine the runs' wall times (the Runs table) were measured on.
+    from html import escape
+
+    from sattcp.worker import host_id
+
+    assert f"Wall times measured on {escape(host_id())}.</p>" in html
+
+
+def test_the_runs_table_names_the_machines_of_its_wall_times():
+    from sattcp.report import _hosts_note
+
+    runs = pd.DataFrame({"host": ["b: CPU <x>", "a: CPU", None, "b: CPU <x>"]})
+    assert _hosts_note(runs) == (
+        "<p class='note'>Wall times measured on 3 machines: b: CPU &lt;x&gt; (2 runs); a: CPU (1 run); "
+        "a machine not recorded (a store written before schema 3) (1 run).</p>")
+    assert _hosts_note(runs.iloc[[1]]) == "<p class='note'>Wall times measured on a: CPU.</p>"
+    assert _hosts_note(runs.iloc[:0]) == "" and _hosts_note(pd.DataFrame({"x": [1]})) == ""
 
 
 def test_cli_reproduce_with_replications(kota_standins, capsys):

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sattcp.store import SCHEMA_VERSION, Store, StoreError, StoreLocked
+from sattcp.store import RUN_COLUMNS, SCHEMA_VERSION, Store, StoreError, StoreLocked
 
 
 def _flows(n: int, extra: bool = False) -> pd.DataFrame:
@@ -297,12 +297,39 @@ def test_a_schema_1_store_is_migrated_and_keeps_its_runs(tmp_path):
         runs = s.runs("www")
         assert runs["efficiency"].tolist() == [0.9] and runs["tcp.flavor"].tolist() == ["reno"]
         assert runs["build"].tolist() == ["unknown (store schema 1)"]
+        assert runs["host"].isna().all()  # not recorded then
         assert s.flows("www")["custom_counter"].tolist() == [7]
     with Store(path) as s:
         s.record_run("transfer", "k2", factors={}, status="ok",
                      flows=pd.DataFrame({"flow": [0], "completed_at_s": [2.5]}))
         assert sorted(s.flows()["completed_at_s"].dropna()) == [2.5]
         assert s.study_definition("www") == {"factors": {"tcp.flavor": ["reno", "sack"]}}
+
+
+def test_a_schema_2_store_gains_the_host_column_and_keeps_its_runs(tmp_path, monkeypatch):
+    path = tmp_path / "v2.duckdb"
+    with Store(path) as s:
+        s.record_run("www", "k1", factors={"tcp.flavor": "reno"}, status="ok", seed=3,
+                     summary={"efficiency": 0.9, "wall_time_s": 1.5}, flows=_flows(3))
+    con = duckdb.connect(str(path))  # as sattcp 0.1.0 with store schema 2 wrote it
+    con.execute("ALTER TABLE runs DROP COLUMN host")
+    con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    con.close()
+    monkeypatch.setenv("SATTCP_HOST_ID", "node-2")
+    with Store(path, read_only=True) as s:  # reading migrates it
+        assert s.schema_version() == SCHEMA_VERSION == 3
+        runs = s.runs("www")
+        assert runs["efficiency"].tolist() == [0.9] and runs["seed"].tolist() == [3]
+        assert runs["host"].isna().all() and len(s.flows("www")) == 3
+        assert s.con.execute("SELECT value FROM meta WHERE key = 'migrated_from'").fetchone() == ("2",)
+        # The declared order, as in a new store's table (exports list the columns in it).
+        cols = [r[0] for r in s.con.execute("DESCRIBE runs").fetchall()]
+        assert cols == list(RUN_COLUMNS)
+    with Store(path) as s:
+        s.record_run("www", "k2", factors={"tcp.flavor": "sack"}, status="ok")
+        s.record_run("www", "k3", factors={"tcp.flavor": "vegas"}, status="failed", host=None)
+        hosts = s.runs("www").set_index("run_key")["host"]
+        assert hosts["k2"] == "node-2" and hosts.drop("k2").isna().all()
 
 
 def _garbled(path: Path) -> Path:

@@ -20,6 +20,7 @@ import pytest
 from conftest import NEEDS_PROC
 from sattcp.store import Store, StoreError, build_id
 from sattcp.sweep import StudyError, load_study, missing, run_sweep
+from sattcp.worker import host_id
 
 TESTS = Path(__file__).resolve().parent
 PYTHON_DIR = TESTS.parent / "python"
@@ -1031,6 +1032,8 @@ def test_editing_the_scenario_or_changing_build_runs_again_and_old_runs_are_not_
     assert cfg["links"]["bottleneck"]["rate"] == "45Mbps" and cfg["tcp"]["min_rto"] == "200ms"
     assert sattcp.run(cfg).summary["digest"] == first.loc["sack", "digest"]
     assert first.loc["sack", "build"] == build_id() and first.loc["sack", "seed"] == 1
+    # Where its wall time was measured: this machine (the workers' host_id).
+    assert set(first["host"]) == {host_id()} and host_id().endswith(("CPU", "CPUs"))
 
     base = tmp_path / "base.toml"
     base.write_text(base.read_text().replace('rate = "45Mbps"', 'rate = "10Mbps"'))
@@ -1044,11 +1047,13 @@ def test_editing_the_scenario_or_changing_build_runs_again_and_old_runs_are_not_
     assert json.loads(cap)["capacity_bps"] < json.loads(first.loc["sack", "summary"])["capacity_bps"]
 
     monkeypatch.setenv("SATTCP_BUILD_ID", "9.9.9+upgraded")
+    monkeypatch.setenv("SATTCP_HOST_ID", "node-7 (a cluster's name)")
     assert main(["sweep", str(study), "--store", str(store), "--no-progress", "-j", "1"]) == 0
     out, err = capsys.readouterr()
     assert "2 runs, 0 already stored, 2 ok" in out and "4 stored run(s) of tiny" in err
     with Store(store, read_only=True) as st:
         assert set(st.runs("tiny")["build"]) == {"9.9.9+upgraded"}
+        assert set(st.runs("tiny")["host"]) == {"node-7 (a cluster's name)"}
         assert st.builds("tiny") == {"9.9.9+upgraded": 2}
 
 

@@ -544,6 +544,21 @@ def _run_info(runs: pd.DataFrame, order: list[str] | None = None) -> pd.DataFram
     return info.reindex(blocks)
 
 
+def _hosts_note(runs: pd.DataFrame) -> str:
+    """Which machines measured the wall times above (``runs.host``), with their run counts: a
+    time is only comparable with one from the same kind of machine (issue 15)."""
+    if "host" not in runs.columns or runs.empty:
+        return ""
+    counts = runs["host"].fillna("").value_counts()
+    def name(host: str) -> str:
+        return _e(host) if host else "a machine not recorded (a store written before schema 3)"
+    if len(counts) == 1:
+        return f"<p class='note'>Wall times measured on {name(counts.index[0])}.</p>"
+    items = [f"{name(h)} ({n} run{'s' if n != 1 else ''})"
+             for h, n in sorted(counts.items(), key=lambda kv: (-kv[1], not kv[0], kv[0]))]
+    return f"<p class='note'>Wall times measured on {len(items)} machines: {'; '.join(items)}.</p>"
+
+
 def _analyse(
     store_path: str | Path, study: str
 ) -> tuple[pd.DataFrame, dict[str, Any], pd.DataFrame, dict[tuple[str, str], AllocationOfVariation],
@@ -636,7 +651,7 @@ def build_report_and_claims(
         parts.append("<h2>Deviations and tuning declared in the study</h2>")
         parts.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>" if notes else
                      "<p>None declared: no parameter was set to match the paper's tables.</p>")
-        parts.append("<h2>Runs</h2>" + _table(_run_info(runs)))
+        parts.append("<h2>Runs</h2>" + _table(_run_info(runs)) + _hosts_note(runs))
         failed = runs[runs["status"] == "failed"]
         if len(failed):
             parts.append("<h3>Failed runs</h3>" + _table(
@@ -794,7 +809,7 @@ def build_study_report(
         parts.append("<p>Allocation of variation, main effects and confidence intervals as in seed "
                      "000 &sect;4.4.1 (see docs/analysis.md).</p>")
         order = [b.get("name") for b in definition.get("blocks") or [] if isinstance(b, dict)] or None
-        parts.append("<h2>Runs</h2>" + _table(_run_info(runs, order)))
+        parts.append("<h2>Runs</h2>" + _table(_run_info(runs, order)) + _hosts_note(runs))
         factor_levels = {k: list(v) for k, v in (definition.get("factors") or {}).items()}
         if factor_levels:
             parts.append(_color_key(factor_levels))

@@ -11,7 +11,8 @@ Tables (schema version :data:`SCHEMA_VERSION`):
   Runs of a study whose key is not among them are *stale* (an earlier scenario, definition or
   sattcp build): kept, but left out of analyses and exports unless asked for.
 - ``runs``: one row per run, keyed by ``(study, run_key)``: identity, the resolved configuration
-  (``config``, JSON) and its digest, the sattcp version and build that produced it, status and
+  (``config``, JSON) and its digest, the sattcp version and build that produced it, the machine
+  that ran it (``host``: its wall time was measured there), status and
   error, the common responses as columns and every summary value in ``summary`` (JSON).
 - ``flows``, ``links``: the per-flow and per-link tables of each run (``RunResult.flows`` and
   ``.links``), with ``study`` and ``run_key`` in front, every column typed.
@@ -43,7 +44,7 @@ import pandas as pd
 
 from sattcp.errors import OutputPathError, PlainKeyError, SattcpError, WriteError
 from sattcp.paths import WholeFiles, as_path, shown
-from sattcp.worker import build_id, sattcp_version  # the build a run is keyed by (no pandas in workers)
+from sattcp.worker import build_id, host_id, sattcp_version  # the build a run is keyed by (no pandas in workers)
 
 __all__ = [
     "FLOW_COLUMNS",
@@ -63,8 +64,8 @@ __all__ = [
 
 #: Version of the tables below. 1: the unversioned store of sattcp <= 0.1.0 (flows typed by the
 #: first run stored); 2: declared types, ``meta``, ``study_runs``, ``links``, ``traces``, the
-#: resolved configuration and the build of every run.
-SCHEMA_VERSION = 2
+#: resolved configuration and the build of every run; 3: the machine of every run (``host``).
+SCHEMA_VERSION = 3
 
 #: Summary values also stored as columns of ``runs`` (all are kept in ``summary`` as JSON).
 RESPONSE_COLUMNS: dict[str, str] = {
@@ -90,6 +91,7 @@ RUN_COLUMNS: dict[str, str] = {
     "config_digest": "VARCHAR",         # SHA-256 (16 hex) of config
     "sattcp_version": "VARCHAR",
     "build": "VARCHAR",                 # version + native module digest (build_id())
+    "host": "VARCHAR",                  # the machine that ran it (worker.host_id()); NULL before schema 3
     "status": "VARCHAR NOT NULL",       # ok | failed
     "error": "VARCHAR",
     **RESPONSE_COLUMNS,
@@ -353,6 +355,7 @@ def run_record(
     config_digest: str | None = None,
     build: str | None = None,
     version: str | None = None,
+    host: str | None = "",
     summary: Mapping[str, Any] | None = None,
     flows: pd.DataFrame | list[dict[str, Any]] | None = None,
     links: pd.DataFrame | list[dict[str, Any]] | None = None,
@@ -365,7 +368,9 @@ def run_record(
     """One finished run as the store writes it (:meth:`Store.record_run`, :meth:`Store.record_runs`),
     checked and typed before anything is written: a value that its column cannot hold raises
     :class:`RecordRefused` naming the column. ``flows`` and ``links`` are DataFrames or lists
-    of rows (dicts); ``traces`` maps a name to a DataFrame with columns ``t`` and ``value``."""
+    of rows (dicts); ``traces`` maps a name to a DataFrame with columns ``t`` and ``value``;
+    ``host`` the machine that ran it (by default this one, :func:`~sattcp.worker.host_id`;
+    None: not known)."""
     import pyarrow as pa
 
     _check_name(study)
@@ -387,7 +392,7 @@ def run_record(
         "scenario_digest": scenario_digest,
         "config": None if config is None else _dumps(config), "config_digest": config_digest,
         "sattcp_version": version or sattcp_version(), "build": build or build_id(),
-        "status": status, "error": None if error is None else shown(error), **cols, "summary": _dumps(summary),
+        "host": host_id() if host == "" else host, "status": status, "error": None if error is None else shown(error), **cols, "summary": _dumps(summary),
         "warnings": _dumps(list(warnings or [])), "started_at": started_at,
         "finished_at": _now(),
     }
@@ -500,7 +505,7 @@ class Store:
 
     ``read_only`` stores can be opened while a sweep writes to the same file (the sweep holds
     the file only while it commits a run; opening waits up to ``wait_s`` seconds for it). An
-    old store (schema 1) is migrated when opened; a damaged file, a DuckDB file without
+    old store (schema 1 or 2) is migrated when opened; a damaged file, a DuckDB file without
     sattcp's tables or a store from a newer sattcp raise :class:`StoreError`.
     """
 
@@ -640,7 +645,10 @@ class Store:
                 pass
             self.con = _connect(self.path, True, wait_s)
             return
-        self._migrate_v1()
+        if version == 1:
+            self._migrate_v1()
+        else:
+            self._migrate_v2()
 
     def _looks_like_v1(self) -> bool:
         cols = {r[0] for r in self.con.execute("DESCRIBE runs").fetchall()}
@@ -682,6 +690,20 @@ class Store:
             con.executemany("INSERT INTO meta VALUES (?, ?)",
                             [["schema_version", str(SCHEMA_VERSION)], ["created_by", build_id()],
                              ["migrated_from", "1"]])
+
+    def _migrate_v2(self) -> None:
+        """Schema 2 -> 3: ``runs`` gains ``host`` (NULL: the machine was not recorded), rebuilt
+        so that its columns come in the declared order, as in a new store's. Rows are kept."""
+        con = self.con
+        with self._transaction():
+            con.execute("ALTER TABLE runs RENAME TO runs_v2")
+            con.execute(f"CREATE TABLE runs ({_cols(RUN_COLUMNS)}, PRIMARY KEY (study, run_key))")
+            con.execute("INSERT INTO runs BY NAME SELECT * FROM runs_v2")
+            con.execute("DROP TABLE runs_v2")
+            con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)])
+            row = con.execute("SELECT value FROM meta WHERE key = 'migrated_from'").fetchone()
+            con.execute("INSERT OR REPLACE INTO meta VALUES ('migrated_from', ?)",
+                        [f"{row[0]} 2" if row else "2"])
 
     # -- studies -------------------------------------------------------------------------------
 
@@ -927,7 +949,7 @@ class Store:
         summ = pd.DataFrame([json.loads(s) if s else {} for s in df["summary"]], index=df.index)
         fixed = ["study", "run_key", "block"]
         tail = ["seed", "status", "error"]
-        ident = ["build", "sattcp_version", "config_digest", "scenario", "scenario_digest",
+        ident = ["build", "sattcp_version", "host", "config_digest", "scenario", "scenario_digest",
                  "overrides", "config", "warnings", "started_at", "finished_at", "current"]
         responses = [c for c in RESPONSE_COLUMNS]
         more = [c for c in summ.columns if c not in df.columns and c not in fac.columns]

@@ -842,7 +842,7 @@ def _record(writer: StoreWriter, spec: RunSpec, rec: Mapping[str, Any]) -> dict[
         overrides=spec.overrides, seed=spec.seed, scenario=spec.scenario,
         scenario_digest=spec.scenario_digest, config=spec.config or None,
         config_digest=spec.config_digest or None, build=rec.get("build") or spec.build or None,
-        version=rec.get("version"), summary=rec.get("summary"), flows=rec.get("flows"),
+        version=rec.get("version"), host=rec.get("host"), summary=rec.get("summary"), flows=rec.get("flows"),
         links=rec.get("links"), traces=rec.get("traces"), warnings=rec.get("warnings"),
         error=rec.get("error"), started_at=rec.get("started_at"), wall_time_s=rec.get("wall_time_s"),
     )

@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import importlib.util
 import os
+import re
 import signal
 import sys
 import threading
@@ -72,6 +73,84 @@ def _native_digest() -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()[:12]
+
+
+def host_id() -> str:
+    """The machine a run's wall time was measured on, in one line: host name, processor, its
+    last-level cache and the CPUs this process may use, e.g. ``vm: AMD EPYC (family 23 model 1),
+    L3 8 MiB, 2 CPUs``. Stored with every run (``runs.host``) and printed by the benchmarks
+    (issue 15): the same kind of cloud machine came as processors whose figures differ 1.6-2.5x,
+    so a time means little without it. ``SATTCP_HOST_ID`` in the environment replaces it (a
+    cluster's own name for a node). Linux reads ``/proc/cpuinfo`` and sysfs; elsewhere the
+    ``platform`` module's processor name."""
+    return os.environ.get("SATTCP_HOST_ID") or _this_machine()
+
+
+@cache
+def _this_machine() -> str:
+    cpu = _cpu_name()
+    if cpu is None:
+        import platform
+
+        cpu = platform.processor() or platform.machine() or "unknown processor"
+    parts = [cpu]
+    if (cache_size := _last_level_cache()) is not None:
+        parts.append(cache_size)
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    parts.append(f"{cpus} CPU{'s' if cpus != 1 else ''}")
+    try:
+        node = os.uname().nodename
+    except AttributeError:  # not POSIX
+        import platform
+
+        node = platform.node()
+    return f"{node or 'unknown host'}: {', '.join(parts)}"
+
+
+def _cpu_name() -> str | None:
+    """``model name (family F model M)`` of the first processor in ``/proc/cpuinfo``, or None.
+    (The family and model tell apart processors that share a marketing name, as this project's
+    two kinds of "AMD EPYC" cloud machine do.)"""
+    try:
+        text = Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        return None
+    first = text.split("\n\n", 1)[0]
+    fields = {k.strip(): v.strip() for k, _, v in (ln.partition(":") for ln in first.splitlines()) if v}
+    name = fields.get("model name") or fields.get("Processor") or fields.get("cpu model")
+    if not name:
+        return None
+    name = " ".join(name.split())
+    if "cpu family" in fields and "model" in fields:
+        name += f" (family {fields['cpu family']} model {fields['model']})"
+    return name
+
+
+def _last_level_cache() -> str | None:
+    """``L3 8 MiB``: the highest-level data or unified cache of CPU 0 (sysfs), or None."""
+    base = Path("/sys/devices/system/cpu/cpu0/cache")
+    best: tuple[int, str] | None = None
+    with contextlib.suppress(OSError):
+        for index in base.glob("index*"):
+            with contextlib.suppress(OSError, ValueError):
+                if (index / "type").read_text().strip() == "Instruction":
+                    continue
+                level = int((index / "level").read_text())
+                size = (index / "size").read_text().strip()
+                if best is None or level > best[0]:
+                    best = (level, size)
+    if best is None:
+        return None
+    level, size = best
+    m = re.fullmatch(r"(\d+)([KMG]?)", size)
+    if m is None:
+        return f"L{level} {size}"
+    kib = int(m.group(1)) * {"": 1 / 1024, "K": 1, "M": 1024, "G": 1 << 20}[m.group(2)]
+    shown = f"{kib / 1024:g} MiB" if kib >= 1024 else f"{kib:g} KiB"
+    return f"L{level} {shown}"
 
 
 def sattcp_version() -> str:
@@ -133,7 +212,7 @@ def execute(spec: RunSpec, runner: Runner | None = None) -> dict[str, Any]:
     t0 = time.perf_counter()
     build = build_id()
     rec: dict[str, Any] = {"run_key": spec.run_key, "build": build, "version": sattcp_version(),
-                           "started_at": started}
+                           "host": host_id(), "started_at": started}
     try:
         if spec.build and build != spec.build:
             raise RuntimeError(f"this worker runs sattcp build {build}, the sweep was planned "

@@ -133,6 +133,7 @@ fn kernel_now() -> (f64, u64) {
 const USAGE: &str = "usage: bench [SCENARIO.toml ...] [--repeat N] [--no-pending] [--set k=v ...]
        bench --kv SCENARIO.toml ... [--set k=v ...]
        bench --scale [--flows 10,100,1000,10000,100000] [--duration 5s] [--repeat N] [--no-pending] [--set k=v ...]
+       bench --host    (the machine and its load, the first line of every table; bench/peers prints it)
 (cargo run --release -p sattcp-core --example bench -- ...; bench/README.md)";
 
 /// A clear message and exit status 2 for bad arguments (no panic, no backtrace).
@@ -158,6 +159,53 @@ fn count(v: &str, opt: &str) -> u64 {
 fn vm_hwm_kb() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
     s.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The machine, as `sattcp.worker.host_id()` names it (python/sattcp/worker.py: host name,
+/// processor with its family and model, last-level cache, CPUs this process may use), and the
+/// load average: figures from two days' runs compare only on the same kind of machine (issue
+/// 15: this project's cloud machines came with 8 or 32 MiB of L3, 1.6-2.5x apart).
+fn host_line() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let first = cpuinfo.split("\n\n").next().unwrap_or("");
+    let field = |k: &str| {
+        first.lines().find_map(|l| {
+            let (key, v) = l.split_once(':')?;
+            (key.trim() == k && !v.trim().is_empty()).then(|| v.split_whitespace().collect::<Vec<_>>().join(" "))
+        })
+    };
+    let mut parts = vec![match (field("model name"), field("cpu family"), field("model")) {
+        (Some(name), Some(fam), Some(model)) => format!("{name} (family {fam} model {model})"),
+        (Some(name), ..) => name,
+        _ => std::env::consts::ARCH.to_string(),
+    }];
+    // The highest-level data or unified cache of CPU 0.
+    let mut best: Option<(u32, String)> = None;
+    for i in 0..16 {
+        let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{i}");
+        let read = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).ok().map(|s| s.trim().to_string());
+        let (Some(level), Some(kind), Some(size)) = (read("level"), read("type"), read("size")) else { continue };
+        let Ok(level) = level.parse::<u32>() else { continue };
+        if kind != "Instruction" && best.as_ref().is_none_or(|(l, _)| level > *l) {
+            best = Some((level, size));
+        }
+    }
+    if let Some((level, size)) = best {
+        let kib = size.strip_suffix('K').and_then(|k| k.parse::<f64>().ok());
+        parts.push(match kib {
+            Some(k) if k >= 1024.0 => format!("L{level} {} MiB", k / 1024.0),
+            Some(k) => format!("L{level} {k} KiB"),
+            None => format!("L{level} {size}"),
+        });
+    }
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    parts.push(format!("{cpus} CPU{}", if cpus == 1 { "" } else { "s" }));
+    let node = std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_default();
+    let host = std::env::var("SATTCP_HOST_ID").ok().filter(|h| !h.is_empty()).unwrap_or_else(|| {
+        format!("{}: {}", if node.is_empty() { "unknown host" } else { &node }, parts.join(", "))
+    });
+    let load = std::fs::read_to_string("/proc/loadavg").ok().and_then(|s| s.split_whitespace().next().map(str::to_string));
+    format!("host: {host}; load average {}", load.as_deref().unwrap_or("unknown"))
 }
 
 fn short(f: &str) -> String {
@@ -399,6 +447,10 @@ fn main() {
             "--kv" => kv = true,
             "--flows" => flows = value(args.next(), "--flows", "N,N,...").split(',').map(|v| count(v, "--flows")).collect(),
             "--duration" => duration = value(args.next(), "--duration", "5s"),
+            "--host" => {
+                println!("{}", host_line());
+                return;
+            }
             "--help" | "-h" => {
                 println!("{USAGE}");
                 return;
@@ -449,6 +501,7 @@ fn main() {
                 (n, load_case(&format!("{root}geo-dumbbell-droptail.toml"), &n_sets))
             })
             .collect();
+        println!("{}", host_line());
         println!(
             "scaling: geo-dumbbell-droptail.toml, 450 kbps of bottleneck per flow, MSS 1024, starts spread over 1 s, {duration} simulated, best of {repeat}"
         );
@@ -507,6 +560,7 @@ fn main() {
             }
         }
         let scenarios: Vec<(&String, Scenario)> = cases.iter().map(|(name, f, sets)| (name, load_case(f, sets))).collect();
+        println!("{}", host_line());
         println!("best of {repeat}; rates and ns/bnpkt from CPU time; xfloor: CPU ns per event / floor CPU ns per heap pop+push");
         header();
         for (name, sc) in &scenarios {

@@ -56,8 +56,11 @@ toolchain=$(echo "$rustc_v" | tr '\n' ' ')
 llvm=$(echo "$rustc_v" | sed -n 's/^LLVM version: //p')
 
 # The sources a profile describes: the module's crates and the workspace's manifests (its
-# release profile), without the stored profile itself (git pathspecs).
-module_sources=(Cargo.toml Cargo.lock crates/sattcp-core crates/sattcp-py ":!$stored_dir")
+# release profile), without the stored profile itself and without what is not compiled into
+# the module (the core's examples, such as the bench, its integration tests and proptest
+# regressions) (git pathspecs).
+module_sources=(Cargo.toml Cargo.lock crates/sattcp-core crates/sattcp-py ":!$stored_dir"
+  ":!crates/sattcp-core/examples" ":!crates/sattcp-core/tests" ":!crates/sattcp-core/proptest-regressions")
 
 # RUSTFLAGS (or CARGO_ENCODED_RUSTFLAGS) as cargo would split them, then the arguments whole (a
 # path may hold spaces), in the form cargo reads first: CARGO_ENCODED_RUSTFLAGS, joined by 0x1f.

@@ -214,6 +214,9 @@ def test_make_build_notes_when_the_module_changed_since_the_stored_profile(tmp_p
     src.write_text("pub fn f() {}\n")
     (tmp_path / "crates/sattcp-emu").mkdir()
     (tmp_path / "crates/sattcp-emu/main.rs").write_text("fn main() {}\n")
+    bench = tmp_path / "crates/sattcp-core/examples/bench.rs"  # the core's, but not in the module
+    bench.parent.mkdir()
+    bench.write_text("fn main() {}\n")
 
     def git(*args: str) -> str:
         return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path,
@@ -235,6 +238,7 @@ def test_make_build_notes_when_the_module_changed_since_the_stored_profile(tmp_p
     assert (p.stdout, p.stderr) == ("stored\n", ""), p
     src.write_text("pub fn f() { g() }\n")          # the module's source, not yet committed
     (tmp_path / "crates/sattcp-emu/main.rs").write_text("fn main() { }\n")  # not the module's
+    bench.write_text("fn main() { }\n")                                    # nor is this
     p = _plan(tmp_path, llvm, tree=False)
     assert p.stdout == "stored\n"
     assert "1 file(s) of the module's sources changed since" in p.stderr, p.stderr

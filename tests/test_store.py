@@ -313,6 +313,7 @@ def test_a_schema_2_store_gains_the_host_column_and_keeps_its_runs(tmp_path, mon
                      summary={"efficiency": 0.9, "wall_time_s": 1.5}, flows=_flows(3))
     con = duckdb.connect(str(path))  # as sattcp 0.1.0 with store schema 2 wrote it
     con.execute("ALTER TABLE runs DROP COLUMN host")
+    con.execute("ALTER TABLE runs ADD COLUMN \"my note\" VARCHAR DEFAULT 'checked'")  # a user's own
     con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
     con.close()
     monkeypatch.setenv("SATTCP_HOST_ID", "node-2")
@@ -324,7 +325,7 @@ def test_a_schema_2_store_gains_the_host_column_and_keeps_its_runs(tmp_path, mon
         assert s.con.execute("SELECT value FROM meta WHERE key = 'migrated_from'").fetchone() == ("2",)
         # The declared order, as in a new store's table (exports list the columns in it).
         cols = [r[0] for r in s.con.execute("DESCRIBE runs").fetchall()]
-        assert cols == list(RUN_COLUMNS)
+        assert cols == [*RUN_COLUMNS, "my note"] and runs["my note"].tolist() == ["checked"]
     with Store(path) as s:
         s.record_run("www", "k2", factors={"tcp.flavor": "sack"}, status="ok")
         s.record_run("www", "k3", factors={"tcp.flavor": "vegas"}, status="failed", host=None)

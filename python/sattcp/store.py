@@ -693,11 +693,15 @@ class Store:
 
     def _migrate_v2(self) -> None:
         """Schema 2 -> 3: ``runs`` gains ``host`` (NULL: the machine was not recorded), rebuilt
-        so that its columns come in the declared order, as in a new store's. Rows are kept."""
+        so that its columns come in the declared order, as in a new store's; a column someone
+        added to it (``ALTER TABLE runs ADD COLUMN note ...``) is kept, after them. Rows are
+        kept."""
         con = self.con
         with self._transaction():
+            have = con.execute("DESCRIBE runs").fetchall()
+            own = "".join(f', "{c}" {t}' for c, t, *_ in have if c not in RUN_COLUMNS)
             con.execute("ALTER TABLE runs RENAME TO runs_v2")
-            con.execute(f"CREATE TABLE runs ({_cols(RUN_COLUMNS)}, PRIMARY KEY (study, run_key))")
+            con.execute(f"CREATE TABLE runs ({_cols(RUN_COLUMNS)}{own}, PRIMARY KEY (study, run_key))")
             con.execute("INSERT INTO runs BY NAME SELECT * FROM runs_v2")
             con.execute("DROP TABLE runs_v2")
             con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)])

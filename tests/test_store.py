@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import duckdb
@@ -412,8 +413,11 @@ def test_a_missing_study_is_a_store_error_and_a_key_error(tmp_path):
             assert str(e.value) == f"no study 'nope' in {tmp_path / 'r.duckdb'} (studies: st)"  # not quoted as a KeyError's
 
 
-def test_locked_hint_only_when_another_process_holds_the_file(tmp_path, capsys):
+def test_locked_hint_only_when_another_process_holds_the_file(tmp_path, capsys, monkeypatch):
     from sattcp.cli_study import main
+
+    # The CLI waits SATTCP_STORE_WAIT_S (30 s by default) for the lock, saying so after 1 s.
+    monkeypatch.setenv("SATTCP_STORE_WAIT_S", "1.5")
 
     path = tmp_path / "r.duckdb"
     with Store(path) as s:
@@ -427,14 +431,39 @@ def test_locked_hint_only_when_another_process_holds_the_file(tmp_path, capsys):
         with pytest.raises(StoreLocked) as ei:
             Store(path, read_only=True, wait_s=0.5)
         assert ei.value.pid == holder.pid
+        t0 = time.monotonic()
         assert main(["export", str(path), "--out", str(tmp_path / "x")]) == 1
+        assert time.monotonic() - t0 >= 1.5
         err = capsys.readouterr().err
         assert f"locked by process {holder.pid}" in err and "Traceback" not in err
+        assert f"sattcp: the results store {path} is locked by process {holder.pid}" in err
+        assert "s more for it (SATTCP_STORE_WAIT_S sets the wait)" in err
+        assert err.count("waiting up to") == 1
+        with pytest.raises(StoreLocked):  # an explicit wait is that wait: no notice before 1 s
+            Store(path, read_only=True, wait_s=0.3)
+        assert capsys.readouterr().err == ""
     finally:
         holder.stdin.close()
         holder.wait(timeout=60)
         holder.stdout.close()
     assert main(["export", str(path), "--out", str(tmp_path / "x")]) == 0  # free again
+
+
+@pytest.mark.parametrize("value", ["soon", "-1", "nan", "inf"])
+def test_a_bad_store_wait_is_refused_naming_the_variable(tmp_path, capsys, monkeypatch, value):
+    from sattcp.cli_study import main
+
+    path = tmp_path / "r.duckdb"
+    with Store(path) as s:
+        s.record_run("st", "a", factors={}, status="ok")
+    monkeypatch.setenv("SATTCP_STORE_WAIT_S", value)
+    assert main(["export", str(path), "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert f"SATTCP_STORE_WAIT_S: must be a number of seconds, 0 or more, got {value!r}" in err
+    assert "Traceback" not in err
+    monkeypatch.setenv("SATTCP_STORE_WAIT_S", "0")
+    with Store(path, read_only=True) as s:  # 0: no wait at all, and nothing holds it
+        assert s.run_keys("st") == {"a"}
 
 
 # -- stale runs, builds, exports ---------------------------------------------------------------

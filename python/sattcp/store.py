@@ -32,6 +32,7 @@ import json
 import math
 import os
 import re
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -52,6 +53,7 @@ __all__ = [
     "RESPONSE_COLUMNS",
     "RUN_COLUMNS",
     "SCHEMA_VERSION",
+    "STORE_WAIT_S",
     "Store",
     "StoreError",
     "StoreLocked",
@@ -60,6 +62,7 @@ __all__ = [
     "StudyMissing",
     "build_id",
     "check_store_path",
+    "store_wait_s",
 ]
 
 #: Version of the tables below. 1: the unversioned store of sattcp <= 0.1.0 (flows typed by the
@@ -431,11 +434,38 @@ def _arrow_type(base: str) -> Any:
 # -- the store ---------------------------------------------------------------------------------
 
 
+#: How long opening a store waits for another process's lock by default (seconds): a sweep holds
+#: the file only while it commits, so a reader seldom waits; ``SATTCP_STORE_WAIT_S`` sets
+#: another (:func:`store_wait_s`).
+STORE_WAIT_S = 30.0
+#: After this many seconds of waiting, opening says once on standard error what it waits for.
+_WAIT_NOTICE_S = 1.0
+
+
+def store_wait_s() -> float:
+    """The default wait for a locked store: ``SATTCP_STORE_WAIT_S`` (seconds, 0 or more) where
+    set, else :data:`STORE_WAIT_S`. A value that is not such a number raises :class:`StoreError`
+    naming the variable."""
+    text = os.environ.get("SATTCP_STORE_WAIT_S", "").strip()
+    if not text:
+        return STORE_WAIT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise StoreError(f"SATTCP_STORE_WAIT_S: must be a number of seconds, 0 or more, got {text!r:.60}")
+    return value
+
+
 def _connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:
     """Opens the file, retrying while another process holds its lock (a sweep holds it only
-    while it commits a run). Damaged or foreign files raise :class:`StoreError`."""
-    deadline = time.monotonic() + wait_s
+    while it commits a run). Damaged or foreign files raise :class:`StoreError`. A wait longer
+    than a second is said once on standard error (what holds the file, how long it waits)."""
+    start = time.monotonic()
+    deadline = start + wait_s
     pause = 0.02
+    told = False
     while True:
         try:
             return duckdb.connect(str(path), read_only=read_only)
@@ -444,8 +474,14 @@ def _connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConne
                 raise failure from None
             msg = str(e)
             if "lock" in msg.lower():
-                if time.monotonic() >= deadline:
+                now = time.monotonic()
+                if now >= deadline:
                     raise StoreLocked(path, msg) from None
+                if not told and now - start >= _WAIT_NOTICE_S:
+                    told = True
+                    what = str(StoreLocked(path, msg)).split("; wait for it", 1)[0]
+                    print(f"sattcp: {what}: waiting up to {deadline - now:.0f} s more for it "
+                          "(SATTCP_STORE_WAIT_S sets the wait)", file=sys.stderr, flush=True)
                 time.sleep(pause)
                 pause = min(pause * 2, 0.5)
                 continue
@@ -504,12 +540,13 @@ class Store:
     """A DuckDB results file. Use as a context manager or call :meth:`close`.
 
     ``read_only`` stores can be opened while a sweep writes to the same file (the sweep holds
-    the file only while it commits a run; opening waits up to ``wait_s`` seconds for it). An
+    the file only while it commits a run; opening waits up to ``wait_s`` seconds for it, by
+    default :func:`store_wait_s`: 30, or ``SATTCP_STORE_WAIT_S``). An
     old store (schema 1 or 2) is migrated when opened; a damaged file, a DuckDB file without
     sattcp's tables or a store from a newer sattcp raise :class:`StoreError`.
     """
 
-    def __init__(self, path: str | Path, read_only: bool = False, *, wait_s: float = 30.0) -> None:
+    def __init__(self, path: str | Path, read_only: bool = False, *, wait_s: float | None = None) -> None:
         try:
             self.path = as_path(path, "results store")
         except OutputPathError as e:  # None, a number: as every other problem of the store's path
@@ -531,6 +568,8 @@ class Store:
                 raise StoreError(str(e)) from None
         self.read_only = read_only
         self._con: duckdb.DuckDBPyConnection | None = None
+        if wait_s is None:
+            wait_s = store_wait_s()
         self.con = _connect(self.path, read_only, wait_s)
         try:
             with self._writes():  # a new store's tables, a migration

@@ -1019,6 +1019,7 @@ def test_editing_the_scenario_or_changing_build_runs_again_and_old_runs_are_not_
     import sattcp
     from sattcp.cli_study import main
 
+    monkeypatch.delenv("SATTCP_HOST_ID", raising=False)  # the machine's own name below
     study = real_study(tmp_path, TINY)
     store = tmp_path / "r.duckdb"
     s = run_sweep(study, store, jobs=1, progress=False)

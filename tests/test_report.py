@@ -195,13 +195,21 @@ def test_a_figure_that_does_not_pickle_is_drawn_here(tmp_path):
     assert png == here == (tmp_path / "there.png").read_bytes()
 
 
-def test_a_figure_whose_worker_dies_is_drawn_here_instead(tmp_path):
+def test_a_figure_whose_worker_dies_is_drawn_here_instead(tmp_path, capsys):
+    import multiprocessing
+
     from sattcp import plots
 
     here = plots.save(_small_figure(_DiesInAWorker(os.getpid())), tmp_path / "here")
     with plots.Figures(jobs=1) as figures:
         png = figures.save(_small_figure(_DiesInAWorker(os.getpid())), tmp_path / "there")()
+        assert not multiprocessing.active_children()  # the broken pool is stopped
+        # The figures after it are drawn here too (the broken pool refused them: a traceback).
+        later = [figures.save(_small_figure(_DiesInAWorker(os.getpid())), tmp_path / f"later{i}")
+                 for i in range(2)]
+        assert [f() for f in later] == [here, here]
     assert png == here == (tmp_path / "there.png").read_bytes()
+    assert capsys.readouterr().err.count("a figure worker process died") == 1
 
 
 def test_workers_started_early_draw_the_same_and_an_error_before_any_figure_kills_them(tmp_path):

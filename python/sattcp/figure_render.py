@@ -106,7 +106,8 @@ class Renderer:
     With ``jobs`` worker processes (default :func:`default_jobs`), started by :meth:`start` or
     on the first figure; with 0, each figure is drawn at once, here. A figure goes to a worker pickled
     (matplotlib figures pickle; the bytes drawn from the copy are the original's). If the
-    pool breaks (a worker killed), the figure is drawn here instead."""
+    pool breaks (a worker killed: the OOM killer, a crash), its workers are stopped and that
+    figure and every later one are drawn here instead, which is said once on stderr."""
 
     def __init__(self, jobs: int | None = None) -> None:
         self.jobs = default_jobs() if jobs is None else jobs
@@ -137,6 +138,10 @@ class Renderer:
                 data = pickle.dumps(fig)  # here, not in the pool's feeder thread, while the caller draws on
                 pool = self._workers()  # (started at the first figure, unless started before)
                 future: Future[dict[str, bytes]] | None = pool.submit(_render_pickled, data, tuple(formats)) if pool is not None else None
+            except BrokenProcessPool:
+                # A worker died since the last figure: no more workers (below), drawn here.
+                self._broken(pool)
+                future = None
             except (pickle.PicklingError, TypeError, AttributeError, OSError):
                 # A figure that does not pickle (an artist of the caller's), or no processes to
                 # be had: drawn here.
@@ -147,11 +152,25 @@ class Renderer:
                     try:
                         return future.result()
                     except BrokenProcessPool:
+                        # Drawn here once the broken pool is stopped (not while its threads
+                        # still wind down beside the drawing).
+                        self._broken(pool)
                         return _render_pickled(data, formats)
 
                 return result
         out = render(fig, formats)  # drawn here, at once
         return lambda: out
+
+    def _broken(self, pool: ProcessPoolExecutor | None) -> None:
+        """``pool`` broke (a worker died): it is stopped, and this renderer draws every later
+        figure here (a worker that died once, of memory most likely, would die again); said
+        once on stderr."""
+        self.jobs = 0
+        if pool is not None and pool is self._pool:
+            self._pool = None
+            print("sattcp: a figure worker process died (out of memory?); the remaining figures "
+                  "are drawn in this process", file=sys.stderr)
+            terminate(pool)
 
     def close(self, wait: bool = True) -> None:
         """Stops the workers: after the figures being drawn (``wait``), or at once (an error

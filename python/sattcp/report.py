@@ -544,6 +544,12 @@ def _run_info(runs: pd.DataFrame, order: list[str] | None = None) -> pd.DataFram
     return info.reindex(blocks)
 
 
+def _runs_table(runs: pd.DataFrame, order: list[str] | None = None) -> str:
+    """The reports' Runs table (:func:`_run_info`) and the machines that measured its wall
+    times (:func:`_hosts_note`)."""
+    return _table(_run_info(runs, order)) + _hosts_note(runs)
+
+
 def _hosts_note(runs: pd.DataFrame) -> str:
     """Which machines measured the wall times above (``runs.host``), with their run counts: a
     time is only comparable with one from the same kind of machine (issue 15)."""
@@ -651,7 +657,7 @@ def build_report_and_claims(
         parts.append("<h2>Deviations and tuning declared in the study</h2>")
         parts.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>" if notes else
                      "<p>None declared: no parameter was set to match the paper's tables.</p>")
-        parts.append("<h2>Runs</h2>" + _table(_run_info(runs)) + _hosts_note(runs))
+        parts.append("<h2>Runs</h2>" + _runs_table(runs))
         failed = runs[runs["status"] == "failed"]
         if len(failed):
             parts.append("<h3>Failed runs</h3>" + _table(
@@ -809,7 +815,7 @@ def build_study_report(
         parts.append("<p>Allocation of variation, main effects and confidence intervals as in seed "
                      "000 &sect;4.4.1 (see docs/analysis.md).</p>")
         order = [b.get("name") for b in definition.get("blocks") or [] if isinstance(b, dict)] or None
-        parts.append("<h2>Runs</h2>" + _table(_run_info(runs, order)) + _hosts_note(runs))
+        parts.append("<h2>Runs</h2>" + _runs_table(runs, order))
         factor_levels = {k: list(v) for k, v in (definition.get("factors") or {}).items()}
         if factor_levels:
             parts.append(_color_key(factor_levels))

@@ -189,9 +189,9 @@ class StoreLocked(StoreError):
         who = f"process {self.pid}" if self.pid else "another process"
         cmd = _cmdline(self.pid) if self.pid else ""
         sweep = " (a sattcp sweep is writing to it)" if "sweep" in cmd or "reproduce" in cmd else ""
-        super().__init__(f"the results store {path} is locked by {who}"
-                         + (f": {cmd}" if cmd else "") + sweep
-                         + "; wait for it to finish or stop it, then try again")
+        #: What holds the file (the message without its advice), for a note while waiting.
+        self.holder = f"the results store {path} is locked by {who}" + (f": {cmd}" if cmd else "") + sweep
+        super().__init__(self.holder + "; wait for it to finish or stop it, then try again")
 
 
 def _cmdline(pid: int) -> str:
@@ -479,8 +479,7 @@ def _connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConne
                     raise StoreLocked(path, msg) from None
                 if not told and now - start >= _WAIT_NOTICE_S:
                     told = True
-                    what = str(StoreLocked(path, msg)).split("; wait for it", 1)[0]
-                    print(f"sattcp: {what}: waiting up to {deadline - now:.0f} s more for it "
+                    print(f"sattcp: {StoreLocked(path, msg).holder}: waiting up to {deadline - now:.0f} s more for it "
                           "(SATTCP_STORE_WAIT_S sets the wait)", file=sys.stderr, flush=True)
                 time.sleep(pause)
                 pause = min(pause * 2, 0.5)

@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.sattcp-deps
 BUILT  := $(VENV)/.sattcp-built
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml pyproject.toml
 
-.PHONY: FORCE run test build build-pgo pgo-store wheel-pgo rust-test py-test bench bench-scale bench-peers bench-peers-scale lint clean browser
+.PHONY: FORCE run test build build-pgo pgo-store wheel-pgo rust-test py-test bench bench-scale bench-peers bench-peers-scale bench-headline lint clean browser
 
 # The main job: one bulk flow over GEO, then the seeds' whole 72-run study with its report.
 run: build
@@ -92,6 +92,11 @@ bench-peers:
 # dumbbell (about 45 minutes, most of it ns-3 at 10,000 flows until the script's 30-minute --timeout).
 bench-peers-scale:
 	bench/peers --scale --repeat 3
+
+# Issue 15: this host's headline figures (bench, scale, start-up, the study's sweep, the peers
+# where installed) with its host line, and the row of the README's per-host table.
+bench-headline: build
+	$(PY) bench/headline.py --peers
 
 lint: build
 	$(VENV)/bin/ruff check python tests scripts

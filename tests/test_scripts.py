@@ -23,6 +23,7 @@ def _refused(p: subprocess.CompletedProcess[str], needle: str) -> None:
 
 @pytest.mark.parametrize(("path", "args", "needle"), [
     ("bench/startup.py", ["--repeat", "0"], "argument --repeat: must be a whole number >= 1, got '0'"),
+    ("bench/headline.py", ["--sweeps", "0"], "argument --sweeps: must be a whole number >= 1, got '0'"),
     ("bench/module_ab.py", ["{tmp}", "{tmp}"], "{tmp}: holds no sattcp package"),
     ("bench/module_ab.py", [str(ROOT / "python"), str(ROOT / "python"), "--rounds", "0"],
      "argument --rounds: must be a whole number >= 1, got '0'"),
@@ -246,3 +247,39 @@ def test_make_build_notes_when_the_module_changed_since_the_stored_profile(tmp_p
     p = _plan(tmp_path, llvm, tree=False)
     assert p.stdout == "stored\n"
     assert "taken at 0123abc, which git does not know here" in p.stderr, p.stderr
+
+
+def test_headline_reads_the_figures_each_command_prints() -> None:
+    # bench/headline.py quotes other programs' output: excerpts of each, as printed on
+    # 2026-11-29, so that a change of their format shows here rather than as "not measured".
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("headline", ROOT / "bench" / "headline.py")
+    h = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(h)
+    bench = """case                           wall s    cpu s      events   Mev/s ev/bnpkt  ns/bnpkt   cells/s   peak MB alloc/pkt  pending floor ns xfloor
+droptail GEO, MSS 9180          0.022    0.022      355743   16.24     6.20       382         -       0.7    0.0134      103     35.2    1.7
+droptail GEO, MSS 1024          0.159    0.158     2858897   18.15     6.00       331         -       1.8    0.0030      103     35.2    1.6
+ATM GEO bulk, EPD               0.064    0.060      119210    1.98     2.25      1133    170.1M       1.8    0.0379      102     34.7   14.5
+ATM GEO WWW (kota-geo)          0.073    0.070      132528    1.89     2.29      1215    142.7M       1.8    0.0491      103     35.1   15.1
+"""
+    assert h.parse_cases(bench) == {"dumbbell": 331, "atm_www": 1215}
+    scale = """   flows cpu ns/bnpkt  vs smallest  of it, sys  faults/kpkt  floor ns/op  alloc/bnpkt     B/flow   goodput/flow
+      10          291        1.00x           -          0.0            -       0.1181      17801        142 kbps
+   10000          609        2.10x           -         25.7            -       0.1267      15136        135 kbps
+  100000          861        2.96x         181         29.4            -       0.1262      14252        136 kbps
+"""
+    assert h.parse_scale(scale) == {10: (291, 1.0, "-"), 10000: (609, 2.1, "-"), 100000: (861, 2.96, "181")}
+    startup = """python -c pass (floor)                        10.1 ms      10.1 ms    9.9 ms
+sattcp run scenarios/geo-bulk.toml            51.7 ms      51.7 ms   51.3 ms
+sattcp run scenarios/geo-bulk.toml --json     65.6 ms      65.6 ms   65.1 ms
+"""
+    assert h.parse_startup(startup) == 51.7
+    assert h.parse_sweep("kota-www: 72 runs, 0 already stored, 72 ok, 0 failed (5.3 s) -> /tmp/s.duckdb") == 5.3
+    assert h.parse_sweep("kota-www: 72 runs, 0 already stored, 71 ok, 1 failed (5.3 s) -> /tmp/s.duckdb") is None
+    peers = """| case | peer | peer goodput | sattcp goodput | difference | peer CPU s | sattcp CPU s | CPU ratio | wall ratio |
+|---|---|---|---|---|---|---|---|---|
+| geo | ns-2 (Reno) | 38.33 Mbps | 38.47 Mbps | +0.4% | 1.69 | 0.163 | 10.4x | 10.3x |
+| wan | ns-3 (NewReno) | 40.64 Mbps | 41.04 Mbps | +1.0% | 44.52 | 0.198 | 224.7x | 220.1x |
+"""
+    assert h.parse_peers(peers) == {("geo", "ns-2"): 10.4, ("wan", "ns-3"): 224.7}
+    assert [h._ratio(r) for r in (10.44, 224.7, None)] == ["10.4x", "225x", "-"]

@@ -87,13 +87,24 @@ def parse_peers(out: str) -> dict[tuple[str, str], float]:
     return {(m["case"], m["peer"]): float(m["ratio"]) for m in map(_PEER.match, out.splitlines()) if m}
 
 
-def _run(cmd: list[str], what: str) -> str:
+def _run(cmd: list[str], what: str, *, optional: bool = False) -> str:
+    """The command's standard output; a failure ends the script (exit 2) naming the step, or,
+    for an optional step, is noted on stderr and gives no output (its figures: not measured)."""
     print(f"{time.strftime('%H:%M:%S')} {what}: {' '.join(str(c) for c in cmd)}", file=sys.stderr, flush=True)
-    p = subprocess.run([str(c) for c in cmd], cwd=ROOT, capture_output=True, text=True)
-    if p.returncode != 0:
+    try:
+        p = subprocess.run([str(c) for c in cmd], cwd=ROOT, capture_output=True, text=True)
+    except OSError as e:
+        why = f"cannot start {cmd[0]}: {e.strerror}"
+    else:
+        if p.returncode == 0:
+            return p.stdout
         tail = (p.stderr or p.stdout).strip().splitlines()[-3:]
-        raise SystemExit(f"bench/headline.py: {what} failed (exit {p.returncode}): {' / '.join(tail)}")
-    return p.stdout
+        why = f"exit {p.returncode}: {' / '.join(tail)}"
+    if optional:
+        print(f"bench/headline.py: {what} failed ({why}); its figures are left out", file=sys.stderr)
+        return ""
+    print(f"bench/headline.py: {what} failed ({why})", file=sys.stderr)
+    raise SystemExit(2)
 
 
 def _span(xs: list[float], fmt: str) -> str:
@@ -123,7 +134,10 @@ def main() -> int:
         raise SystemExit(f"bench/headline.py: {sattcp} not found: run it with the project's .venv/bin/python after `make build`")
 
     host, load = host_id(), os.getloadavg()[0]
-    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip() or "?"
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip() or "?"
+    except OSError:  # no git: the build is named "?"
+        rev = "?"
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     _run(["cargo", "build", "--release", "-q", "-p", "sattcp-core", "--example", "bench"], "build")
     cases = parse_cases(_run([BENCH, "--repeat", "3"], "make bench"))
@@ -136,7 +150,7 @@ def main() -> int:
             s = parse_sweep(_run([sattcp, "sweep", STUDY, "--jobs", "2", "--no-progress", "--store", store], "sweep"))
             if s is not None:
                 sweeps.append(s)
-    peers = parse_peers(_run([ROOT / "bench/peers", "--repeat", "1"], "peers")) if args.peers else {}
+    peers = parse_peers(_run([ROOT / "bench/peers", "--repeat", "1"], "peers", optional=True)) if args.peers else {}
     load_after = os.getloadavg()[0]
 
     small, large = min(scale, default=None), max(scale, default=None)

@@ -283,3 +283,12 @@ sattcp run scenarios/geo-bulk.toml --json     65.6 ms      65.6 ms   65.1 ms
 """
     assert h.parse_peers(peers) == {("geo", "ns-2"): 10.4, ("wan", "ns-3"): 224.7}
     assert [h._ratio(r) for r in (10.44, 224.7, None)] == ["10.4x", "225x", "-"]
+
+
+def test_headline_names_the_step_that_could_not_start(tmp_path: Path) -> None:
+    # A PATH without cargo: the first step (building the bench) cannot start; one line, exit 2.
+    import os
+    env = {**os.environ, "PATH": str(tmp_path)}
+    p = subprocess.run([sys.executable, str(ROOT / "bench" / "headline.py"), "--sweeps", "1"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=60, env=env)
+    _refused(p, "bench/headline.py: build failed (cannot start cargo: No such file or directory)")

@@ -16,6 +16,18 @@ def test_run_prints_a_readable_summary():
     assert "efficiency" in p.stdout and "bottleneck" in p.stdout and "digest" in p.stdout
 
 
+def test_the_summary_gives_the_results_counts_with_thousands_separated():
+    # The counts were printed bare ("queue drops 4332") beside "retransmitted 8,242,176 B".
+    args = ("run", "scenarios/geo-dumbbell-droptail.toml", "--set", "tcp.mss=1024")
+    s = json.loads(run_cli(*args, "--json").stdout)["summary"]
+    assert s["drops_queue_full"] >= 1000 and s["timeouts"] >= 1 and s["fast_retransmits"] >= 1, s
+    text = run_cli(*args).stdout
+    assert (f"timeouts {s['timeouts']:,}, fast retransmits {s['fast_retransmits']:,}, retransmitted "
+            f"{s['bytes_retransmitted']:,} B, queue drops {s['drops_queue_full']:,}, corrupted {s['drops_corrupted']:,}") in text, text
+    bottleneck = next(ln for ln in text.splitlines() if ln.split()[:1] == ["bottleneck"])
+    assert f" {s['drops_queue_full']:,} " in bottleneck, bottleneck
+
+
 def test_json_document_and_out_file(tmp_path):
     out = tmp_path / "r.parquet"
     p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=3s", "--seed", "9", "--json", "--out", str(out))

@@ -98,8 +98,8 @@ def format_summary(result) -> str:  # noqa: ANN001 - RunResult, imported lazily
         f"({s['events']:,} events, {s['events_per_s'] / 1e6:.1f} M events/s), digest {s['digest']}",
         f"efficiency {s['efficiency']:.4f} (total goodput {s['total_throughput_bps'] / 1e6:.3f} Mbps of "
         f"{s['capacity_bps'] / 1e6:.3f} Mbps capacity), fairness {_opt(s['fairness'])} (max-min), Jain {_opt(s['jain_fairness'])}",
-        f"timeouts {s['timeouts']}, fast retransmits {s['fast_retransmits']}, "
-        f"retransmitted {s['bytes_retransmitted']:,} B, queue drops {s['drops_queue_full']}, corrupted {s['drops_corrupted']}",
+        f"timeouts {s['timeouts']:,}, fast retransmits {s['fast_retransmits']:,}, "
+        f"retransmitted {s['bytes_retransmitted']:,} B, queue drops {s['drops_queue_full']:,}, corrupted {s['drops_corrupted']:,}",
     ]
     rows = [
         [
@@ -107,8 +107,8 @@ def format_summary(result) -> str:  # noqa: ANN001 - RunResult, imported lazily
             f"{f['throughput_bps'] / 1e6:.3f}",
             f"{f['delivered_bytes']:,}",
             f"{f['bytes_retransmitted']:,}",
-            int(f["timeouts"]),
-            int(f["fast_retransmits"]),
+            f"{int(f['timeouts']):,}",
+            f"{int(f['fast_retransmits']):,}",
             f"{f['final_cwnd']:,}",
         ]
         for f in result.data["flows"]
@@ -120,7 +120,7 @@ def format_summary(result) -> str:  # noqa: ANN001 - RunResult, imported lazily
     if busy:
         out.append("")
         lrows = [
-            [ln["link"], f"{ln['utilization']:.4f}", f"{ln['packets']:,}", int(ln["drops_queue_full"]), int(ln["drops_corrupted"]),
+            [ln["link"], f"{ln['utilization']:.4f}", f"{ln['packets']:,}", f"{int(ln['drops_queue_full']):,}", f"{int(ln['drops_corrupted']):,}",
              f"{ln['peak_queue_bytes']:,}", f"{ln['mean_queue_bytes']:,.0f}"]
             for ln in busy
         ]

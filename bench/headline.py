@@ -41,8 +41,8 @@ STUDY = ROOT / "python/sattcp/studies/kota-www.toml"
 _CASE = re.compile(r"^(?P<name>\S.*?)\s+[\d.]+\s+[\d.]+\s+\d+\s+[\d.]+\s+[\d.]+\s+(?P<ns>\d+)\s")
 #: `bench --scale`'s summary rows: flows, cpu ns/bnpkt, vs smallest, of it sys, ...
 _SCALE = re.compile(r"^\s+(?P<flows>\d+)\s+(?P<ns>\d+)\s+(?P<ratio>[\d.]+)x\s+(?P<sys>\S+)\s")
-#: `bench/startup.py`'s row of the plain run: the command, then wall min in ms.
-_STARTUP = re.compile(r"^sattcp run scenarios/geo-bulk\.toml\s+(?P<ms>[\d.]+) ms")
+#: `bench/startup.py`'s rows of `import sattcp` and of the plain run: the command, then wall min in ms.
+_STARTUP = re.compile(r"^(?:python -c 'import (?P<imp>sattcp)'|sattcp run scenarios/geo-bulk\.toml)\s+(?P<ms>[\d.]+) ms")
 #: The sweep's last line: `kota-www: 72 runs, ... 72 ok, 0 failed (5.3 s) -> STORE`.
 _SWEEP = re.compile(r"(?P<ok>\d+) ok, (?P<failed>\d+) failed \((?P<s>[\d.]+) s\)")
 #: `bench/peers`' summary table: | case | peer (flavour) | ... | CPU ratio | wall ratio |.
@@ -68,12 +68,10 @@ def parse_scale(out: str) -> dict[int, tuple[int, float, str]]:
             for m in map(_SCALE.match, out.splitlines()) if m}
 
 
-def parse_startup(out: str) -> float | None:
-    """The least wall time of `sattcp run scenarios/geo-bulk.toml`, in ms."""
-    for m in map(_STARTUP.match, out.splitlines()):
-        if m:
-            return float(m["ms"])
-    return None
+def parse_startup(out: str) -> dict[str, float]:
+    """The least wall times of `import sattcp` ("import") and `sattcp run
+    scenarios/geo-bulk.toml` ("run"), in ms."""
+    return {("import" if m["imp"] else "run"): float(m["ms"]) for m in map(_STARTUP.match, out.splitlines()) if m}
 
 
 def parse_sweep(out: str) -> float | None:
@@ -121,7 +119,22 @@ def _ratio(r: float | None) -> str:
     return "-" if r is None else f"{r:.1f}x" if r < 100 else f"{r:.0f}x"
 
 
+def _build_name() -> str:
+    """The commit, with "+" where tracked files differ from it (what ran is then not that commit);
+    "?" without git."""
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "?"
+    return (rev + "+" * bool(dirty)) if rev else "?"
+
+
 def main() -> int:
+    from _venv import require_sattcp
+
+    require_sattcp("bench/headline.py")
     from sattcp.cli_study import positive_int
     from sattcp.worker import host_id
 
@@ -131,26 +144,26 @@ def main() -> int:
     args = ap.parse_args()
     sattcp = Path(sys.executable).parent / "sattcp"
     if not sattcp.exists():
-        raise SystemExit(f"bench/headline.py: {sattcp} not found: run it with the project's .venv/bin/python after `make build`")
+        print(f"bench/headline.py: {sattcp} not found: run it with the project's .venv/bin/python after `make build`",
+              file=sys.stderr)
+        return 2
 
-    host, load = host_id(), os.getloadavg()[0]
-    try:
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip() or "?"
-    except OSError:  # no git: the build is named "?"
-        rev = "?"
+    host, load, rev = host_id(), os.getloadavg()[0], _build_name()
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    # Every step after the build is optional: one that fails is noted and its figures left out,
+    # so that the minutes of figures measured before and after it are still printed.
     _run(["cargo", "build", "--release", "-q", "-p", "sattcp-core", "--example", "bench"], "build")
-    cases = parse_cases(_run([BENCH, "--repeat", "3"], "make bench"))
-    scale = parse_scale(_run([BENCH, "--scale", "--no-pending", "--repeat", "1"], "make bench-scale"))
-    startup = parse_startup(_run([sys.executable, ROOT / "bench/startup.py", "--repeat", "10"], "start-up"))
+    cases = parse_cases(_run([BENCH, "--repeat", "3"], "bench --repeat 3", optional=True))
+    scale = parse_scale(_run([BENCH, "--scale", "--no-pending", "--repeat", "1"], "bench --scale", optional=True))
+    startup = parse_startup(_run([sys.executable, ROOT / "bench/startup.py", "--repeat", "10"], "bench/startup.py", optional=True))
     sweeps = []
     with tempfile.TemporaryDirectory(prefix="sattcp-headline-") as tmp:
         for i in range(args.sweeps):
             store = Path(tmp) / f"sweep{i}.duckdb"
-            s = parse_sweep(_run([sattcp, "sweep", STUDY, "--jobs", "2", "--no-progress", "--store", store], "sweep"))
+            s = parse_sweep(_run([sattcp, "sweep", STUDY, "--jobs", "2", "--no-progress", "--store", store], "sweep", optional=True))
             if s is not None:
                 sweeps.append(s)
-    peers = parse_peers(_run([ROOT / "bench/peers", "--repeat", "1"], "peers", optional=True)) if args.peers else {}
+    peers = parse_peers(_run([ROOT / "bench/peers", "--repeat", "1"], "bench/peers", optional=True)) if args.peers else {}
     load_after = os.getloadavg()[0]
 
     small, large = min(scale, default=None), max(scale, default=None)
@@ -160,27 +173,31 @@ def main() -> int:
         ("CPU ns per bottleneck packet, 100-flow GEO dumbbell, MSS 1024", _int(cases.get("dumbbell")), "`bench --repeat 3`"),
         ("CPU ns per bottleneck packet, seeds' ATM WWW (kota-geo)", _int(cases.get("atm_www")), "`bench --repeat 3`"),
     ]
-    if small is not None and large is not None:
+    if small is not None:
         ns, ratio, sys_ns = scale[large]
         rows += [(f"CPU ns per bottleneck packet, {small:,} -> {large:,} flows", f"{scale[small][0]:,} -> {ns:,} ({ratio:.2f}x)",
                   "`bench --scale --no-pending --repeat 1`"),
                  (f"of it in the kernel at {large:,} flows (fresh pages)", f"{sys_ns} ns", "the same")]
-    rows += [("`sattcp run scenarios/geo-bulk.toml`, least wall", f"{startup:.1f} ms" if startup else None, "`bench/startup.py --repeat 10`"),
-             (f"the 72-run study's sweep on 2 cores ({len(sweeps)} of {args.sweeps} runs all ok)",
+    rows += [("`import sattcp`, least wall", f"{startup['import']:.1f} ms" if "import" in startup else None, "`bench/startup.py --repeat 10`"),
+             ("`sattcp run scenarios/geo-bulk.toml`, least wall", f"{startup['run']:.1f} ms" if "run" in startup else None, "the same"),
+             (f"the 72-run study's sweep on 2 cores ({len(sweeps)} of {args.sweeps} sweeps with every run ok)",
               f"{_span(sweeps, '.1f')} s" if sweeps else None, "`sattcp sweep .../kota-www.toml --jobs 2`")]
     for (case, peer), r in sorted(peers.items()):
         rows.append((f"CPU-time ratio to {peer} at {case.upper()}", _ratio(r), "`bench/peers --repeat 1`"))
     for name, value, cmd in rows:
         print(f"| {name} | {value if value is not None else 'not measured'} | {cmd} |")
-    peer_cell = " / ".join(_ratio(peers.get((c, p))) for p in ("ns-2", "ns-3") for c in ("geo", "wan"))
     print("\nThe README's row (host | date, build | ns per packet: dumbbell / ATM WWW | 10 -> 100,000 flows "
-          "| run geo-bulk | sweep | ns-2 GEO / WAN, ns-3 GEO / WAN):")
-    scale_cell = f"{scale[small][0]:,} -> {scale[large][0]:,} ns ({scale[large][1]:.2f}x)" if small is not None else "-"
-    startup_cell = f"{startup:.0f} ms" if startup else "-"
+          "| run geo-bulk (import sattcp) | sweep | ns-2 GEO / WAN, ns-3 GEO / WAN):")
+    ns_cell = " / ".join(f"{cases[c]:,}" if c in cases else "-" for c in ("dumbbell", "atm_www"))
+    scale_cell = "-"
+    if small is not None:
+        kernel = f"; {scale[large][2]} ns of it the kernel's" if scale[large][2] != "-" else ""
+        scale_cell = f"{scale[small][0]:,} -> {scale[large][0]:,} ns ({scale[large][1]:.2f}x{kernel})"
+    startup_cell = " ".join(f"{v}" for v in (f"{startup['run']:.0f} ms" if "run" in startup else "-",
+                                             f"({startup['import']:.1f} ms)" if "import" in startup else "") if v)
     sweep_cell = f"{_span(sweeps, '.1f')} s" if sweeps else "-"
-    ns = " / ".join(f"{cases[c]:,}" if c in cases else "-" for c in ("dumbbell", "atm_www"))
-    print(f"| `{host}` | {when[:10]}, {rev} | {ns} | {scale_cell} "
-          f"| {startup_cell} | {sweep_cell} | {peer_cell} |")
+    peer_cell = " / ".join(_ratio(peers.get((c, p))) for p in ("ns-2", "ns-3") for c in ("geo", "wan"))
+    print(f"| `{host}` | {when[:10]}, {rev} | {ns_cell} | {scale_cell} | {startup_cell} | {sweep_cell} | {peer_cell} |")
     return 0
 
 

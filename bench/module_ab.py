@@ -48,6 +48,9 @@ def _measure(tree: Path, scenarios: list[str]) -> dict[str, tuple[float, str]]:
 
 def main() -> int:
     # (The harness's own imports: the runs measured start in their own processes.)
+    from _venv import require_sattcp
+
+    require_sattcp("bench/module_ab.py")
     from sattcp.cli_study import positive_int
     from sattcp.worker import host_id
 

@@ -81,6 +81,9 @@ def main() -> int:
     ap.add_argument("b", type=Path)
     ap.add_argument("--duration", help="run.duration of every run (default: the scenarios', 100 s for the study)")
     args = ap.parse_args()
+    from _venv import require_sattcp
+
+    require_sattcp("bench/results_ab.py")
     for tree in (args.a, args.b):
         if not (tree / "sattcp").is_dir():
             ap.error(f"{tree}: holds no sattcp package (give a folder like the repository's python/)")

@@ -58,6 +58,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     # The minimum and median need one run at least. (Imported here, in the harness only: the
     # start-ups measured run in their own processes.)
+    from _venv import require_sattcp
+
+    require_sattcp("bench/startup.py")
     from sattcp.cli_study import positive_int
     from sattcp.worker import host_id
 

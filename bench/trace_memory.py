@@ -37,6 +37,9 @@ def main() -> int:
     ap.add_argument("--events", default="1000000,4000000", help="log bounds, comma-separated (at least two)")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    from _venv import require_sattcp
+
+    require_sattcp("bench/trace_memory.py")
     if a.child:
         print(json.dumps(measure(a.child)))
         return 0

@@ -24,6 +24,9 @@ def _refused(p: subprocess.CompletedProcess[str], needle: str) -> None:
 @pytest.mark.parametrize(("path", "args", "needle"), [
     ("bench/startup.py", ["--repeat", "0"], "argument --repeat: must be a whole number >= 1, got '0'"),
     ("bench/headline.py", ["--sweeps", "0"], "argument --sweeps: must be a whole number >= 1, got '0'"),
+    ("bench/peers", ["--repeat", "0"], "argument --repeat: must be a whole number > 0, got '0'"),
+    ("bench/peers", ["--duration", "0"], "argument --duration: must be a number > 0, got '0'"),
+    ("bench/peers", ["--peer", "ns2"], "unknown peer 'ns2'; choose from ns-2, ns-3"),
     ("bench/module_ab.py", ["{tmp}", "{tmp}"], "{tmp}: holds no sattcp package"),
     ("bench/module_ab.py", [str(ROOT / "python"), str(ROOT / "python"), "--rounds", "0"],
      "argument --rounds: must be a whole number >= 1, got '0'"),
@@ -40,7 +43,8 @@ def _refused(p: subprocess.CompletedProcess[str], needle: str) -> None:
 ])
 def test_bad_arguments_are_refused_before_any_work(tmp_path: Path, path: str, args: list[str], needle: str) -> None:
     # Were tracebacks: min() of no repeats, a pool of 0 workers, savefig after a minute of
-    # simulations, a missing summary.json, StoreMissing.
+    # simulations, a missing summary.json, StoreMissing; bench/peers: an IndexError after 0 pairs,
+    # a division by zero, a misspelt peer ignored.
     p = _script(path, *(a.format(tmp=tmp_path) for a in args), cwd=tmp_path)
     _refused(p, needle.format(tmp=tmp_path))
     assert not (tmp_path / "img").exists()
@@ -270,10 +274,11 @@ ATM GEO WWW (kota-geo)          0.073    0.070      132528    1.89     2.29     
 """
     assert h.parse_scale(scale) == {10: (291, 1.0, "-"), 10000: (609, 2.1, "-"), 100000: (861, 2.96, "181")}
     startup = """python -c pass (floor)                        10.1 ms      10.1 ms    9.9 ms
+python -c 'import sattcp'                     10.7 ms      10.7 ms   10.4 ms
 sattcp run scenarios/geo-bulk.toml            51.7 ms      51.7 ms   51.3 ms
 sattcp run scenarios/geo-bulk.toml --json     65.6 ms      65.6 ms   65.1 ms
 """
-    assert h.parse_startup(startup) == 51.7
+    assert h.parse_startup(startup) == {"import": 10.7, "run": 51.7}
     assert h.parse_sweep("kota-www: 72 runs, 0 already stored, 72 ok, 0 failed (5.3 s) -> /tmp/s.duckdb") == 5.3
     assert h.parse_sweep("kota-www: 72 runs, 0 already stored, 71 ok, 1 failed (5.3 s) -> /tmp/s.duckdb") is None
     peers = """| case | peer | peer goodput | sattcp goodput | difference | peer CPU s | sattcp CPU s | CPU ratio | wall ratio |
@@ -292,3 +297,13 @@ def test_headline_names_the_step_that_could_not_start(tmp_path: Path) -> None:
     p = subprocess.run([sys.executable, str(ROOT / "bench" / "headline.py"), "--sweeps", "1"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=60, env=env)
     _refused(p, "bench/headline.py: build failed (cannot start cargo: No such file or directory)")
+
+
+@pytest.mark.parametrize("script", ["headline.py", "startup.py", "module_ab.py", "results_ab.py", "trace_memory.py"])
+def test_python_benchmarks_without_the_module_say_how_to_run_them(tmp_path: Path, script: str) -> None:
+    # Run by an interpreter without sattcp (-S: no site-packages), as by `python3 bench/X.py`:
+    # was a ModuleNotFoundError traceback.
+    args = [str(tmp_path), str(tmp_path)] if script.endswith("_ab.py") else []
+    p = subprocess.run([sys.executable, "-S", str(ROOT / "bench" / script), *args], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=60)
+    _refused(p, f"bench/{script}: cannot import sattcp with {sys.executable}: run it with the project's .venv/bin/python")

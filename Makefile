@@ -79,7 +79,7 @@ bench: build
 	rm -rf out/bench-reproduce && time $(VENV)/bin/sattcp reproduce kota-www --out out/bench-reproduce >/dev/null
 
 # Issue 15: cost per bottleneck packet and memory per flow from 10 to 100,000 flows, 5 s simulated
-# (minutes; about 2.3 GB of heap at 100,000 flows; the bench's --no-pending skips its slower counting run).
+# (minutes; 1.4 GB of heap at 100,000 flows, its "peak MB" column; the bench's --no-pending skips its slower counting run).
 bench-scale:
 	cargo run --release -q -p sattcp-core --example bench -- --scale --repeat 1
 

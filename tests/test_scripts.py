@@ -279,7 +279,16 @@ sattcp run scenarios/geo-bulk.toml            51.7 ms      51.7 ms   51.3 ms
 sattcp run scenarios/geo-bulk.toml --json     65.6 ms      65.6 ms   65.1 ms
 """
     assert h.parse_startup(startup) == {"import": 10.7, "run": 51.7}
-    assert h.parse_sweep("kota-www: 72 runs, 0 already stored, 72 ok, 0 failed (5.3 s) -> /tmp/s.duckdb") == 5.3
+    # The sweep's line from its own printer (a summary with no failures: no store is opened).
+    import contextlib
+    import io
+
+    from sattcp.cli_study import _print_sweep
+    from sattcp.sweep import SweepSummary
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        _print_sweep(SweepSummary("kota-www", total=72, skipped=0, ok=72, failed=0, wall_time_s=5.27, store=Path("/tmp/s.duckdb")))
+    assert h.parse_sweep(out.getvalue()) == 5.3
     assert h.parse_sweep("kota-www: 72 runs, 0 already stored, 71 ok, 1 failed (5.3 s) -> /tmp/s.duckdb") is None
     peers = """| case | peer | peer goodput | sattcp goodput | difference | peer CPU s | sattcp CPU s | CPU ratio | wall ratio |
 |---|---|---|---|---|---|---|---|---|

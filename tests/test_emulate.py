@@ -487,3 +487,15 @@ def test_nptcp_receiver_that_fails_at_once_is_reported(privileged: Path, tmp_pat
         run_nptcp(em, buffer=8192, upper=16)
     _gone(em)
     assert str(e.value) == f"the NPtcp receiver exited with status 3 before anything listened on TCP port {NPTCP_PORT}"
+
+
+def test_the_counters_line_separates_thousands():
+    # Counts were printed bare ("12345 packets in") beside "(1,234,567 B)".
+    d = {"direction": "a->b", "packets_in": 12345, "packets_out": 12000, "bytes_out": 1234567, "drops_queue_full": 345,
+         "drops_corrupted": 0, "peak_queue_packets": 1500, "late_mean_us": 3.2, "late_max_us": 41.0, "reordered": 2500,
+         "drops_no_route": 1001}
+    stats = {"duration_s": 2.5, "config": {"rate_bps": 10e6, "delay_ns": 250e6, "framing": "ip", "schedule": "x.csv"},
+             "directions": [d]}
+    line = emulate.format_stats(stats).splitlines()[1]
+    assert line == ("  a->b: 12,345 packets in, 12,000 out (1,234,567 B), drops: queue 345, corrupted 0; peak queue "
+                    "1,500 pkt; late mean 3 us, max 41 us; moving: reordered 2,500, no route 1,001"), line

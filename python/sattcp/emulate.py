@@ -397,13 +397,13 @@ def format_stats(stats: dict[str, Any]) -> str:
     lines = [f"emulator: {stats['duration_s']:.2f} s, {stats['config']['rate_bps'] / 1e6:g} Mbps, delay {stats['config']['delay_ns'] / 1e6:g} ms, {stats['config']['framing']} framing"]
     for d in stats["directions"]:
         lines.append(
-            f"  {d['direction']}: {d['packets_in']} packets in, {d['packets_out']} out ({d['bytes_out']:,} B), "
-            f"drops: queue {d['drops_queue_full']}, corrupted {d['drops_corrupted']}; peak queue {d['peak_queue_packets']} pkt; "
+            f"  {d['direction']}: {d['packets_in']:,} packets in, {d['packets_out']:,} out ({d['bytes_out']:,} B), "
+            f"drops: queue {d['drops_queue_full']:,}, corrupted {d['drops_corrupted']:,}; peak queue {d['peak_queue_packets']:,} pkt; "
             f"late mean {d['late_mean_us']:.0f} us, max {d['late_max_us']:.0f} us"
         )
         if stats["config"].get("schedule"):
             # A moving link (issue 14): its reordering and its drops without a path.
-            lines[-1] += f"; moving: reordered {d.get('reordered', 0)}, no route {d.get('drops_no_route', 0)}"
+            lines[-1] += f"; moving: reordered {d.get('reordered', 0):,}, no route {d.get('drops_no_route', 0):,}"
     return "\n".join(lines)
 
 

@@ -542,3 +542,14 @@ def test_version_names_the_build_without_importing_the_simulator_at_start(monkey
     # Without the native module (a source tree never built) it says so instead of failing.
     monkeypatch.setitem(sys.modules, "sattcp._core", None)
     assert cli.version_line() == f"sattcp {__version__} (the simulator is not built: make build)"
+
+
+def test_an_output_that_is_a_pipe_nobody_reads_is_refused_at_once(tmp_path):
+    # The check that an existing output can be written opened it for appending, which for a
+    # FIFO with no reader waits forever: the command hung before running anything.
+    import os
+
+    fifo = tmp_path / "r.json"
+    os.mkfifo(fifo)
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--out", str(fifo))
+    assert p.returncode == 2 and f"--out {fifo}: cannot be written (a pipe that no process reads)" in p.stderr, p.stderr

@@ -656,3 +656,27 @@ def test_a_closed_store_says_so(tmp_path):
             call()
     with Store(path, read_only=True) as s2:
         assert list(s2.runs("st")["run_key"]) == ["a"]
+
+
+def test_a_device_or_a_pipe_is_refused_as_a_store_and_left_alone(tmp_path, capsys):
+    # A FIFO (or a device: `--store /dev/null`) has size 0, which was taken for an empty file to
+    # replace with a new store: the sweep deleted it and wrote a store in its place.
+    import os
+    import stat
+
+    from sattcp.cli_study import main
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(StoreError, match="is not a regular file"):
+        Store(fifo)
+    (tmp_path / "base.toml").write_text("[run]\nduration = '1s'\n")
+    study = tmp_path / "study.toml"
+    study.write_text('scenario = "base.toml"\n[factors]\n"tcp.flavor" = ["reno", "sack"]\n')
+    for argv in (["sweep", str(study), "--store", str(fifo), "--runner", "test_sweep:fake_runner", "--no-progress"],
+                 ["export", str(fifo), "--out", str(tmp_path / "out")],
+                 ["analyze", str(fifo), "--study", "study"]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert f"{fifo}: is not a regular file (a device or a pipe?)" in err and "Traceback" not in err, err
+    assert stat.S_ISFIFO(fifo.stat().st_mode)

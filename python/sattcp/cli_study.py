@@ -198,8 +198,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         # Every option is checked before the store is created.
         runner = _load_runner(args.runner)
         _check_cluster(args.cluster)
-        check_file(args.store, "--store", side_files=True)
         check_store_path(args.store, "--store")
+        check_file(args.store, "--store", side_files=True)
         s = run_sweep(args.study, args.store, jobs=args.jobs, cluster=args.cluster,
                       runner=runner, progress=not args.no_progress,
                       retry_failed=args.retry_failed, quick=args.quick)

@@ -97,11 +97,13 @@ def check_file(path: str | Path, label: str = "output", side_files: bool = False
         what = "is not a folder" if folder.exists() else "does not exist"
         raise OutputPathError(f"{label} {path}: folder {folder} {what}")
     if path.exists():
+        # Opened without blocking: a pipe that no process reads made `open(path, "ab")` wait
+        # for a reader forever (a FIFO given as the store or an output).
         try:
-            with open(path, "ab"):
-                pass
+            os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK))
         except OSError as e:
-            raise OutputPathError(f"{label} {path}: cannot be written ({_reason(e)})") from None
+            why = "a pipe that no process reads" if e.errno == errno.ENXIO else _reason(e)
+            raise OutputPathError(f"{label} {path}: cannot be written ({why})") from None
         if side_files:
             _takes_files(folder, f"{label} {path}: its folder {folder} takes no new files, which are "
                                  "written beside it")

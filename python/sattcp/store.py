@@ -499,6 +499,11 @@ def check_store_path(path: str | Path, label: str = "results store") -> None:
     if text != str(path):
         raise StoreError(f"{label} {text}: the path is not UTF-8 text, and DuckDB opens only "
                          "UTF-8 paths; rename it or give another")
+    # A device or a pipe (/dev/null) has size 0, which `Store` took for an empty file to replace
+    # with a new store: it deleted the device.
+    p = Path(path)
+    if p.exists() and not p.is_dir() and not p.is_file():
+        raise StoreError(f"{label} {text}: is not a regular file (a device or a pipe?); a results store is a file")
 
 
 #: What the system says of a write it refused (``os.strerror``): a full disk, a quota, a file
@@ -555,8 +560,8 @@ class Store:
             raise StoreMissing(f"no results store at {self.path}")
         if self.path.is_dir():
             raise StoreError(f"{self.path} is a folder, not a results store file")
-        if not read_only and self.path.exists() and self.path.stat().st_size == 0:
-            self.path.unlink()  # an empty file (mktemp, touch): a new store
+        if not read_only and self.path.is_file() and self.path.stat().st_size == 0:
+            self.path.unlink()  # an empty regular file (mktemp, touch): a new store
         if not read_only and not self.path.exists():
             # A new store: say why it cannot be created (DuckDB's error reads as a damaged file).
             from sattcp.paths import check_file

@@ -1139,3 +1139,24 @@ def test_study_store_and_simulator_errors_are_sattcp_errors():
         assert issubclass(cls, SattcpError) and issubclass(cls, base), cls
     with pytest.raises(SattcpError, match="no results store"):
         Store("/nonexistent-sattcp-store.duckdb", read_only=True)
+
+
+def test_a_key_given_twice_or_a_quick_override_of_a_factor_is_a_problem_not_dropped(tmp_path):
+    # TOML takes `tcp.flavor = [...]` and `"tcp.flavor" = [...]` as two keys; flattened, the
+    # last one won without a word, and a [quick] override of a factor was silently ignored
+    # (the factor's levels are set after the overrides).
+    study = real_study(tmp_path, TINY.replace('"tcp.flavor" = ["reno", "sack"]',
+                                              'tcp.flavor = ["reno", "sack"]\n"tcp.flavor" = ["newreno", "vanilla"]')
+                       .replace('"run.duration" = "1s"', '"run.duration" = "1s"\nrun.duration = "2s"')
+                       + '[quick]\noverrides = { "tcp.flavor" = "vanilla", "run.duration" = "1s" }\n')
+    with pytest.raises(StudyError) as ei:
+        load_study(study)
+    got = {(p["path"], p["rule"]) for p in ei.value.problems}
+    twice = "is given twice (as a dotted key and as a quoted one, or as a table): give it once"
+    assert got == {("factors.tcp.flavor", twice), ("overrides.run.duration", twice),
+                   ("quick.overrides.tcp.flavor", "is a factor (a key is either a factor or an override)")}, got
+    # Given once each way, the same study is valid, and the nested and dotted forms agree.
+    study.write_text(study.read_text().replace('"tcp.flavor" = ["newreno", "vanilla"]\n', "")
+                     .replace('run.duration = "2s"\n', "").replace('"tcp.flavor" = "vanilla", ', ""))
+    s = load_study(study)
+    assert s.factors == {"tcp.flavor": ("reno", "sack")} and s.overrides == {"run.duration": "1s"}

@@ -439,15 +439,19 @@ _TOP = {"name", "description", "notes", "scenario", "responses", "replications",
         "overrides", "factors", "blocks", "quick"}
 
 
-def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """``{"tcp": {"flavor": x}}`` and ``{"tcp.flavor": x}`` both give ``{"tcp.flavor": x}``."""
+def _flatten(d: Mapping[str, Any], prefix: str = "", twice: list[str] | None = None) -> dict[str, Any]:
+    """``{"tcp": {"flavor": x}}`` and ``{"tcp.flavor": x}`` both give ``{"tcp.flavor": x}``.
+    A key given both ways (TOML takes ``tcp.flavor = ...`` and ``"tcp.flavor" = ...`` as two
+    keys) keeps its last value, and is appended to ``twice`` where given: a caller says so,
+    since the first value was silently dropped."""
     out: dict[str, Any] = {}
     for k, v in d.items():
         key = f"{prefix}{k}"
-        if isinstance(v, Mapping):
-            out.update(_flatten(v, key + "."))
-        else:
-            out[key] = v
+        inner = _flatten(v, key + ".", twice) if isinstance(v, Mapping) else {key: v}
+        for ik, iv in inner.items():
+            if ik in out and twice is not None:
+                twice.append(ik)
+            out[ik] = iv
     return out
 
 
@@ -600,8 +604,16 @@ def _read_study(source: str | Path) -> tuple[Study, list[dict[str, Any]]]:
     for k in ("description",):
         if k in raw and not isinstance(raw[k], str):
             bad(k, f"must be a string, not {_type_name(raw[k])}", raw[k])
+    def flat(p: str, d: Mapping[str, Any]) -> dict[str, Any]:
+        """``d`` flattened (:func:`_flatten`); a key given twice is a problem at ``p.KEY``."""
+        twice: list[str] = []
+        out = _flatten(d, twice=twice)
+        for k in dict.fromkeys(twice):
+            bad(f"{p}.{k}", "is given twice (as a dotted key and as a quoted one, or as a table): give it once", out[k])
+        return out
+
     factors_raw = table("factors", raw.get("factors"))
-    factors = _flatten(factors_raw)
+    factors = flat("factors", factors_raw)
     if not factors_raw and (raw.get("factors") is None or isinstance(raw["factors"], Mapping)):
         bad("factors", "at least one factor is needed", raw.get("factors"))
     for k, v in list(factors.items()):
@@ -655,7 +667,7 @@ def _read_study(source: str | Path) -> tuple[Study, list[dict[str, Any]]]:
             ok = False
         if ok:
             seeds = [seed + i for i in range(reps)]
-    overrides = scalars("overrides", _flatten(table("overrides", raw.get("overrides"))))
+    overrides = scalars("overrides", flat("overrides", table("overrides", raw.get("overrides"))))
     for k in overrides:
         if k in factors:
             bad(f"overrides.{k}", "is also a factor (a key is either a factor or an override)",
@@ -718,7 +730,7 @@ def _read_study(source: str | Path) -> tuple[Study, list[dict[str, Any]]]:
                 bad(f"{w}levels.{fk}", f"labels not among the levels {sorted(labels)}: "
                     f"{', '.join(unknown)}", dict(mapping))
             values[fk] = scalars(f"{w}levels.{fk}", mapping)
-        block_over = scalars(f"{w}overrides", _flatten(table(f"{w}overrides", b.get("overrides"))))
+        block_over = scalars(f"{w}overrides", flat(f"{w}overrides", table(f"{w}overrides", b.get("overrides"))))
         no_seed(f"{w}overrides", block_over, "an override")
         if resolved is not None:
             blocks.append(Block(bname, resolved, block_over, values))
@@ -730,9 +742,13 @@ def _read_study(source: str | Path) -> tuple[Study, list[dict[str, Any]]]:
             if k not in ("description", "overrides"):
                 bad(f"quick.{k}", _unknown_key(k, ("description", "overrides")), quick[k])
         quick_overrides = scalars("quick.overrides",
-                                  _flatten(table("quick.overrides", quick.get("overrides"))))
+                                  flat("quick.overrides", table("quick.overrides", quick.get("overrides"))))
         quick_description = str(quick.get("description", ""))
         no_seed("quick.overrides", quick_overrides, "an override")
+        for k in quick_overrides:
+            # Factors are set after the overrides: this one would be dropped without a word.
+            if k in factors:
+                bad(f"quick.overrides.{k}", "is a factor (a key is either a factor or an override)", quick_overrides[k])
     notes = raw.get("notes", [])
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
         bad("notes", "must be a list of strings", notes)

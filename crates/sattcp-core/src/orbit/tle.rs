@@ -49,6 +49,11 @@ impl Utc {
         if frac.len() > 9 || !frac.chars().all(|c| c.is_ascii_digit()) {
             return Err(bad());
         }
+        // (1..=31 above let 2024-02-30 through as 2024-03-01: a silently other instant.)
+        let month_days = days_in_month(y, mo);
+        if da > month_days {
+            return Err(format!("must be a date that exists ({y:04}-{mo:02} has {month_days} days), got {s:?}"));
+        }
         let nanos = if frac.is_empty() { 0 } else { frac.parse::<u32>().map_err(|_| bad())? * 10u32.pow(9 - frac.len() as u32) };
         Ok(Utc { secs: days_from_civil(y, mo, da) * 86_400 + hh * 3600 + mi * 60 + ss, nanos })
     }
@@ -64,6 +69,16 @@ impl Utc {
         let days = self.secs.div_euclid(86_400);
         let rem = self.secs.rem_euclid(86_400) as f64 + self.nanos as f64 * 1e-9 + s;
         JD_UNIX_EPOCH + days as f64 + rem / 86_400.0
+    }
+}
+
+/// Days in month `m` (1-12) of year `y`, proleptic Gregorian.
+fn days_in_month(y: i64, m: i64) -> i64 {
+    match m {
+        2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
     }
 }
 
@@ -217,6 +232,21 @@ mod tests {
         assert_eq!(Utc::parse("2024-03-01 00:00:01.5Z").unwrap().nanos, 500_000_000);
         assert!(Utc::parse("2024-13-01T00:00:00Z").is_err());
         assert!(Utc::parse("yesterday").is_err());
+    }
+
+    #[test]
+    fn dates_that_do_not_exist_are_refused() {
+        for s in ["2024-02-30T00:00:00Z", "2024-02-31T00:00:00Z", "2023-02-29T00:00:00Z", "2100-02-29T00:00:00Z", "2024-04-31T00:00:00Z"] {
+            let e = Utc::parse(s).unwrap_err();
+            assert!(e.starts_with("must be a date that exists (") && e.contains(s), "{s}: {e}");
+        }
+        assert!(Utc::parse("2024-02-30T00:00:00Z").unwrap_err().contains("2024-02 has 29 days"));
+        for s in ["2024-02-29T00:00:00Z", "2000-02-29T00:00:00Z", "2023-12-31T23:59:59Z", "2024-04-30T00:00:00Z"] {
+            assert!(Utc::parse(s).is_ok(), "{s}");
+        }
+        // One day apart: 2024-02-29 exists, so 2024-03-01 is the day after it.
+        let (a, b) = (Utc::parse("2024-02-29T00:00:00Z").unwrap(), Utc::parse("2024-03-01T00:00:00Z").unwrap());
+        assert_eq!(b.secs - a.secs, 86_400);
     }
 
     #[test]

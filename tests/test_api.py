@@ -564,3 +564,18 @@ def test_arguments_of_the_wrong_kind_are_scenario_errors(kwargs, rule):
 def test_resolve_format_is_a_scenario_error():
     with pytest.raises(ScenarioError, match="format must be 'dict', 'json' or 'toml', got 'yaml'"):
         sattcp.resolve(GEO, format="yaml")  # before: a bare ValueError
+
+
+def test_parquet_results_are_written_to_a_name_that_is_not_utf8(tmp_path):
+    # pyarrow takes a path as UTF-8 text: `sattcp run ... --out $'o\xff.parquet'` failed with a
+    # UnicodeEncodeError traceback after the whole run. The tables now go through a Python file.
+    import pyarrow.parquet as pq
+
+    r = sattcp.run(SCENARIOS / "geo-bulk.toml", overrides={"run.duration": "1s"})
+    out = Path(os.fsdecode(bytes(tmp_path) + b"/o\xff.parquet"))
+    r.save(out)
+    names = sorted(os.listdir(bytes(tmp_path)))
+    assert names == [b"o\xff.links.parquet", b"o\xff.parquet"], names
+    with open(out, "rb") as fh:
+        flows = pq.read_table(fh)
+    assert flows.num_rows == len(r.flows) and flows.schema.metadata[b"sattcp.table"] == b"flows"

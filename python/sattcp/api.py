@@ -476,8 +476,10 @@ class RunResult:
                 meta[b"sattcp.summary"] = json.dumps(self.summary).encode()
                 meta[b"sattcp.scenario"] = json.dumps(self.scenario).encode()
                 meta[b"sattcp.config"] = json.dumps(self.config).encode()
-                with files.temp(p) as tmp:
-                    pq.write_table(table.replace_schema_metadata(meta), tmp)
+                # Through a Python file: pyarrow takes a path as UTF-8 text, and a name with
+                # other bytes (o\xff.parquet) failed with a UnicodeEncodeError after the run.
+                with files.temp(p) as tmp, open(tmp, "wb") as fh:
+                    pq.write_table(table.replace_schema_metadata(meta), fh)
         return path
 
 

@@ -132,7 +132,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .api import check_output_path, resolve
-    from .paths import check_file
+    from .paths import check_file, shown
 
     overrides = _parse_set(args.set or [])
     # On the command line the scenario is always a file.
@@ -165,10 +165,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.out is not None:
         result.save(args.out)
         for p in result.output_paths(args.out).values():
-            print(f"wrote {p}", file=sys.stderr)
+            print(f"wrote {shown(p)}", file=sys.stderr)
     if args.pcap is not None:
         on_links, drops = result.write_pcap(args.pcap)
-        print(f"wrote {args.pcap} ({on_links:,} packets on the links, {drops:,} drops)", file=sys.stderr)
+        print(f"wrote {shown(args.pcap)} ({on_links:,} packets on the links, {drops:,} drops)", file=sys.stderr)
     if args.json:
         print(result.to_json())
     else:

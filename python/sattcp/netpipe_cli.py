@@ -61,8 +61,9 @@ def write_table(result: Any, path: Path) -> Path:
     meta[b"sattcp.table"] = b"netpipe"
     meta[b"sattcp.scenario"] = json.dumps(result.scenario).encode()
     meta[b"sattcp.config"] = json.dumps(result.config).encode()
-    with WholeFiles() as files, files.temp(path) as tmp:
-        pq.write_table(t.replace_schema_metadata(meta), tmp)
+    # Through a Python file, as RunResult.save: pyarrow takes a path as UTF-8 text only.
+    with WholeFiles() as files, files.temp(path) as tmp, open(tmp, "wb") as fh:
+        pq.write_table(t.replace_schema_metadata(meta), fh)
     return path
 
 
@@ -82,6 +83,7 @@ def _check_out(path: Path) -> None:
 def cmd_netpipe(args: argparse.Namespace) -> int:
     from .api import resolve
     from .cli import EXIT_BAD_INPUT, _parse_set, run_saying_warnings
+    from .paths import shown
 
     overrides = _parse_set(args.set or [])
     scenario = Path(args.scenario)
@@ -103,7 +105,7 @@ def cmd_netpipe(args: argparse.Namespace) -> int:
     print(format_netpipe(result.data["netpipe"]))
     if out is not None:
         write_table(result, out)
-        print(f"wrote {out}", file=sys.stderr)
+        print(f"wrote {shown(out)}", file=sys.stderr)
     return 0
 
 

@@ -499,3 +499,17 @@ def test_the_counters_line_separates_thousands():
     line = emulate.format_stats(stats).splitlines()[1]
     assert line == ("  a->b: 12,345 packets in, 12,000 out (1,234,567 B), drops: queue 345, corrupted 0; peak queue "
                     "1,500 pkt; late mean 3 us, max 41 us; moving: reordered 2,500, no route 1,001"), line
+
+
+def test_a_scenario_that_is_not_utf8_is_bad_input_as_for_sattcp_run(tmp_path):
+    # The emulator program said so and exited 2, without its problems document: the command
+    # exited 1 ("sattcp-emu check failed"). Now the file is read as `sattcp run` reads it.
+    junk = tmp_path / "junk.toml"
+    junk.write_bytes(b"[emulate]\nrate = '\x96\xff'\n")
+    from sattcp import ScenarioError
+
+    with pytest.raises(ScenarioError) as ei:
+        emulate.check_scenario(junk)
+    assert ei.value.problems[0]["rule"].startswith("scenario file is not UTF-8 text (byte 0x96 at offset"), ei.value.problems
+    p = run_cli("emulate", str(junk), "--", "true")
+    assert p.returncode == 2 and "scenario file is not UTF-8 text" in p.stderr and "Traceback" not in p.stderr, p.stderr

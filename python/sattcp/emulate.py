@@ -45,7 +45,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .api import check_scenario_file
+from .api import check_scenario_file, read_toml_file
 from .cli import EXIT_BAD_INPUT, EXIT_FAILED, _parse_set, output_path
 from .errors import SattcpError, ScenarioError
 
@@ -115,13 +115,17 @@ def missing_privileges() -> list[str]:
 
 def check_scenario(scenario: str | Path, overrides: dict[str, str] | None = None, binary: Path | None = None) -> dict[str, Any]:
     """The validated emulation (``sattcp-emu check``) as a dict; ScenarioError on bad input."""
-    check_scenario_file(scenario)  # before looking for the program: the path's fault first
+    # Before looking for the program: the path's fault first, and a file that is not UTF-8 text
+    # said as `sattcp run` says it (the program exited 2 saying it, which read as exit 1 here).
+    read_toml_file(scenario)
     binary = binary or find_binary()
     p = subprocess.run([str(binary), "check", str(scenario), *_set_args(overrides)], capture_output=True, text=True, timeout=60)
     out = p.stdout.strip().splitlines()
     doc = json.loads(out[-1]) if out else {}
     if p.returncode == EXIT_BAD_INPUT and "problems" in doc:
         raise ScenarioError(doc["problems"])
+    if p.returncode == EXIT_BAD_INPUT:  # bad input said in words only
+        raise ScenarioError([{"path": "", "rule": p.stderr.strip().removeprefix("sattcp-emu: "), "got": None}])
     if p.returncode != 0:
         raise EmulateError(f"sattcp-emu check failed: {p.stderr.strip()}")
     return doc

@@ -680,3 +680,22 @@ def test_a_device_or_a_pipe_is_refused_as_a_store_and_left_alone(tmp_path, capsy
         err = capsys.readouterr().err
         assert f"{fifo}: is not a regular file (a device or a pipe?)" in err and "Traceback" not in err, err
     assert stat.S_ISFIFO(fifo.stat().st_mode)
+
+
+def test_a_folder_where_export_or_the_report_writes_a_file_is_refused_before_any_work(tmp_path, capsys):
+    # Both failed after the work (exit 1): export after reading the store, analyze --html after
+    # printing the whole analysis ("Is a directory: hq/report.html").
+    from sattcp.cli_study import main
+
+    with Store(tmp_path / "r.duckdb") as s:
+        s.save_study("st", {"factors": {"x": [1, 2]}})
+        s.record_run("st", "a", factors={"x": 1}, status="ok", summary={"efficiency": 0.5})
+    (tmp_path / "ex" / "flows.parquet").mkdir(parents=True)
+    assert main(["export", str(tmp_path / "r.duckdb"), "--out", str(tmp_path / "ex")]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {tmp_path / 'ex'}: {tmp_path / 'ex' / 'flows.parquet'} is a folder, where the export writes a file" in err, err
+    assert sorted(p.name for p in (tmp_path / "ex").iterdir()) == ["flows.parquet"]
+    (tmp_path / "hq" / "report.html").mkdir(parents=True)
+    assert main(["analyze", str(tmp_path / "r.duckdb"), "--study", "st", "--html", str(tmp_path / "hq")]) == 2
+    out = capsys.readouterr()
+    assert f"--html {tmp_path / 'hq' / 'report.html'}: is a folder, not a file" in out.err and not out.out, out

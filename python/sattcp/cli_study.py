@@ -235,9 +235,11 @@ def _check_builds(store: str | Path, study: str, allow_mixed: bool) -> None:
 def cmd_analyze(args: argparse.Namespace) -> int:
     def body() -> int:
         if args.html is not None:  # before the analysis, which may take a while
-            from sattcp.paths import check_folder
+            from sattcp.paths import check_file, check_folder
 
             check_folder(args.html, "--html")
+            if Path(args.html).is_dir():  # the report's own file (a folder there failed after the analysis)
+                check_file(Path(args.html) / "report.html", "--html")
         _check_builds(args.store, args.study, args.allow_mixed_builds)
         print(analyze_text(args.store, args.study, args.response, args.block, args.confidence))
         if args.html is not None:
@@ -255,9 +257,15 @@ def cmd_export(args: argparse.Namespace) -> int:
     from sattcp.store import Store
 
     def body() -> int:
+        from sattcp.errors import OutputPathError
         from sattcp.paths import check_folder
+        from sattcp.store import RUN_TABLES
 
         check_folder(args.out, "--out")
+        # A folder where the export writes or removes a file failed after the reading (exit 1).
+        for t in ("runs", *RUN_TABLES, "studies"):
+            if (p := Path(args.out) / f"{t}.{args.format}").is_dir():
+                raise OutputPathError(f"--out {args.out}: {p} is a folder, where the export writes a file")
         with Store(args.store, read_only=True) as st:
             for study in [args.study] if args.study else st.studies():
                 builds = st.builds(study)

@@ -579,3 +579,14 @@ def test_parquet_results_are_written_to_a_name_that_is_not_utf8(tmp_path):
     with open(out, "rb") as fh:
         flows = pq.read_table(fh)
     assert flows.num_rows == len(r.flows) and flows.schema.metadata[b"sattcp.table"] == b"flows"
+
+
+def test_keys_of_another_kind_are_run_warnings_not_silence():
+    # `--set app.bytes=1KB` on a bulk scenario ran bulk without a word (so did [gateway] on a
+    # dumbbell and the WWW keys on bulk or transfer); overrides cannot remove a file's key, so
+    # switching kinds with --set must still run: a warning, first among the run's.
+    r = sattcp.run(SCENARIOS / "geo-bulk.toml", overrides={"run.duration": "1s", "app.bytes": "1KB", "app.think_time": "5s"})
+    assert r.data["warnings"][:2] == ['app.think_time: applies to app.kind = "www": ignored',
+                              'app.bytes: applies to app.kind = "transfer" (a bulk source never runs out): ignored'], r.data["warnings"]
+    plain = sattcp.run(SCENARIOS / "geo-bulk.toml", overrides={"run.duration": "1s"})
+    assert plain.data["warnings"] == [] and plain.summary["digest"] == r.summary["digest"]

@@ -165,13 +165,13 @@ pub(super) fn result(mut w: World, name: String, seed: u64, events: u64, digest:
         traces: w.traces,
         sections,
         warnings: w
-            .losses
+            .ignored
             .iter()
-            .chain(w.link_losses.iter().map(|(_, l)| l))
-            .map(|l| {
+            .cloned()
+            .chain(w.losses.iter().chain(w.link_losses.iter().map(|(_, l)| l)).map(|l| {
                 let at = l.at.as_ref().map(|n| format!(" through link {n}")).unwrap_or_default();
                 format!("scripted loss never happened: flow {} did not send data offset {} a {} time (transmission {}){at}", l.flow, l.offset, ordinal(l.transmission as u64 + 1), l.transmission)
-            })
+            }))
             .chain(trace_warnings)
             .collect(),
         packets,

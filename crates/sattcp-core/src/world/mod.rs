@@ -313,6 +313,8 @@ pub struct World {
     flows: Vec<Flow>,
     packets: Packets,
     next_uid: u64,
+    /// Keys the scenario gave but does not use (`Scenario::ignored`), first among the warnings.
+    ignored: Vec<String>,
     /// Scripted losses at the sending host (`[[loss]]` without `at`).
     losses: Vec<LossSpec>,
     /// Scripted losses where a packet enters a link's queue, with the link.
@@ -579,6 +581,7 @@ impl Simulation {
             flows,
             packets: Packets::default(),
             next_uid: 0,
+            ignored: sc.ignored.clone(),
             losses: sc.losses.iter().filter(|l| l.at.is_none()).cloned().collect(),
             link_losses,
             out: Vec::with_capacity(64),

@@ -313,8 +313,6 @@ pub struct World {
     flows: Vec<Flow>,
     packets: Packets,
     next_uid: u64,
-    /// Keys the scenario gave but does not use (`Scenario::ignored`), first among the warnings.
-    ignored: Vec<String>,
     /// Scripted losses at the sending host (`[[loss]]` without `at`).
     losses: Vec<LossSpec>,
     /// Scripted losses where a packet enters a link's queue, with the link.
@@ -354,6 +352,9 @@ pub struct World {
     /// ports, custom hops), so that the link's line can be prefetched beside the hop's instead
     /// of after reading it (issue 15); empty where the loop does not prefetch.
     hop_link: Vec<LinkId>,
+    /// Keys the scenario gave but does not use (`Scenario::ignored`), first among the warnings
+    /// (last here: read once, at the end).
+    ignored: Vec<String>,
 }
 
 /// A deferred arrival event (hop chaining, [`World::defer`]): (the instant its packet enters

@@ -346,7 +346,7 @@ def _garbled(path: Path) -> Path:
 
 
 @pytest.mark.parametrize("make, message", [
-    (lambda p: p.write_text("name,value\na,1\n"), "not a readable sattcp results store"),
+    (lambda p: p.write_text("name,value\na,1\n"), "not a readable sattcp results store (not a DuckDB file: it lacks DuckDB's header)"),
     (lambda p: p.write_bytes(b""), "not a readable sattcp results store"),
     (lambda p: _garbled(p), "not a readable sattcp results store"),
     (lambda p: duckdb.connect(str(p)).execute("CREATE TABLE sales (x INT)").close(),
@@ -699,3 +699,15 @@ def test_a_folder_where_export_or_the_report_writes_a_file_is_refused_before_any
     assert main(["analyze", str(tmp_path / "r.duckdb"), "--study", "st", "--html", str(tmp_path / "hq")]) == 2
     out = capsys.readouterr()
     assert f"--html {tmp_path / 'hq' / 'report.html'}: is a folder, not a file" in out.err and not out.out, out
+
+
+def test_a_csv_named_as_such_is_not_taken_for_a_duckdb_file(tmp_path):
+    # DuckDB opens y.csv as a database holding a view of the CSV: the store said it was "a
+    # DuckDB file but not a sattcp results store (its tables: file, y)", and a read-only open
+    # failed with DuckDB's "Cannot launch in-memory database in read-only mode".
+    y = tmp_path / "y.csv"
+    y.write_text("a,b\n1,2\n")
+    for read_only in (False, True):
+        with pytest.raises(StoreError, match=r"y\.csv is not a readable sattcp results store \(not a DuckDB file"):
+            Store(y, read_only=read_only)
+    assert y.read_text() == "a,b\n1,2\n"

@@ -462,6 +462,14 @@ def _connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConne
     """Opens the file, retrying while another process holds its lock (a sweep holds it only
     while it commits a run). Damaged or foreign files raise :class:`StoreError`. A wait longer
     than a second is said once on standard error (what holds the file, how long it waits)."""
+    # DuckDB opens some other files as databases of its own (y.csv as a view of the CSV, which
+    # read as "a DuckDB file but not a sattcp results store (its tables: file, y)"): a file
+    # without DuckDB's header (its magic "DUCK" after an 8-byte checksum) is refused first.
+    if path.is_file() and path.stat().st_size > 0:
+        with open(path, "rb") as fh:
+            if fh.read(12)[8:12] != b"DUCK":
+                raise StoreError(f"{path} is not a readable sattcp results store (not a DuckDB file: "
+                                 "it lacks DuckDB's header)")
     start = time.monotonic()
     deadline = start + wait_s
     pause = 0.02

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NEEDS_PROC, SCENARIOS, parquet_disk_full_after, run_cli
+from conftest import NEEDS_PROC, ROOT, SCENARIOS, parquet_disk_full_after, run_cli
 
 
 def test_run_prints_a_readable_summary():
@@ -553,3 +553,16 @@ def test_an_output_that_is_a_pipe_nobody_reads_is_refused_at_once(tmp_path):
     os.mkfifo(fifo)
     p = run_cli("run", "scenarios/geo-bulk.toml", "--out", str(fifo))
     assert p.returncode == 2 and f"--out {fifo}: cannot be written (a pipe that no process reads)" in p.stderr, p.stderr
+
+
+def test_run_refuses_an_empty_scenario_path_and_an_output_over_its_scenario(tmp_path):
+    # "" was read as the current folder ("is a directory, got ."), and `run s.json --out s.json`
+    # replaced the scenario with its result without a word.
+    p = run_cli("run", "")
+    assert p.returncode == 2 and "scenario: an empty path" in p.stderr, p.stderr
+    s = tmp_path / "s.json"
+    s.write_text((ROOT / "scenarios" / "geo-bulk.toml").read_text())
+    before = s.read_text()
+    p = run_cli("run", str(s), "--out", str(s))
+    assert p.returncode == 2 and f"--out {s}: is the scenario file itself" in p.stderr, p.stderr
+    assert s.read_text() == before

@@ -135,6 +135,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .paths import check_file, shown
 
     overrides = _parse_set(args.set or [])
+    if not args.scenario:  # Path("") is ".", which read as "is a directory, got ."
+        print("sattcp: scenario: an empty path; give a scenario file (.toml)", file=sys.stderr)
+        return EXIT_BAD_INPUT
     # On the command line the scenario is always a file.
     scenario = Path(args.scenario)
     if args.print_config:
@@ -145,6 +148,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(resolve(scenario, seed=args.seed, overrides=overrides, raw_overrides=True, format="toml"), end="")
         return 0
     try:
+        for opt, given in (("--out", args.out), ("--pcap", args.pcap)):
+            # The result would replace the scenario it came from.
+            if given is not None and scenario.exists() and Path(given).exists() and Path(given).samefile(scenario):
+                raise SattcpError(f"{opt} {shown(given)}: is the scenario file itself; give another file")
         if args.out is not None:
             check_output_path(args.out, "--out")
         if args.pcap is not None:

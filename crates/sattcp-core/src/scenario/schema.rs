@@ -385,7 +385,14 @@ pub fn unknown_key_rule(path: &str) -> String {
             format!("unknown key (replaced by {} in {}: {})", sibling(path, new_name), r.commit, r.how)
         };
     }
-    unknown_key_meaning(&suggestions(path))
+    let meant = suggestions(path);
+    if meant.iter().any(|m| m == path) {
+        // Read as nested tables the path is a known key, so a key of the path held a dot: a
+        // quoted key (`"tcp.flavor" = ...` at the top level) is one name, not tcp then flavor.
+        let (table, name) = path.rsplit_once('.').unwrap_or(("", path));
+        return format!("unknown key (a quoted key with a dot is one name: write {path} = ... unquoted, or {name} = ... under [{table}])");
+    }
+    unknown_key_meaning(&meant)
 }
 
 /// "unknown key", with the one or two keys the user most likely meant, if any (the rule's
@@ -652,6 +659,10 @@ mod tests {
     #[test]
     fn a_typo_in_a_key_of_a_top_level_table_names_the_key_meant() {
         assert_eq!(shown(&format!("{GEO}[tcp]\nflavour = \"sack\"\n"), &[]), ["tcp.flavour: unknown key (did you mean tcp.flavor?)"]);
+        // A quoted dotted key at the top level: one name, which the path shows as tcp.flavor
+        // (it read "did you mean tcp.flavor?").
+        assert_eq!(shown(&format!("\"tcp.flavor\" = \"sack\"\n{GEO}"), &[]),
+                   ["tcp.flavor: unknown key (a quoted key with a dot is one name: write tcp.flavor = ... unquoted, or flavor = ... under [tcp])"]);
         assert_eq!(shown(GEO, &[("tcp.flavour", "sack")]), ["tcp.flavour: unknown key (did you mean tcp.flavor?)"]);
         // Two letters swapped are one edit; case is ignored.
         assert_eq!(shown(GEO, &[("tcp.initail_cwnd", "2")]), ["tcp.initail_cwnd: unknown key (did you mean tcp.initial_cwnd?)"]);

@@ -1160,3 +1160,16 @@ def test_a_key_given_twice_or_a_quick_override_of_a_factor_is_a_problem_not_drop
                      .replace('run.duration = "2s"\n', "").replace('"tcp.flavor" = "vanilla", ', ""))
     s = load_study(study)
     assert s.factors == {"tcp.flavor": ("reno", "sack")} and s.overrides == {"run.duration": "1s"}
+
+
+def test_a_bad_override_is_named_where_the_study_sets_it(tmp_path):
+    # An unknown override table ("bogus.key") was blamed on the base scenario ("scenario
+    # base.toml: bogus: unknown key"), and a bad [quick] override was named as overrides.KEY.
+    study = real_study(tmp_path, TINY.replace('"run.duration" = "1s"', '"run.duration" = "1s"\n"bogus.key" = 1'))
+    with pytest.raises(StudyError) as ei:
+        load_study(study).runs(core=True)
+    assert [(p["path"], p["rule"]) for p in ei.value.problems] == [("overrides.bogus.key", "unknown key")], ei.value.problems
+    study = real_study(tmp_path, TINY + '[quick]\noverrides = { "run.duration" = "-1s" }\n')
+    with pytest.raises(StudyError) as ei:
+        load_study(study).quick().runs(core=True)
+    assert [p["path"] for p in ei.value.problems] == ["quick.overrides.run.duration"], ei.value.problems

@@ -216,6 +216,9 @@ class Study:
     quick_description: str = ""
     source: str = "<study>"
     notes: tuple[str, ...] = ()
+    #: The override keys ``[quick]`` set, in the variant :meth:`quick` makes (to name where a
+    #: problem's value comes from; not part of :meth:`definition`).
+    quick_keys: tuple[str, ...] = ()
 
     def quick(self) -> Study:
         """The reduced variant (``[quick]``), stored under ``NAME-quick``."""
@@ -227,6 +230,7 @@ class Study:
             overrides={**self.overrides, **self.quick_overrides},
             description=f"{self.description} (quick: {self.quick_description})".strip(),
             quick_overrides=None,
+            quick_keys=tuple(self.quick_overrides),
         )
 
     def size(self) -> int:
@@ -406,6 +410,15 @@ def _locate(p: Mapping[str, Any], study: Study, bi: int, labels: Mapping[str, An
     def under(k: str) -> bool:
         return path == k or path.startswith(k + ".")
 
+    def key_at(keys: Iterable[str]) -> str | None:
+        """The key of ``keys`` the problem is about: at or under it, or a table above it (an
+        unknown table, ``bogus`` of an override ``bogus.key``, which was blamed on the base
+        scenario); the longer of the key and the path."""
+        for k in keys:
+            if under(k) or k.startswith(path + "."):
+                return max(k, path, key=len)
+        return None
+
     where = f"scenario {block.scenario.name}: {path}"
     for k in study.factors:
         if under(k):
@@ -414,10 +427,12 @@ def _locate(p: Mapping[str, Any], study: Study, bi: int, labels: Mapping[str, An
                      else f"factors.{k}")
             break
     else:
-        if any(under(k) for k in block.overrides):
-            where = f"blocks[{bi}].overrides.{path}"
-        elif any(under(k) for k in study.overrides):
-            where = f"overrides.{path}"
+        if (k := key_at(block.overrides)) is not None:
+            where = f"blocks[{bi}].overrides.{k}"
+        elif (k := key_at(study.quick_keys)) is not None:
+            where = f"quick.overrides.{k}"
+        elif (k := key_at(study.overrides)) is not None:
+            where = f"overrides.{k}"
         elif multi:
             where = f"blocks[{bi}] ({block.name}) " + where
     return {"path": where, "rule": p.get("rule", ""), "got": p.get("got", "")}

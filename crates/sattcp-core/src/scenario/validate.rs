@@ -899,18 +899,8 @@ fn section_pingpong(c: &mut Ctx, a: &RawApp, topology: &Topology) -> PingPongSpe
         }
         sizes
     });
-    let other = [
-        ("app.bytes", a.bytes.is_some()),
-        ("app.start", a.start.is_some()),
-        ("app.stagger", a.stagger.is_some()),
-        ("app.think_time", a.think_time.is_some()),
-        ("app.first_batch", a.first_batch.is_some()),
-        ("app.truncation", a.truncation.is_some()),
-        ("app.request_bytes", a.request_bytes.is_some()),
-        ("app.gap_min", a.gap_min.is_some()),
-        ("app.gap_max", a.gap_max.is_some()),
-    ];
-    for (key, present) in other {
+    let other = [("app.bytes", a.bytes.is_some()), ("app.start", a.start.is_some()), ("app.stagger", a.stagger.is_some())];
+    for (key, present) in other.into_iter().chain(www_keys(a)) {
         if present {
             c.err(key, "does not apply to app.kind = \"pingpong\"", "");
         }
@@ -930,19 +920,22 @@ fn section_pingpong(c: &mut Ctx, a: &RawApp, topology: &Topology) -> PingPongSpe
     PingPongSpec { first_block, last_block, perturbation, repeats, nrepeat, blocks }
 }
 
-/// The WWW workload's keys given with a bulk or transfer application.
-fn www_keys_absent(c: &mut Ctx, a: &RawApp) {
-    for (key, present) in [
+/// The WWW workload's keys, each with whether the scenario gives it.
+fn www_keys(a: &RawApp) -> [(&'static str, bool); 6] {
+    [
         ("app.think_time", a.think_time.is_some()),
         ("app.first_batch", a.first_batch.is_some()),
         ("app.truncation", a.truncation.is_some()),
         ("app.request_bytes", a.request_bytes.is_some()),
         ("app.gap_min", a.gap_min.is_some()),
         ("app.gap_max", a.gap_max.is_some()),
-    ] {
-        if present {
-            c.ignore(key, "applies to app.kind = \"www\"");
-        }
+    ]
+}
+
+/// The WWW workload's keys given with a bulk or transfer application.
+fn www_keys_absent(c: &mut Ctx, a: &RawApp) {
+    for (key, _) in www_keys(a).into_iter().filter(|&(_, present)| present) {
+        c.ignore(key, "applies to app.kind = \"www\"");
     }
 }
 

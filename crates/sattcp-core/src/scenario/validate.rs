@@ -1488,6 +1488,18 @@ fn section_switch(c: &mut Ctx, raw: &RawScenario, topology: &Topology, tcp: &Tcp
         }
         None => SwitchKind::DropTail,
     };
+    if matches!(kind, SwitchKind::DropTail) && !c.bad("switch.kind") {
+        // The cell rate after framing: read only by ATM ports (another one was ignored in
+        // silence). Equal to the rate it changes nothing, as a resolved scenario gives it.
+        let links: Vec<(String, &LinkSpec)> = match topology {
+            Topology::Dumbbell { access, bottleneck, .. } => vec![("links.access".into(), access), ("links.bottleneck".into(), bottleneck)],
+            Topology::Path { hops } => hops.iter().enumerate().map(|(i, h)| (format!("links.path.{i}"), h)).collect(),
+            _ => Vec::new(),
+        };
+        for (p, _) in links.into_iter().filter(|(_, l)| l.payload_rate != l.rate) {
+            c.ignore(&format!("{p}.payload_rate"), "applies to ATM switches (switch.kind = \"atm\")");
+        }
+    }
     SwitchSpec { kind, buffer, buffer_cells: buffer_cells_n, partial_packet_discard: raw.switch.partial_packet_discard.unwrap_or(true) }
 }
 
@@ -2062,6 +2074,9 @@ mod tests {
         // Keys of another kind, which were ignored without a word (a helper's review,
         // 2026-11-29): said in `ignored`, which the run's warnings repeat.
         assert_eq!(scenario(GEO2, &[("gateway.buffer", "1000")]).ignored, ["gateway: applies to topology.kind = \"gateway\": ignored"]);
+        assert_eq!(scenario(GEO2, &[("links.bottleneck.payload_rate", "\"40Mbps\"")]).ignored,
+                   ["links.bottleneck.payload_rate: applies to ATM switches (switch.kind = \"atm\"): ignored"]);
+        assert!(scenario(GEO2, &[("links.bottleneck.payload_rate", "\"40Mbps\""), ("switch.kind", "\"atm\""), ("switch.buffer", "\"1bdp\"")]).ignored.is_empty());
         assert_eq!(scenario(GEO2, &[("app.bytes", "\"1KB\"")]).ignored, ["app.bytes: applies to app.kind = \"transfer\" (a bulk source never runs out): ignored"]);
         for (key, v) in [("app.think_time", "\"5s\""), ("app.first_batch", "\"staggered\""), ("app.truncation", "\"resample\""), ("app.request_bytes", "300"), ("app.gap_min", "\"1ms\""), ("app.gap_max", "\"200ms\"")] {
             let want = [format!("{key}: applies to app.kind = \"www\": ignored")];

@@ -579,6 +579,12 @@ def test_parquet_results_are_written_to_a_name_that_is_not_utf8(tmp_path):
     with open(out, "rb") as fh:
         flows = pq.read_table(fh)
     assert flows.num_rows == len(r.flows) and flows.schema.metadata[b"sattcp.table"] == b"flows"
+    # The packet table too (its writer had the same path-as-text call).
+    t = sattcp.run(SCENARIOS / "geo-bulk.toml", overrides={"run.duration": "1s", "trace.packets": "all"})
+    pk = Path(os.fsdecode(bytes(tmp_path) + b"/p\xff.parquet"))
+    t.save_packets(pk)
+    with open(pk, "rb") as fh:
+        assert pq.read_table(fh).num_rows == len(t.packets) > 0
 
 
 def test_keys_of_another_kind_are_run_warnings_not_silence():

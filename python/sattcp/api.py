@@ -456,7 +456,6 @@ class RunResult:
             return write_whole(path, self.to_json(indent=2) + "\n")
         import pandas as pd
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         # Nested values (a link's drops_by_reason) become columns of their own:
         # drops_by_reason.queue_full, ...
@@ -476,10 +475,7 @@ class RunResult:
                 meta[b"sattcp.summary"] = json.dumps(self.summary).encode()
                 meta[b"sattcp.scenario"] = json.dumps(self.scenario).encode()
                 meta[b"sattcp.config"] = json.dumps(self.config).encode()
-                # Through a Python file: pyarrow takes a path as UTF-8 text, and a name with
-                # other bytes (o\xff.parquet) failed with a UnicodeEncodeError after the run.
-                with files.temp(p) as tmp, open(tmp, "wb") as fh:
-                    pq.write_table(table.replace_schema_metadata(meta), fh)
+                files.parquet(p, table.replace_schema_metadata(meta))
         return path
 
 

@@ -54,16 +54,14 @@ def write_table(result: Any, path: Path) -> Path:
     if path.suffix == ".csv":
         return write_whole(path, table.to_csv(index=False))
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     t = pa.Table.from_pandas(table, preserve_index=False)
     meta = dict(t.schema.metadata or {})
     meta[b"sattcp.table"] = b"netpipe"
     meta[b"sattcp.scenario"] = json.dumps(result.scenario).encode()
     meta[b"sattcp.config"] = json.dumps(result.config).encode()
-    # Through a Python file, as RunResult.save: pyarrow takes a path as UTF-8 text only.
-    with WholeFiles() as files, files.temp(path) as tmp, open(tmp, "wb") as fh:
-        pq.write_table(t.replace_schema_metadata(meta), fh)
+    with WholeFiles() as files:
+        files.parquet(path, t.replace_schema_metadata(meta))
     return path
 
 

@@ -184,6 +184,16 @@ class WholeFiles:
                 raise
             raise WriteError(f"cannot write {path}: {e.strerror or e}") from e
 
+    def parquet(self, path: str | Path, table: object) -> None:
+        """Writes the pyarrow ``table`` to ``path`` as Parquet, as :meth:`temp` writes a file.
+        Through a Python file: pyarrow takes a path as UTF-8 text, and a name with other bytes
+        (``o\\xff.parquet``) failed with a UnicodeEncodeError after the work. (``table`` is a
+        ``pyarrow.Table``, typed ``object``: ``sattcp run`` imports this module, and not typing.)"""
+        import pyarrow.parquet as pq
+
+        with self.temp(path) as tmp, open(tmp, "wb") as fh:
+            pq.write_table(table, fh)
+
     def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
         try:
             if kind is None:

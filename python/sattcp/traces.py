@@ -55,15 +55,14 @@ def packet_table(source: Any) -> pd.DataFrame:
 def save_packets(table: pd.DataFrame, path: str | Path, metadata: dict[bytes, bytes] | None = None) -> Path:
     """Writes a packet table as Parquet (categories become dictionary columns)."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     path = Path(path)
     table_pa = pa.Table.from_pandas(table, preserve_index=False)
     if metadata:
         table_pa = table_pa.replace_schema_metadata({**(table_pa.schema.metadata or {}), **metadata})
     # Whole or not at all, a failure naming the file (paths.WholeFiles).
-    with WholeFiles() as files, files.temp(path) as tmp:
-        pq.write_table(table_pa, tmp)
+    with WholeFiles() as files:
+        files.parquet(path, table_pa)
     return path
 
 

@@ -259,11 +259,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     def body() -> int:
         from sattcp.errors import OutputPathError
         from sattcp.paths import check_folder
-        from sattcp.store import RUN_TABLES
+        from sattcp.store import EXPORT_TABLES
 
         check_folder(args.out, "--out")
         # A folder where the export writes or removes a file failed after the reading (exit 1).
-        for t in ("runs", *RUN_TABLES, "studies"):
+        for t in EXPORT_TABLES:
             if (p := Path(args.out) / f"{t}.{args.format}").is_dir():
                 raise OutputPathError(f"--out {args.out}: {p} is a folder, where the export writes a file")
         with Store(args.store, read_only=True) as st:

@@ -132,6 +132,8 @@ TRACE_COLUMNS: dict[str, str] = {"trace": "VARCHAR NOT NULL", "t": "DOUBLE", "va
 #: Per-run tables: declared columns after ``study`` and ``run_key``.
 RUN_TABLES: dict[str, dict[str, str]] = {"flows": FLOW_COLUMNS, "links": LINK_COLUMNS,
                                          "traces": TRACE_COLUMNS}
+#: The tables an export may write, each as ``NAME.FORMAT`` in its folder (:meth:`Store.export`).
+EXPORT_TABLES = ("runs", *RUN_TABLES, "studies")
 
 _KEY_COLUMNS = {"study": "VARCHAR NOT NULL", "run_key": "VARCHAR NOT NULL"}
 
@@ -1051,7 +1053,7 @@ class Store:
         names = ["runs", *copies, *(["studies"] if "studies" in frames else [])]
         # A table of an earlier export to this folder that this one does not write (traces.parquet
         # of a study with traces) would be taken for this export's: removed with the rename.
-        stale = [out / f"{t}.{fmt}" for t in ("runs", *RUN_TABLES, "studies") if t not in names]
+        stale = [out / f"{t}.{fmt}" for t in EXPORT_TABLES if t not in names]
         written = [out / f"{t}.{fmt}" for t in names]
         # Every file whole and all together (paths.WholeFiles): a full disk or Ctrl-C leaves the
         # earlier export's files as they were.

@@ -1154,7 +1154,7 @@ def test_a_key_given_twice_or_a_quick_override_of_a_factor_is_a_problem_not_drop
     got = {(p["path"], p["rule"]) for p in ei.value.problems}
     twice = "is given twice (as a dotted key and as a quoted one, or as a table): give it once"
     assert got == {("factors.tcp.flavor", twice), ("overrides.run.duration", twice),
-                   ("quick.overrides.tcp.flavor", "is a factor (a key is either a factor or an override)")}, got
+                   ("quick.overrides.tcp.flavor", "is also a factor (a key is either a factor or an override)")}, got
     # Given once each way, the same study is valid, and the nested and dotted forms agree.
     study.write_text(study.read_text().replace('"tcp.flavor" = ["newreno", "vanilla"]\n', "")
                      .replace('run.duration = "2s"\n', "").replace('"tcp.flavor" = "vanilla", ', ""))
@@ -1173,3 +1173,13 @@ def test_a_bad_override_is_named_where_the_study_sets_it(tmp_path):
     with pytest.raises(StudyError) as ei:
         load_study(study).quick().runs(core=True)
     assert [p["path"] for p in ei.value.problems] == ["quick.overrides.run.duration"], ei.value.problems
+
+
+def test_a_blocks_override_of_a_factor_is_a_problem(tmp_path):
+    # It was dropped without a word: the block's runs took the factor's levels.
+    study = write_study(tmp_path, '[factors]\nx = [1, 2]\n[[blocks]]\nname = "b"\nscenario = "base.toml"\n'
+                                  'overrides = { x = 3 }\n')
+    with pytest.raises(StudyError) as ei:
+        load_study(study)
+    assert ei.value.problems == [{"path": "blocks[0].overrides.x",
+                                  "rule": "is also a factor (a key is either a factor or an override)", "got": 3}]

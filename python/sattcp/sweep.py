@@ -682,11 +682,15 @@ def _read_study(source: str | Path) -> tuple[Study, list[dict[str, Any]]]:
             ok = False
         if ok:
             seeds = [seed + i for i in range(reps)]
+    def not_factors(p: str, keys: Mapping[str, Any]) -> None:
+        """A key is either a factor or an override: a run's factor values are set after its
+        overrides, so an override of a factor would be dropped without a word."""
+        for k in keys:
+            if k in factors:
+                bad(f"{p}.{k}", "is also a factor (a key is either a factor or an override)", keys[k])
+
     overrides = scalars("overrides", flat("overrides", table("overrides", raw.get("overrides"))))
-    for k in overrides:
-        if k in factors:
-            bad(f"overrides.{k}", "is also a factor (a key is either a factor or an override)",
-                overrides[k])
+    not_factors("overrides", overrides)
     no_seed("factors", factors, "a factor")
     no_seed("overrides", overrides, "an override")
 
@@ -747,6 +751,7 @@ def _read_study(source: str | Path) -> tuple[Study, list[dict[str, Any]]]:
             values[fk] = scalars(f"{w}levels.{fk}", mapping)
         block_over = scalars(f"{w}overrides", flat(f"{w}overrides", table(f"{w}overrides", b.get("overrides"))))
         no_seed(f"{w}overrides", block_over, "an override")
+        not_factors(f"{w}overrides", block_over)
         if resolved is not None:
             blocks.append(Block(bname, resolved, block_over, values))
     quick = table("quick", raw.get("quick")) if "quick" in raw else None
@@ -760,10 +765,7 @@ def _read_study(source: str | Path) -> tuple[Study, list[dict[str, Any]]]:
                                   flat("quick.overrides", table("quick.overrides", quick.get("overrides"))))
         quick_description = str(quick.get("description", ""))
         no_seed("quick.overrides", quick_overrides, "an override")
-        for k in quick_overrides:
-            # Factors are set after the overrides: this one would be dropped without a word.
-            if k in factors:
-                bad(f"quick.overrides.{k}", "is a factor (a key is either a factor or an override)", quick_overrides[k])
+        not_factors("quick.overrides", quick_overrides)
     notes = raw.get("notes", [])
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
         bad("notes", "must be a list of strings", notes)

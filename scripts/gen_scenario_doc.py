@@ -69,7 +69,9 @@ def render(schema: dict) -> str:
         "`sattcp run SCENARIO --print-config` prints the resolved scenario (every key with its effective value, "
         "defaults included); every result carries it as `config`. Keys that do not apply to the scenario's kinds "
         "(`switch.policy` of a drop-tail switch, say) are left out of it, as are keys whose absence is their meaning "
-        "(default \"(none)\").",
+        "(default \"(none)\"). A key of another kind that the scenario does give (`app.bytes` on a bulk source, "
+        "the WWW keys on a transfer, `[gateway]` on a dumbbell) has no effect: the run warns of each, and the "
+        "printed scenario keeps it as written under a first-lines comment that names it and why.",
         "",
         "Units: durations `ns`, `us`, `ms`, `s`, `min` (`\"275ms\"`), rounded to the nearest nanosecond (simulated "
         "time counts whole nanoseconds), and a duration above 0 but below `1ns` (`\"0.5ns\"`, `\"1e-12s\"`) is refused "

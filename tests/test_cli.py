@@ -362,6 +362,34 @@ def test_print_config_prints_the_resolved_scenario_which_repeats_the_run(tmp_pat
     assert again["digest"] == first["digest"] and again["config"] == first["config"] == cfg
 
 
+def test_print_config_names_the_keys_without_effect():
+    """A key of another kind (app.bytes on a bulk source) stays in the printed scenario, as the
+    run reads it, under a comment that says it has no effect; the run warns of the same key."""
+    import tomllib
+
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "app.bytes=1000", "--print-config")
+    assert p.returncode == 0, p.stderr
+    why = 'app.bytes: applies to app.kind = "transfer" (a bulk source never runs out): ignored'
+    assert p.stdout.startswith(f"# given but without effect (the run warns of each):\n#   {why}\n"), p.stdout[:300]
+    assert tomllib.loads(p.stdout)["app"]["bytes"] == 1000
+    ran = run_cli("run", "scenarios/geo-bulk.toml", "--set", "app.bytes=1000", "--set", "run.duration=1s")
+    assert ran.returncode == 0 and f"sattcp: warning: {why}" in ran.stderr, ran.stderr
+    assert not run_cli("run", "scenarios/geo-bulk.toml", "--print-config").stdout.startswith("#")
+
+
+@pytest.mark.parametrize(("first", "said"), [
+    ("--versoin", "unknown option --versoin (did you mean --version?)"),
+    ("--seed", "unknown option --seed; the options of a command come after it"),
+    ("-x", "unknown option -x;"),
+])
+def test_an_unknown_option_before_the_command_is_named(first, said):
+    """argparse alone says only that COMMAND is missing."""
+    p = run_cli(first, "run", "scenarios/geo-bulk.toml")
+    assert p.returncode == 2 and f"sattcp: error: {said}" in p.stderr and "required: COMMAND" not in p.stderr, p.stderr
+    # A prefix of a known option is argparse's, as before.
+    assert run_cli("--vers").stdout.startswith("sattcp ")
+
+
 def test_json_into_a_closed_pipe_is_quiet_and_succeeds():
     import subprocess
     import sys

@@ -309,9 +309,23 @@ def entry() -> None:
     sys.exit(status)
 
 
+def _refuse_unknown_option(parser: argparse.ArgumentParser, first: str) -> None:
+    """An unknown option before the command (``sattcp --versoin``) is named as such, with the
+    option meant; argparse would say only that COMMAND is missing. Its prefixes of the known
+    options (``--vers``) pass, as argparse takes them."""
+    known = ("--help", "--version")
+    if not first.startswith("-") or first in ("-h", "--") or (first.startswith("--") and any(k.startswith(first) for k in known)):
+        return
+    import difflib
+
+    close = difflib.get_close_matches(first, known, n=1)
+    parser.error(f"unknown option {first}" + (f" (did you mean {close[0]}?)" if close else "") + "; the options of a command come after it")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv[0] if argv else None)
+    _refuse_unknown_option(parser, argv[0] if argv else "")
     args = parser.parse_args(argv)
     try:
         status = int(args.func(args) or 0)

@@ -314,13 +314,24 @@ impl Resolved {
     /// A seed above TOML's integers (2^63 - 1, which sweeps may reach) cannot be `run.seed`:
     /// a first-line comment says to pass it with `--seed`, so that the text does not silently
     /// run with the default seed.
+    ///
+    /// Keys given for another kind (`app.bytes` on a bulk source, [`Scenario::ignored`]) stay
+    /// in the text, as the run reads them, but a first-lines comment names each with why it has
+    /// no effect: the text alone would show them as if in effect.
     pub fn to_toml(&self) -> String {
         let text = toml::to_string(&self.config).unwrap_or_else(|e| format!("# cannot write the resolved scenario as TOML: {e}\n"));
+        let mut head = String::new();
         if self.config.run.seed.is_none() {
             let seed = self.scenario.seed;
-            return format!("# run.seed = {seed} is above TOML's largest integer: run this file with --seed {seed}\n{text}");
+            head += &format!("# run.seed = {seed} is above TOML's largest integer: run this file with --seed {seed}\n");
         }
-        text
+        if !self.scenario.ignored.is_empty() {
+            head += "# given but without effect (the run warns of each):\n";
+            for line in &self.scenario.ignored {
+                head += &format!("#   {line}\n");
+            }
+        }
+        head + &text
     }
 
     /// The resolved scenario as JSON (keys sorted, keys without a value left out); `run.seed`
@@ -422,6 +433,13 @@ pub(crate) mod tests {
         assert_eq!(big.to_json()["run"]["seed"], 1u64 << 63);
         assert!(big.to_toml().starts_with("# run.seed = 9223372036854775808 is above TOML's largest integer: run this file with --seed 9223372036854775808\n"));
         assert!(!resolve(&geo, &[], Some(7)).unwrap().to_toml().starts_with('#'));
+        // A key of another kind stays, named in a first-lines comment as without effect; the
+        // text loads to the same scenario, which ignores it again.
+        let ignored = resolved(&geo, &[("app.bytes", "1000")]);
+        let text = ignored.to_toml();
+        assert!(text.starts_with("# given but without effect (the run warns of each):\n#   app.bytes: applies to app.kind = \"transfer\" (a bulk source never runs out): ignored\nname = "), "{text}");
+        assert!(text.contains("\nbytes = 1000\n"), "{text}");
+        assert_eq!(resolve(&text, &[], None).unwrap().scenario.ignored, ignored.scenario.ignored);
         // The seed that runs replaces the file's.
         let ov = [("run.duration".to_string(), parse_override_value("5s"))];
         assert_eq!(resolve(&geo, &ov, Some(7)).unwrap().to_json()["run"]["seed"], 7);

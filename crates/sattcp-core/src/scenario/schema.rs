@@ -79,7 +79,7 @@ pub const KEYS: &[Key] = &[
     key!("links.<link>.payload_rate", "rate", RATE_UNITS, Dflt::Computed("the link's `rate`"), "> 0 and <= rate", "", "Rate left for ATM cells after physical framing (OC-3: 149.76 of 155.52 Mbps, seed 000 §4.2.1)."),
     key!("links.<link>.delay", "duration", DURATION_UNITS, Dflt::Value("\"0s\""), ">= 0", "", "One-way propagation delay."),
     key!("links.<link>.ber", "number", "", Dflt::Value("0.0"), "[0, 1)", "", "Bit error rate; a packet with a bit error is dropped at the receiving end."),
-    key!("links.<link>.queue", "size", "B, KB, ..., pkt, bdp", Dflt::None, "holds at least one packet (MSS + 40 bytes)", "drop-tail switches", "Drop-tail queue at the sending end of the link; absent: `switch.buffer` on the bottleneck, unlimited elsewhere."),
+    key!("links.<link>.queue", "size", "B, KB, ..., pkt, bdp", Dflt::None, "holds at least one packet (MSS + 40 bytes); at most 2^64 - 1 bytes", "drop-tail switches", "Drop-tail queue at the sending end of the link; absent: `switch.buffer` on the bottleneck, unlimited elsewhere."),
     // links.<link>.schedule: moving links (docs/leo.md)
     key!("links.<link>.schedule[].at", "duration", DURATION_UNITS, Dflt::None, "required in each entry; the first at 0s, then increasing", "a moving link (drop-tail IP links)", "From this instant on, the entry's delay (rate, BER) is in force; the link's own `delay` is then not given."),
     key!("links.<link>.schedule[].delay", "duration", DURATION_UNITS, Dflt::None, ">= 0; required unless `up = false`", "a moving link", "One-way delay of packets whose transmission ends in this interval (packets in flight keep theirs, so a drop can reorder)."),
@@ -88,7 +88,7 @@ pub const KEYS: &[Key] = &[
     key!("links.<link>.schedule[].up", "boolean", "", Dflt::None, "true, false", "a moving link", "false: no path in this interval; packets whose transmission ends then are dropped (`no_route`). Absent: true."),
     // [switch]
     key!("switch.kind", "string", "", Dflt::Value("\"droptail\""), "`droptail`, `atm`", "", "IP routers with FIFO drop-tail queues, or cell-level ATM switches with a UBR+ drop policy (seed 000 §3)."),
-    key!("switch.buffer", "size", "B, KB, ..., pkt, cells (ATM), bdp", Dflt::Value("\"1bdp\""), "holds one packet (drop-tail) or one frame of cells (ATM); at most 2^32 - 1 cells", "", "Buffer of the port feeding the bottleneck, each direction; `bdp` = bottleneck rate x round-trip propagation delay."),
+    key!("switch.buffer", "size", "B, KB, ..., pkt, cells (ATM), bdp", Dflt::Value("\"1bdp\""), "holds one packet (drop-tail) or one frame of cells (ATM); at most 2^64 - 1 bytes (drop-tail) or 2^32 - 1 cells (ATM)", "", "Buffer of the port feeding the bottleneck, each direction; `bdp` = bottleneck rate x round-trip propagation delay."),
     key!("switch.policy", "string", "", Dflt::Value("\"ubr\""), "`ubr`, `ppd`, `epd`, `sd`, `fba`", "switch.kind = \"atm\"", "Drop policy of the ATM ports: plain UBR tail drop, partial/early packet discard, selective drop, fair buffer allocation."),
     key!("switch.R", "number", "", Dflt::Value("0.8"), "(0, 1]", "switch.kind = \"atm\"", "Drop threshold of EPD, SD and FBA as a fraction of the buffer (seed 000 §4.2.3)."),
     key!("switch.Z", "number", "", Dflt::Value("0.8"), "(0, 1]", "switch.kind = \"atm\"", "The per-VC parameter Z of SD and FBA (seed 000 §4.2.3)."),

@@ -484,7 +484,14 @@ impl Ctx {
             Size::Bytes(b) => b < packet && mss_ok,
             Size::Packets(p) => p < 1,
             Size::Bdp(k) => {
-                let bytes = (k * bdp.bytes as f64) as u64;
+                let exact = k * bdp.bytes as f64;
+                if bdp.known && exact.round() >= 18_446_744_073_709_551_616.0 {
+                    // `as u64` would saturate at 2^64 - 1 bytes and take it for a buffer
+                    // (tcp.ssthresh's rule, `Ctx::bytes`).
+                    self.err(path, "too large (at most 2^64 - 1 bytes)", got);
+                    return;
+                }
+                let bytes = exact as u64;
                 if bdp.known {
                     self.derive(path, bdp.shown(got, bytes, "bytes"));
                 }
@@ -1246,8 +1253,11 @@ impl Bdp {
 
     /// [`Bdp::shown`] of a count at another rate than the line rate (an ATM port's cells at
     /// the cell rate, `payload_rate`).
+    /// A count of `u64::MAX` is one that saturated (a multiple beyond 2^64 units), shown as such
+    /// rather than as a number nobody wrote.
     fn shown_at(&self, written: &str, n: u64, unit: &str, rate: Rate) -> String {
         let rate_key = if rate == self.rate { "rate" } else { "payload_rate" };
+        let n = if n == u64::MAX { "more than 2^64 - 1".to_string() } else { n.to_string() };
         format!("{written} = {n} {unit} (bdp = {})", self.product(rate, rate_key))
     }
 }
@@ -1888,6 +1898,21 @@ mod tests {
         // 5614226457215950848 x 23 cells wraps to 8192 in u64 arithmetic.
         let atm = ("switch.kind", "atm");
         assert_only(GEO2, &[atm, ("switch.buffer", "5614226457215950848pkt")], "switch.buffer: must be at most 2^32 - 1 cells, got \"5614226457215950848pkt\"");
+        // A multiple beyond 2^64 cells saturates; the message says so instead of printing
+        // 18446744073709551615 cells, a number nobody wrote.
+        let got = problems(GEO2, &[atm, ("switch.buffer", "1e30bdp")]);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(got[0].starts_with("switch.buffer: must be at most 2^32 - 1 cells, got \"1e30bdp\" = more than 2^64 - 1 cells (bdp = "), "{got:?}");
+    }
+
+    #[test]
+    fn huge_droptail_buffer_is_too_large_not_saturated() {
+        // It used to become a queue of 2^64 - 1 bytes without a word, while tcp.ssthresh of the
+        // same size was refused.
+        assert_only(GEO2, &[("switch.buffer", "1e30bdp")], "switch.buffer: too large (at most 2^64 - 1 bytes), got \"1e30bdp\"");
+        assert_only(GEO2, &[("links.bottleneck.queue", "1e30bdp")], "links.bottleneck.queue: too large (at most 2^64 - 1 bytes), got \"1e30bdp\"");
+        // A large multiple within the bound is still a (practically endless) queue.
+        assert!(load(GEO2, &[("switch.buffer".to_string(), parse_override_value("1e6bdp"))], None).is_ok());
     }
 
     #[test]

@@ -138,6 +138,10 @@ pub fn build(sc: &Scenario, rngs: &RngFactory) -> Network {
                 access
             };
             let bn_limit = bn.queue.map(|q| queue_limit(q, bdp)).unwrap_or(switch_limit);
+            // Four access links a pair and the bottleneck's two: reserved at once, as a vector
+            // grown by doubling left up to half its room unused (a quarter of the links' 1,678
+            // bytes per flow at 100,000 flows; bench/README.md "The kernel's share").
+            b.links.reserve_exact(4 * n as usize + 2);
             let fwd = b.link("bottleneck".into(), r1, r2, bn, bn_limit);
             let rev = b.link("bottleneck-rev".into(), r2, r1, bn, bn_limit);
             // Per pair: (up, down, out, back) links.

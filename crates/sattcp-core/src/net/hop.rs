@@ -196,7 +196,7 @@ pub trait HopModel: Send + Sync {
 
     /// C for segments of `mss` bytes; by default that of an IP link at its output link's rate.
     fn capacity_bps(&self, links: &[Link], mss: u32) -> f64 {
-        ip_goodput_bps(&links[self.out_link() as usize], mss)
+        ip_goodput_bps(links[self.out_link() as usize].rate.as_bps() as f64, mss)
     }
 
     /// The link whose figures this hop gives.
@@ -220,9 +220,9 @@ pub trait HopModel: Send + Sync {
 }
 
 /// C of an IP link: rate x MSS / (MSS + 40), the rate left after TCP/IP headers.
-fn ip_goodput_bps(link: &Link, mss: u32) -> f64 {
+fn ip_goodput_bps(rate_bps: f64, mss: u32) -> f64 {
     let mss = mss as f64;
-    link.rate.as_bps() as f64 * mss / (mss + (IP_HEADER + TCP_HEADER) as f64)
+    rate_bps * mss / (mss + (IP_HEADER + TCP_HEADER) as f64)
 }
 
 /// What the world must schedule after a hop accepted a packet.
@@ -314,10 +314,12 @@ impl Hop {
 
     /// C, the maximum TCP goodput of this hop for segments of `mss` bytes: the rate left after
     /// TCP/IP headers on an IP link (rate x MSS / (MSS + 40)), after TCP/IP/LLC/AAL5/cell
-    /// overheads on an ATM port (seed 000 §4.3, `atm::max_goodput_bps`).
-    pub fn capacity_bps(&self, links: &[Link], mss: u32) -> f64 {
+    /// overheads on an ATM port (seed 000 §4.3, `atm::max_goodput_bps`); on a moving link, of
+    /// its rate averaged over the run (`[0, end)`, `MovingHop::mean_rate_bps`).
+    pub fn capacity_bps(&self, links: &[Link], mss: u32, end: SimTime) -> f64 {
         match self {
-            Hop::Link(_) | Hop::Moving(_) => ip_goodput_bps(&links[self.out_link() as usize], mss),
+            Hop::Link(_) => ip_goodput_bps(links[self.out_link() as usize].rate.as_bps() as f64, mss),
+            Hop::Moving(m) => ip_goodput_bps(m.mean_rate_bps(end), mss),
             Hop::Atm(a) => max_goodput_bps(a.cell_rate, mss as u64),
             Hop::Custom(c) => c.capacity_bps(links, mss),
         }
@@ -488,7 +490,7 @@ mod tests {
         // Its first link on any input is its output link, link 2, not link 0.
         assert_eq!((h.out_link(), h.first_link(0), h.first_link(1)), (2, 2, 2));
         // C: an IP link's at link 2's 24 Mbps, 24e6 x 960 / 1000.
-        assert_eq!(h.capacity_bps(&links, 960), 23_040_000.0);
+        assert_eq!(h.capacity_bps(&links, 960, SimTime::from_secs(1)), 23_040_000.0);
         // An arrival or a wake-up it never asked for delivers nothing.
         assert_eq!(h.arrive(SimTime::from_millis(5), &links), None);
         let mut fates = 0;
@@ -559,7 +561,7 @@ mod tests {
         use super::super::schedule::{Change, MovingFlight, Schedule};
         let (links, end) = (links(), SimTime::from_millis(1000));
         let schedule = Schedule::new(vec![Change { at: SimTime::ZERO, delay: Some(SimTime::from_millis(10)), rate: None, ber: None }]).unwrap();
-        let mut h = Hop::Moving(Box::new(MovingHop { link: 0, flight: MovingFlight::new(schedule) }));
+        let mut h = Hop::Moving(Box::new(MovingHop { link: 0, flight: MovingFlight::new(schedule), base_rate: links[0].rate }));
         let mut lr = crate::world::link_result(&links[0], end);
         h.report(&mut lr, end);
         assert!(lr.drops_by_reason.is_empty(), "no \"no_route\": 0 entry");

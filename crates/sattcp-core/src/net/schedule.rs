@@ -191,9 +191,32 @@ impl MovingFlight {
 pub struct MovingHop {
     pub link: u32,
     pub flight: MovingFlight,
+    /// The link's rate until an entry of the schedule sets another (the link's `rate`, which
+    /// the entries overwrite as they come into force).
+    pub base_rate: Rate,
 }
 
 impl MovingHop {
+    /// The rate averaged over the run, `[0, end)`: each entry's rate while it is in force (the
+    /// link's own until an entry sets one), none while there is no path. What the run's C is
+    /// made of for a moving bottleneck (`Hop::capacity_bps`): the rate in force at the end alone
+    /// made a link slowed to 1 kbps for its last second report an efficiency of 88,224.
+    pub fn mean_rate_bps(&self, end: SimTime) -> f64 {
+        let changes = self.flight.schedule.changes();
+        let mut rate = self.base_rate.as_bps() as f64;
+        let mut bit_ns = 0.0;
+        for (i, c) in changes.iter().enumerate().take_while(|(_, c)| c.at < end) {
+            if let Some(r) = c.rate {
+                rate = r.as_bps() as f64;
+            }
+            let until = changes.get(i + 1).map_or(end, |n| n.at.min(end));
+            if c.delay.is_some() {
+                bit_ns += rate * (until.0 - c.at.0) as f64;
+            }
+        }
+        bit_ns / end.0.max(1) as f64
+    }
+
     /// Offers packet `pkt` of `bytes` to `link` at `now`: the rate and BER in force now, the
     /// delay in force when its transmission ends. Returns the link's decision (a packet with
     /// no path is `Dropped(NoRoute)`) and the arrival event to schedule, if any.

@@ -102,7 +102,7 @@ impl Builder<'_> {
     /// schedule, else a plain link.
     fn link_hops(&mut self, first: u32) -> impl Iterator<Item = Hop> + '_ {
         (first..self.links.len() as u32).map(|l| match self.schedules[l as usize].take() {
-            Some(s) => Hop::Moving(Box::new(MovingHop { link: l, flight: MovingFlight::new(s) })),
+            Some(s) => Hop::Moving(Box::new(MovingHop { link: l, flight: MovingFlight::new(s), base_rate: self.links[l as usize].rate })),
             None => Hop::link(l, self.links[l as usize].to),
         })
     }

@@ -71,7 +71,7 @@ pub const KEYS: &[Key] = &[
     key!("topology.pairs", "integer", "", Dflt::Value("1"), "1 to 100000 (a path: 1)", "", "Source/sink pairs of the dumbbell, one TCP connection each."),
     key!("topology.nodes", "list of strings", "", Dflt::None, "distinct names without `->`, at most 1000", "topology.kind = \"graph\"", "The graph's nodes (hosts and routers alike)."),
     key!("topology.flows", "list of strings", "", Dflt::None, "`\"source->destination\"` node names joined by some path", "topology.kind = \"graph\"", "The graph's flows, flow i the i-th; routes are shortest paths by delay (then fewest hops, then the lowest link)."),
-    key!("topology.bottleneck", "string", "", Dflt::Computed("the slowest link"), "a link name (`a->b`)", "topology.kind = \"graph\"", "The link whose C (maximum TCP goodput) the metrics use."),
+    key!("topology.bottleneck", "string", "", Dflt::Computed("the slowest link"), "a link name (`a->b`)", "topology.kind = \"graph\"", "The link whose C (maximum TCP goodput) the metrics use; efficiency and fairness count the data flows whose route crosses it (on a graph some may not)."),
     // [links.access], [links.bottleneck], [[links.path]]
     key!("links.<link>.from", "string", "", Dflt::None, "a node of topology.nodes", "`[[links.graph]]` only", "Graph links: one end; the link is duplex, named `from->to` and `to->from`."),
     key!("links.<link>.to", "string", "", Dflt::None, "a node of topology.nodes, not from", "`[[links.graph]]` only", "Graph links: the other end."),

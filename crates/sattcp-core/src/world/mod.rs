@@ -863,7 +863,7 @@ impl Simulation {
 
     /// Closes the run and returns its result.
     pub fn finish(mut self) -> crate::metrics::result::RunResult {
-        let capacity_bps = self.w.hops[self.w.bottleneck as usize].capacity_bps(&self.w.links, self.mss);
+        let capacity_bps = self.w.hops[self.w.bottleneck as usize].capacity_bps(&self.w.links, self.mss, self.w.duration);
         let end = self.w.duration;
         let mut reports: Vec<_> = self.apps.iter_mut().filter_map(|e| e.app.report(end)).collect();
         // Opens fixed at build time that the run never reached: zeros, not a result (one line

@@ -362,6 +362,21 @@ def test_print_config_prints_the_resolved_scenario_which_repeats_the_run(tmp_pat
     assert again["digest"] == first["digest"] and again["config"] == first["config"] == cfg
 
 
+def test_the_summary_shows_the_flows_and_links_of_a_graph_and_a_gateway():
+    """The summary's tables listed only flows of role "data" and links named bottleneck* or
+    hop*: a gateway's run (whose flows relay) showed an empty flow table, a graph's no links."""
+    p = run_cli("run", "scenarios/zhou-single.toml", "--set", "run.duration=5s")
+    assert p.returncode == 0, p.stderr
+    flows, links = p.stdout.split("\n\n")[1:3]
+    assert flows.split("\n")[0].split() == ["flow", "role", "Mbps", "delivered", "B", "retx", "B", "RTOs", "fast", "rtx", "cwnd", "B"]
+    assert flows.split("\n")[2].split()[:2] == ["0", "relay"]
+    assert {ln.split()[0] for ln in links.split("\n")[2:] if ln} == {"srv0->sgw", "sgw->srv0", "sat", "sat-return"}  # the client's links carried nothing
+    p = run_cli("run", "scenarios/graph-diamond.toml", "--set", "run.duration=2s")
+    flows, links = p.stdout.split("\n\n")[1:3]
+    assert [ln.split()[0] for ln in flows.split("\n")[2:] if ln] == ["0", "1"] and "role" not in flows
+    assert "r1->r2" in links and "r3->d" in links
+
+
 def test_print_config_names_the_keys_without_effect():
     """A key of another kind (app.bytes on a bulk source) stays in the printed scenario, as the
     run reads it, under a comment that says it has no effect; the run warns of the same key."""

@@ -122,6 +122,12 @@ def test_bad_input_is_a_scenario_error_naming_the_field(sets, message):
     assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr
 
 
+def test_pingpong_on_a_graph_names_the_flows_to_change():
+    """A graph has no topology.pairs: the message names its flows."""
+    p = run_cli("netpipe", "scenarios/graph-diamond.toml", "--set", "app.kind=pingpong")
+    assert p.returncode == 2 and 'the topology must have one flow (topology.flows = ["a->b"]), not 2' in p.stderr, p.stderr
+
+
 def test_cli_run_json_carries_the_netpipe_rows():
     p = run_cli("run", str(E1), *SMALL, "--json")
     assert p.returncode == 0, p.stderr

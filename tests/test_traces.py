@@ -480,3 +480,23 @@ def test_a_result_pickles_with_its_packet_table(tmp_path):
     assert len(untraced.packets) == 0
     with pytest.raises(SattcpError, match="no packet trace"):
         untraced.write_pcap(tmp_path / "y.pcapng")
+
+
+def test_recording_changes_no_figure_and_on_ip_links_not_the_digest():
+    """docs/traces.md: a packet trace changes nothing of an IP run; on ATM ports it changes the
+    digest and the event count (a watched port wakes at its own times), no figure."""
+    from conftest import SCENARIOS
+
+    def both(name: str) -> tuple[dict, dict]:
+        runs = [sattcp.run(SCENARIOS / name, overrides={"run.duration": "3s", "trace.packets": t}).data for t in ("none", "all")]
+        for d in runs:
+            d["summary"].pop("wall_time_s", None)
+            d["summary"].pop("events_per_s", None)
+        return runs[0], runs[1]
+
+    plain, traced = both("geo-dumbbell-droptail.toml")
+    assert traced["digest"] == plain["digest"] and traced["events"] == plain["events"]
+    plain, traced = both("kota-wan.toml")
+    assert traced["digest"] != plain["digest"] and traced["events"] > plain["events"]
+    same = ("summary", "flows", "links")
+    assert {k: traced[k] for k in same} == {k: plain[k] for k in same}

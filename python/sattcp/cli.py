@@ -101,9 +101,14 @@ def format_summary(result) -> str:  # noqa: ANN001 - RunResult, imported lazily
         f"timeouts {s['timeouts']:,}, fast retransmits {s['fast_retransmits']:,}, "
         f"retransmitted {s['bytes_retransmitted']:,} B, queue drops {s['drops_queue_full']:,}, corrupted {s['drops_corrupted']:,}",
     ]
+    # The flows that carry data: a source's own, and the legs a gateway relays (seed 004's
+    # SGW, whose end-to-end bytes the summary counts); with a role column where both are shown.
+    flows = [f for f in result.data["flows"] if f.get("role") in ("data", "relay")]
+    roles = any(f.get("role") != "data" for f in flows)
     rows = [
         [
             int(f["flow"]),
+            *([f["role"]] if roles else []),
             f"{f['throughput_bps'] / 1e6:.3f}",
             f"{f['delivered_bytes']:,}",
             f"{f['bytes_retransmitted']:,}",
@@ -111,12 +116,15 @@ def format_summary(result) -> str:  # noqa: ANN001 - RunResult, imported lazily
             f"{int(f['fast_retransmits']):,}",
             f"{f['final_cwnd']:,}",
         ]
-        for f in result.data["flows"]
-        if f.get("role") == "data"
+        for f in flows
     ]
     out.append("")
-    out.append(_fmt_table(_elide(rows, 7), ["flow", "Mbps", "delivered B", "retx B", "RTOs", "fast rtx", "cwnd B"]))
+    heads = ["flow", *(["role"] if roles else []), "Mbps", "delivered B", "retx B", "RTOs", "fast rtx", "cwnd B"]
+    out.append(_fmt_table(_elide(rows, len(heads)), heads))
+    # The dumbbell's bottleneck and a path's hops by name; on a graph or a gateway, whose links
+    # are named by their ends, every link that carried a packet.
     busy = [ln for ln in result.data["links"] if ln["link"].startswith(("bottleneck", "hop"))]
+    busy = busy or [ln for ln in result.data["links"] if ln["packets"] > 0]
     if busy:
         out.append("")
         lrows = [

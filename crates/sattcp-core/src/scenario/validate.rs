@@ -806,9 +806,12 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: Bdp) -> TcpConfig {
         // ns-2's boot_time_ is a fraction of its own tick (tcp/ns2.rs); tcp.ns2.tick_phase overrides.
         tcp.ns2.tick_phase = crate::tcp::ns2::Ns2Compat::boot_time(tcp.timer_granularity);
     }
-    tcp.initial_rto = c.duration(&format!("{p}.initial_rto"), t.initial_rto.as_ref(), tcp.initial_rto);
+    // A timeout of 0 never backs off (0 x 2^k): before the first RTT sample (ns-3's estimator
+    // does not raise it to min_rto) or capped at 0, the sender retransmitted at the same instant
+    // for ever and the run hung (a review helper's finding). min_rto may be 0.
+    tcp.initial_rto = c.positive_duration(&format!("{p}.initial_rto"), t.initial_rto.as_ref(), tcp.initial_rto);
     tcp.min_rto = c.duration(&format!("{p}.min_rto"), t.min_rto.as_ref(), tcp.min_rto);
-    tcp.max_rto = c.duration(&format!("{p}.max_rto"), t.max_rto.as_ref(), tcp.max_rto);
+    tcp.max_rto = c.positive_duration(&format!("{p}.max_rto"), t.max_rto.as_ref(), tcp.max_rto);
     if tcp.min_rto > tcp.max_rto && !c.bad(&format!("{p}.min_rto")) && !c.bad(&format!("{p}.max_rto")) {
         c.err(&format!("{p}.min_rto"), format!("must not exceed {p}.max_rto"), tcp.min_rto.to_string());
     }
@@ -918,9 +921,11 @@ fn section_pingpong(c: &mut Ctx, a: &RawApp, topology: &Topology) -> PingPongSpe
         Topology::Graph(g) => Some(g.flows.len() as u32),
         Topology::Gateway(_) => None,
     };
+    // What to change: a graph's connections are its flows, not pairs.
+    let one = if matches!(topology, Topology::Graph(_)) { "one flow (topology.flows = [\"a->b\"])" } else { "one pair (topology.pairs = 1)" };
     match pairs {
         Some(1) => {}
-        Some(n) if !c.bad("topology") => c.err("app.kind", format!("pingpong runs one connection: the topology must have one pair (topology.pairs = 1), not {n}"), "\"pingpong\""),
+        Some(n) if !c.bad("topology") => c.err("app.kind", format!("pingpong runs one connection: the topology must have {one}, not {n}"), "\"pingpong\""),
         Some(_) => {}
         None => c.err("app.kind", "pingpong runs between two hosts of a dumbbell, path or graph topology, not topology.kind = \"gateway\"", "\"pingpong\""),
     }
@@ -2269,7 +2274,11 @@ mod tests {
         // A payload rate against an invalid rate.
         assert_only(GEO2, &[("links.bottleneck.rate", "45Mbs"), ("links.bottleneck.payload_rate", "40Mbps")], "links.bottleneck.rate: unknown rate unit \"Mbs\" (use bps, kbps, Mbps or Gbps), got \"45Mbs\"");
         // min_rto against an invalid max_rto.
-        assert_only(GEO2, &[("tcp.max_rto", "-1s"), ("tcp.min_rto", "100s")], "tcp.max_rto: must be >= 0, got \"-1s\"");
+        assert_only(GEO2, &[("tcp.max_rto", "-1s"), ("tcp.min_rto", "100s")], "tcp.max_rto: must be > 0, got \"-1s\"");
+        // A timeout of 0 never backs off: the run would retransmit at one instant for ever.
+        assert_only(GEO2, &[("tcp.initial_rto", "0s")], "tcp.initial_rto: must be > 0, got \"0s\"");
+        assert_only(GEO2, &[("tcp.max_rto", "0s"), ("tcp.min_rto", "0s")], "tcp.max_rto: must be > 0, got \"0s\"");
+        assert!(load(GEO2, &[("tcp.min_rto".to_string(), parse_override_value("0s"))], None).is_ok(), "min_rto may be 0");
         // The keys of one application against a misspelt kind.
         let want = format!("app.kind: {}, got \"pingpnog\"", one_of(&AppKind::names()));
         assert_only(GEO2, &[("app.kind", "pingpnog"), ("app.first_block", "1"), ("app.last_block", "100")], &want);

@@ -711,3 +711,50 @@ def test_a_csv_named_as_such_is_not_taken_for_a_duckdb_file(tmp_path):
         with pytest.raises(StoreError, match=r"y\.csv is not a readable sattcp results store \(not a DuckDB file"):
             Store(y, read_only=read_only)
     assert y.read_text() == "a,b\n1,2\n"
+
+
+def test_a_signal_during_a_commit_acts_once_the_commit_is_written(tmp_path):
+    """A second Ctrl-C, or a SIGTERM, that arrives while a sweep commits its finished runs acts
+    only once they are written. The main thread's signal mask did not defer it: the kernel gave
+    the signal to another thread, Python raised KeyboardInterrupt in the main thread all the
+    same, and the transaction was rolled back (a review helper lost 9-13 of 10-14 finished runs
+    to two Ctrl-Cs 50 ms apart). Here the signals are sent from another thread as the commit
+    starts."""
+    import textwrap
+
+    code = textwrap.dedent("""
+        import os, signal, sys, threading
+        import pandas as pd
+        from sattcp import store
+
+        w = store.StoreWriter(sys.argv[1])
+        flows = pd.DataFrame({"flow": range(50), "throughput_bps": 1.0})
+        w.pending = [store.run_record("st", f"k{i}", factors={}, status="ok", flows=flows) for i in range(300)]
+        started = threading.Event()
+        write = store.Store._write
+
+        def writing(self, pending):
+            started.set()
+            return write(self, pending)
+
+        store.Store._write = writing
+        signal.signal(signal.SIGTERM, lambda s, f: print("SIGTERM after", w.written))
+
+        def interrupt():
+            started.wait()
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        threading.Thread(target=interrupt).start()
+        try:
+            w.flush()
+        except KeyboardInterrupt:
+            print("interrupted after", w.written, "pending", len(w.pending))
+    """)
+    db = tmp_path / "s.duckdb"
+    p = subprocess.run([sys.executable, "-c", code, str(db)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    # Both acted, once each, after the commit, in the order they came.
+    assert p.stdout == "SIGTERM after 300\ninterrupted after 300 pending 0\n", p.stdout
+    with Store(db, read_only=True) as st:
+        assert len(st.runs("st")) == 300

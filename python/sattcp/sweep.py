@@ -65,7 +65,7 @@ from typing import Any, TextIO
 from sattcp.errors import OutputPathError, SattcpError, WriteError
 from sattcp.paths import as_path, shown
 from sattcp.pools import close, terminate
-from sattcp.store import Store, StoreWriter
+from sattcp.store import Store, StoreWriter, deferred_signals
 from sattcp.worker import Runner, RunSpec, build_id, execute, failure, outputs, worker_init
 
 __all__ = [
@@ -977,10 +977,13 @@ def run_sweep(
             # written so far stay in the store; the rerun runs the others.
             failed_write = e
         finally:
-            # Whatever happened, what finished goes to the store (a reader may hold it a while).
+            # Whatever happened, what finished goes to the store (a reader may hold it a while),
+            # a second Ctrl-C or a SIGTERM meanwhile acting only once it is written.
             try:
                 # (The counts below are read in the same opening of the file, if it is opened.)
-                if not writer.flush(wait_s=120, then=count):
+                with deferred_signals():
+                    written = writer.flush(wait_s=120, then=count)
+                if not written:
                     print(f"sweep: {len(writer.pending)} finished run(s) could not be written "
                           f"({store_path} stayed locked); they will run again", file=sys.stderr)
             except WriteError as e:

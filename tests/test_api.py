@@ -257,7 +257,8 @@ def test_an_integer_beyond_toml_in_a_dict_scenario_is_named_as_an_override_would
     import tomllib
 
     d = tomllib.loads(GEO.read_text())
-    cases = [("run", "seed", 2**64 - 1, "run.seed", "allowed: 0 to 2^63 - 1"),
+    # (run.seed up to 2^64 - 1 is taken, as seed= is: the next test.)
+    cases = [("topology", "pairs", 2**64 - 1, "topology.pairs", "allowed: 1 to 100000"),
              ("topology", "pairs", -(2**63) - 1, "topology.pairs", "allowed: 1 to 100000")]
     for table, key, value, path, allowed in cases:
         bad = {**d, table: {**d[table], key: value}}
@@ -274,6 +275,60 @@ def test_an_integer_beyond_toml_in_a_dict_scenario_is_named_as_an_override_would
         sattcp.run({**d, "loss": [{"flow": 0, "offset": 2**70}]})
     assert e.value.problems[0]["path"] == "loss.0.offset" and "beyond TOML's integers" in e.value.problems[0]["rule"]
     assert sattcp.resolve({**d, "run": {**d["run"], "seed": 2**63 - 1}})["run"]["seed"] == 2**63 - 1
+
+
+@pytest.mark.parametrize("seed", [0, 2**63 - 1, 2**63, 2**64 - 1])
+def test_a_stored_config_runs_again_whatever_its_seed(seed):
+    # A sweep's seeds go up to 2^64 - 1 and runs.config holds them; sattcp.run(config) said
+    # "run.seed: is beyond TOML's integers" from 2^63 on (the dict became TOML text).
+    r = sattcp.run(GEO, seed=seed, overrides={"run.duration": "1s"})
+    assert r.config["run"]["seed"] == seed
+    again = sattcp.run(json.loads(json.dumps(r.config)))
+    assert (again.summary["seed"], again.summary["digest"]) == (seed, r.summary["digest"])
+    assert sattcp.resolve(r.config) == r.config
+    # An override of run.seed is taken as seed= is, too.
+    by_override = sattcp.run(GEO, overrides={"run.duration": "1s", "run.seed": seed})
+    assert by_override.summary["digest"] == r.summary["digest"]
+    nested = sattcp.resolve(GEO, overrides={"run": {"duration": "1s", "seed": seed}})
+    assert nested == r.config
+
+
+def test_seed_wins_over_a_dict_or_override_run_seed_as_over_a_files():
+    import tomllib
+
+    d = tomllib.loads(GEO.read_text())
+    assert d["run"]["seed"] == 1 and sattcp.resolve(GEO, seed=7)["run"]["seed"] == 7  # a file's
+    for big in (2**63, 2**64 - 1):
+        big_dict = {**d, "run": {**d["run"], "seed": big}}
+        assert sattcp.resolve(big_dict)["run"]["seed"] == big
+        assert sattcp.resolve(big_dict, seed=7)["run"]["seed"] == 7
+        # The override's over the scenario's, either way round; seed= over both.
+        assert sattcp.resolve(big_dict, overrides={"run.seed": 5})["run"]["seed"] == 5
+        assert sattcp.resolve(GEO, overrides={"run.seed": big})["run"]["seed"] == big
+        assert sattcp.resolve({**d, "run": {**d["run"], "seed": 5}}, overrides={"run.seed": big})["run"]["seed"] == big
+        assert sattcp.resolve(big_dict, overrides={"run.seed": 2**63 + 1})["run"]["seed"] == 2**63 + 1
+        assert sattcp.resolve(GEO, seed=7, overrides={"run.seed": big})["run"]["seed"] == 7
+        assert sattcp.resolve(big_dict, seed=7, overrides={"run.seed": big})["run"]["seed"] == 7
+
+
+@pytest.mark.parametrize(("value", "rule"), [
+    (2**64, "must be an integer from 0 to 2^64 - 1"),
+    (-(2**63) - 1, "must be an integer from 0 to 2^64 - 1"),
+    (-1, "must be >= 0"),
+    (1.5, "must be an integer"),
+    (True, "must be an integer"),
+    ("7", "must be an integer"),
+])
+def test_a_dict_or_override_run_seed_out_of_range_or_not_an_integer_names_run_seed(value, rule):
+    import tomllib
+
+    d = tomllib.loads(GEO.read_text())
+    for scenario, overrides in (({**d, "run": {**d["run"], "seed": value}}, None), (GEO, {"run.seed": value}),
+                                (GEO, {"run": {"seed": value}})):
+        with pytest.raises(ScenarioError) as e:
+            sattcp.run(scenario, overrides=overrides)
+        (p,) = e.value.problems
+        assert p["path"] == "run.seed" and p["rule"].startswith(rule) and "TOML" not in p["rule"], p
 
 
 @pytest.mark.parametrize("path", ["scenarios/nope.tml", "no/such/dir/scenario", "missing.toml"])

@@ -196,6 +196,47 @@ def _naming_file(scenario: Any) -> Iterator[None]:
         raise ScenarioError(problems) from None
 
 
+#: Seeds TOML cannot write (from 2^63, its largest integer + 1, to 2^64 - 1) that the core takes
+#: as its ``seed`` argument (a u64): a sweep's seeds go up to 2^64 - 1, and a run's stored
+#: config, a dict with that ``run.seed``, must run again (docs/analysis.md).
+TOML_INT_END = 2**63
+
+
+def _seed_beyond_toml(value: Any) -> int | None:
+    """A dict's or an override's ``run.seed`` that TOML cannot write but the core's ``seed``
+    takes (2^63 to 2^64 - 1); None for any other value, which stays in the text for the core to
+    check as a file's. An integer beyond both is a ScenarioError naming run.seed, in
+    :func:`_check_seed`'s words (its range, not TOML's: the dict may hold what ``seed=`` takes)."""
+    value = _plain(value)
+    if not isinstance(value, int) or isinstance(value, bool) or -TOML_INT_END <= value < TOML_INT_END:
+        return None
+    return _check_seed(value)
+
+
+def _taking_seed(scenario: Any, overrides: Any, raw: bool, seed: int | None) -> tuple[Any, Any, int | None]:
+    """``(scenario, overrides, seed)`` with a ``run.seed`` of 2^63 to 2^64 - 1 in a dict
+    scenario or in (Python, not raw) overrides taken out of them and given as ``seed`` is: TOML
+    has no such integer, the core's ``seed`` has. As for a file's ``run.seed``, ``seed`` wins
+    over the override's, and the override's over the scenario's. Anything else is left as it is."""
+    over = None  # the override's run.seed: (value,) if given
+    if not raw and isinstance(overrides, Mapping):
+        if "run.seed" in overrides:
+            over = (overrides["run.seed"],)
+        elif isinstance(overrides.get("run"), Mapping) and "seed" in overrides["run"]:
+            over = (overrides["run"]["seed"],)
+        if over is not None and (big := _seed_beyond_toml(over[0])) is not None:
+            seed = big if seed is None else seed
+            overrides = {k: v for k, v in overrides.items() if k != "run.seed"}
+            if isinstance(overrides.get("run"), Mapping):
+                overrides["run"] = {k: v for k, v in overrides["run"].items() if k != "seed"}
+    if isinstance(scenario, Mapping) and isinstance(scenario.get("run"), Mapping) and "seed" in scenario["run"]:
+        big = _seed_beyond_toml(scenario["run"]["seed"])
+        if big is not None:
+            seed = big if seed is None and over is None else seed
+            scenario = {**scenario, "run": {k: v for k, v in scenario["run"].items() if k != "seed"}}
+    return scenario, overrides, seed
+
+
 def _override_pairs(overrides: Mapping[str, Any] | None, raw: bool) -> list[tuple[str, str]]:
     """``overrides`` as (dotted key, TOML literal) pairs for the core. Keys are text (``1`` or
     ``Path("tcp.mss")`` is not a key); with ``raw`` the values are text as typed after ``--set``."""
@@ -551,8 +592,9 @@ def resolve(
     if format not in ("dict", "json", "toml"):
         raise ScenarioError([{"path": "", "rule": "format must be 'dict', 'json' or 'toml'", "got": _short(format)}])
     raw_overrides = _check_flag(raw_overrides, "raw_overrides")
-    text = read_scenario(scenario)
     seed = _check_seed(seed)
+    scenario, overrides, seed = _taking_seed(scenario, overrides, raw_overrides, seed)
+    text = read_scenario(scenario)
     pairs = _override_pairs(overrides, raw_overrides)  # their problems are not the file's
     with _naming_file(scenario):
         out = _core.resolve(text, pairs, seed, "toml" if format == "toml" else "json")
@@ -717,8 +759,9 @@ def run(
     raw_overrides, force = _check_flag(raw_overrides, "raw_overrides"), _check_flag(force, "force")
     if not isinstance(progress, bool) and not callable(progress):
         raise ScenarioError([{"path": "", "rule": "progress must be True, False or a callable (now_s, duration_s)", "got": _short(progress)}])
-    text = read_scenario(scenario)
     seed = _check_seed(seed)
+    scenario, overrides, seed = _taking_seed(scenario, overrides, raw_overrides, seed)
+    text = read_scenario(scenario)
     pairs = _override_pairs(overrides, raw_overrides)  # their problems are not the file's
     with _naming_file(scenario):
         sim = _core.Simulation(text, pairs, seed)

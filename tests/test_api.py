@@ -603,6 +603,9 @@ def test_text_beyond_the_basic_plane_and_text_that_is_not_unicode():
     ({"overrides": [("tcp.mss", 1000)]}, "overrides must be a dict"),     # before: AttributeError
     ({"overrides": "tcp.mss=1000"}, "overrides must be a dict"),          # before: AttributeError
     ({"overrides": {1: 2}}, "override keys must be strings"),             # before: "1: unknown key"
+    ({"overrides": {"": 1}}, 'an empty override key: give a dotted path such as "tcp.mss"'),  # before: the file's
+    ({"overrides": {" ": 1}, "raw_overrides": False}, "an empty override key"),
+    ({"overrides": {"": "1"}, "raw_overrides": True}, "an empty override key"),
     ({"overrides": {"tcp.mss": 1000}, "raw_overrides": True}, "raw override values are text"),  # before: str(v)
     ({"overrides": {"name": None}, "raw_overrides": True}, "raw override values are text"),     # before: name "None"
     ({"force": "no"}, "force must be True or False"),                     # before: forced

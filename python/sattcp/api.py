@@ -249,6 +249,10 @@ def _override_pairs(overrides: Mapping[str, Any] | None, raw: bool) -> list[tupl
     for k, v in overrides.items():
         if not isinstance(k, str):
             raise ScenarioError([{"path": "", "rule": "override keys must be strings (dotted keys like \"tcp.mss\")", "got": repr(k)}])
+        if not k.strip():
+            # Here, not in the core: its problem (without a path: there is none) was taken for
+            # the scenario file's. Still without a path, which a sweep takes for its overrides'.
+            raise ScenarioError([{"path": "", "rule": 'an empty override key: give a dotted path such as "tcp.mss"', "got": json.dumps(k)}])
         if raw and not isinstance(v, str):
             raise ScenarioError([{"path": k, "rule": "raw override values are text, as typed after --set (or pass raw_overrides=False)",
                                   "got": _short(v)}])

@@ -251,6 +251,17 @@ def test_a_scenario_given_as_a_dict_runs():
         sattcp.run({"tcp": {"mss": None}})
 
 
+def test_an_empty_key_in_a_dict_says_so():
+    # It was "tcp: unknown key (a quoted key with a dot is one name: write tcp = ... unquoted,
+    # or tcp = ... under [])".
+    for scenario, overrides, path in (({"tcp": {"": 1}}, None, "tcp"), ({"": 1}, None, ""),
+                                      ({"links": {"bottleneck": {"": 1}}}, None, "links.bottleneck"),
+                                      (GEO, {"tcp": {"": 1}}, "tcp")):
+        with pytest.raises(ScenarioError) as e:
+            sattcp.run(scenario, overrides=overrides)
+        assert e.value.problems == [{"path": path, "rule": "an empty key", "got": ""}]
+
+
 def test_an_integer_beyond_toml_in_a_dict_scenario_is_named_as_an_override_would_be():
     # It was "(scenario): TOML syntax error at line 2: number too large ...", a line of the text
     # made from the dict.

@@ -101,6 +101,8 @@ def _toml_literal(value: Any, path: str = "", what: str = "values") -> str:
 def _toml_key(k: Any, path: str) -> str:
     if not isinstance(k, str):
         raise ScenarioError([{"path": path, "rule": "keys must be strings", "got": repr(k)}])
+    if not k:  # TOML's "" = ..., which the core takes for a quoted key with a dot
+        raise ScenarioError([{"path": path, "rule": "an empty key", "got": ""}])
     return k if k and all(c.isascii() and (c.isalnum() or c in "_-") for c in k) else _toml_string(k, path)
 
 

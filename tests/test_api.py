@@ -630,6 +630,27 @@ def test_arguments_of_the_wrong_kind_are_scenario_errors(kwargs, rule):
     assert p["rule"].startswith(rule) and str(GEO) not in p["rule"], p  # not the file's problem
 
 
+def test_a_key_given_twice_in_overrides_is_refused_as_in_a_study_file():
+    # {"tcp.mss": 1000, "tcp": {"mss": 2000}} ran with 2000 without a word (the last kept).
+    twice = 'is given twice in overrides, by "tcp.mss" and by "tcp": give it once'
+    for overrides, problems in [
+        ({"tcp.mss": 1000, "tcp": {"mss": 2000}}, [("tcp.mss", twice)]),
+        ({"tcp": {"mss": 2000}, "tcp.mss": 1000}, [("tcp.mss", 'is given twice in overrides, by "tcp" and by "tcp.mss": give it once')]),
+        ({"tcp.mss": 1, "tcp": {"mss": 2, "window": 5}, "tcp.window": 6}, [("tcp.mss", twice), ("tcp.window", 'is given twice in overrides, by "tcp" and by "tcp.window": give it once')]),
+        ({"run.seed": 2**63, "run": {"seed": 5}}, [("run.seed", 'is given twice in overrides, by "run.seed" and by "run": give it once')]),
+        # A value and a key inside it: the core kept or refused the second by their order.
+        ({"trace.packets": "all", "trace.packets.flows": [0]}, [("trace.packets", 'is given in overrides by "trace.packets", and a key inside it by "trace.packets.flows": give one or the other')]),
+        ({"trace.packets.flows": [0], "trace.packets": "all"}, [("trace.packets", 'is given in overrides by "trace.packets", and a key inside it by "trace.packets.flows": give one or the other')]),
+    ]:
+        for call in (sattcp.run, sattcp.resolve):
+            with pytest.raises(ScenarioError) as e:
+                call(GEO, overrides=overrides)
+            assert [(p["path"], p["rule"]) for p in e.value.problems] == problems, overrides
+    # Different keys of one table, given either way, are not twice; nor is an empty table.
+    cfg = sattcp.resolve(GEO, overrides={"tcp": {"mss": 2000}, "tcp.window": 1000, "run": {}, "run.seed": 2**63})
+    assert (cfg["tcp"]["mss"], cfg["tcp"]["window"], cfg["run"]["seed"]) == (2000, 1000, 2**63)
+
+
 def test_resolve_format_is_a_scenario_error():
     with pytest.raises(ScenarioError, match="format must be 'dict', 'json' or 'toml', got 'yaml'"):
         sattcp.resolve(GEO, format="yaml")  # before: a bare ValueError

@@ -222,6 +222,7 @@ def _taking_seed(scenario: Any, overrides: Any, raw: bool, seed: int | None) -> 
     over the override's, and the override's over the scenario's. Anything else is left as it is."""
     over = None  # the override's run.seed: (value,) if given
     if not raw and isinstance(overrides, Mapping):
+        _given_once(overrides)  # run.seed dotted and in a "run" table: neither taken
         if "run.seed" in overrides:
             over = (overrides["run.seed"],)
         elif isinstance(overrides.get("run"), Mapping) and "seed" in overrides["run"]:
@@ -239,6 +240,47 @@ def _taking_seed(scenario: Any, overrides: Any, raw: bool, seed: int | None) -> 
     return scenario, overrides, seed
 
 
+def _given_once(overrides: Mapping[Any, Any]) -> None:
+    """ScenarioError naming every key that two overrides set (``{"tcp.mss": 1000, "tcp":
+    {"mss": 2000}}``: the core would keep the last, as a study file does not), or that one sets
+    and another sets a key inside (``"trace.packets": "all"`` and ``"trace.packets.flows"``:
+    the core keeps or refuses the second by their order). A table value's keys are names
+    whole, as the core takes them; an empty table sets nothing."""
+
+    def leaves(path: tuple[str, ...], value: Any) -> Iterator[tuple[str, ...]]:
+        value = _plain(value)
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                yield from leaves((*path, str(k)), v)
+        else:
+            yield path
+
+    setting: dict[tuple[str, ...], str] = {}  # a key set -> the override that sets it
+    above: dict[tuple[str, ...], str] = {}    # a table with a key set inside -> the override
+    problems: dict[str, dict[str, Any]] = {}
+    for key, value in overrides.items():
+        if not isinstance(key, str):
+            continue  # refused by _override_pairs
+        for leaf in leaves(tuple(key.split(".")), value):
+            tables = [leaf[:i] for i in range(1, len(leaf))]
+            if leaf in setting:
+                path, rule = leaf, f"is given twice in overrides, by {json.dumps(setting[leaf])} and by {json.dumps(key)}: give it once"
+            elif leaf in above:
+                path, rule = leaf, (f"is given in overrides by {json.dumps(key)}, and a key inside it by "
+                                    f"{json.dumps(above[leaf])}: give one or the other")
+            elif (t := next((t for t in tables if t in setting), None)) is not None:
+                path, rule = t, (f"is given in overrides by {json.dumps(setting[t])}, and a key inside it by "
+                                 f"{json.dumps(key)}: give one or the other")
+            else:
+                setting[leaf] = key
+                for t in tables:
+                    above.setdefault(t, key)
+                continue
+            problems.setdefault(".".join(path), {"path": ".".join(path), "rule": rule, "got": ""})
+    if problems:
+        raise ScenarioError(list(problems.values()))
+
+
 def _override_pairs(overrides: Mapping[str, Any] | None, raw: bool) -> list[tuple[str, str]]:
     """``overrides`` as (dotted key, TOML literal) pairs for the core. Keys are text (``1`` or
     ``Path("tcp.mss")`` is not a key); with ``raw`` the values are text as typed after ``--set``."""
@@ -247,6 +289,8 @@ def _override_pairs(overrides: Mapping[str, Any] | None, raw: bool) -> list[tupl
     if not isinstance(overrides, Mapping):
         raise ScenarioError([{"path": "", "rule": "overrides must be a dict of dotted keys to values ({\"tcp.mss\": 1000})",
                               "got": _short(overrides)}])
+    if not raw:  # a raw value is text, whose tables ("{mss = 1000}") the core reads
+        _given_once(overrides)
     pairs = []
     for k, v in overrides.items():
         if not isinstance(k, str):

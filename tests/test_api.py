@@ -656,6 +656,16 @@ def test_resolve_format_is_a_scenario_error():
         sattcp.resolve(GEO, format="yaml")  # before: a bare ValueError
 
 
+def test_rows_of_an_unknown_table_is_a_scenario_error_naming_the_tables():
+    r = sattcp.run(GEO, overrides={"run.duration": "1s"})
+    assert r.rows("flows")[0]["capacity_bps"] == r.summary["capacity_bps"] and r.rows("links")
+    for table in ("traces", "Flows", None, 1):
+        with pytest.raises(ScenarioError) as e:  # before: a bare ValueError
+            r.rows(table)
+        assert isinstance(e.value, ValueError)
+        assert e.value.problems == [{"path": "", "rule": "table must be 'flows' or 'links'", "got": repr(table)}]
+
+
 def test_parquet_results_are_written_to_a_name_that_is_not_utf8(tmp_path):
     # pyarrow takes a path as UTF-8 text: `sattcp run ... --out $'o\xff.parquet'` failed with a
     # UnicodeEncodeError traceback after the whole run. The tables now go through a Python file.

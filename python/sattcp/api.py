@@ -384,13 +384,14 @@ class RunResult:
     def rows(self, table: str) -> list[dict[str, Any]]:
         """The rows of :attr:`flows` or :attr:`links` as plain dicts (None where the table has
         NaN), without pandas: what a sweep stores (issue 15). New dicts; the result's data is
-        not shared."""
+        not shared. Any other ``table`` is a :class:`~sattcp.errors.ScenarioError`."""
         if table == "flows":
             cap = float(self.data["summary"]["capacity_bps"])
             return [{**r, "capacity_bps": cap} for r in self.data["flows"]]
         if table == "links":
             return [dict(r) for r in self.data["links"]]
-        raise ValueError(f"table must be 'flows' or 'links', got {table!r:.60}")
+        # sattcp's error for bad input, as resolve's format is (still a ValueError).
+        raise ScenarioError([{"path": "", "rule": "table must be 'flows' or 'links'", "got": _short(table)}])
 
     @cached_property
     def links(self) -> pd.DataFrame:

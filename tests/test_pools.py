@@ -49,3 +49,39 @@ def test_close_of_workers_that_leave_says_nothing(capfd):
     close(ex, grace=600.0, what="test")
     assert not multiprocessing.active_children()
     assert capfd.readouterr().err == ""
+
+
+def test_a_reports_figure_workers_end_with_it_when_it_is_killed():
+    """A report killed by SIGTERM (no handler: the process just ends) left its figure workers
+    running for good, holding its caller's pipes open (a review helper's harness waited ten
+    minutes for them). They now end with it, as a sweep's workers do."""
+    import signal
+    import subprocess
+    import sys
+
+    code = (
+        "import os, signal, sys\n"
+        "from sattcp.figure_render import Renderer\n"
+        "r = Renderer(jobs=2)\n"
+        "r.start()\n"
+        "pids = {f.result() for f in [r._pool.submit(os.getpid) for _ in range(8)]}\n"
+        "print(' '.join(map(str, sorted(pids))), flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGTERM)\n"
+    )
+    # stdout only (the workers inherit stderr too): the test reads the pids, then checks them.
+    p = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=300)
+    assert p.returncode == -signal.SIGTERM, p
+    pids = [int(x) for x in p.stdout.split()]
+    assert pids
+
+    def alive(pid: int) -> bool:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+
+    deadline = time.monotonic() + 120
+    while any(alive(pid) for pid in pids):
+        assert time.monotonic() < deadline, f"figure workers {pids} outlived their report"
+        time.sleep(0.05)

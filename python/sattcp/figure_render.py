@@ -12,7 +12,6 @@ from __future__ import annotations
 import io
 import os
 import pickle
-import signal
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -64,10 +63,14 @@ def _render_pickled(data: bytes, formats: Sequence[str]) -> dict[str, bytes]:
     return render(pickle.loads(data), formats)  # noqa: S301 - our own figure, from our own process
 
 
-def _worker_init() -> None:
-    # The report's process handles Ctrl-C (and stops the pool); a worker must not print a
-    # traceback of its own for it.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _worker_init(parent_pid: int) -> None:
+    """The report's process handles Ctrl-C and SIGTERM (and stops the pool): a worker must not
+    print a traceback of its own for them; and it ends with that process, as a sweep's workers
+    do (`worker.worker_init`: a report killed by SIGTERM left its two workers running for good,
+    holding its caller's pipes open)."""
+    from sattcp.worker import worker_init
+
+    worker_init(parent_pid)
 
 
 def spawn_is_safe() -> bool:
@@ -125,7 +128,7 @@ class Renderer:
         no processes are to be had (a sandbox without semaphores)."""
         if self.jobs > 0 and self._pool is None:
             try:
-                self._pool = ProcessPoolExecutor(self.jobs, mp_context=get_context("spawn"), initializer=_worker_init)
+                self._pool = ProcessPoolExecutor(self.jobs, mp_context=get_context("spawn"), initializer=_worker_init, initargs=(os.getpid(),))
                 for _ in range(self.jobs):
                     self._pool.submit(_warm)
             except OSError:

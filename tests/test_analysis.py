@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import ROOT, run_cli
 from sattcp.analysis import allocation_of_variation
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -195,3 +196,63 @@ def test_properties(design):
             assert g.groupby(col)["interaction"].sum().abs().max() <= 1e-9 * scale
     # The model plus residuals gives back the data.
     assert float((res.residuals**2).sum()) == pytest.approx(res.sse, abs=1e-9 * scale)
+
+
+# -- a response that does not vary ---------------------------------------------------------------
+
+
+def _two_factors(y) -> pd.DataFrame:
+    """3 x 3 levels, 2 replications, y(a, b) given as a function."""
+    return pd.DataFrame([{"a": a, "b": b, "y": y(a, b)}
+                         for a, b in itertools.product("xyz", "pqr") for _ in range(2)])
+
+
+def test_a_constant_response_has_nothing_to_allocate_and_no_significant_effect():
+    # mu = mean(0.1 x 18) carries a rounding error, so SST was 3.5e-33, not 0, and dividing
+    # rounding error by rounding error put 400% of it on factor a (100% on a:b), with every
+    # "effect" of -0.0000 significant.
+    res = allocation_of_variation(_two_factors(lambda a, b: 0.1), ["a", "b"], "y")
+    assert not res.varies and res.sst == 0 and res.sse == 0
+    assert res.variation["percent"].isna().all()
+    assert (res.variation.drop(["individual", "mean"])["ss"] == 0).all()
+    assert (res.effects["effect"] == 0).all() and not res.effects["significant"].any()
+    assert (res.interactions["interaction"] == 0).all()
+    text = res.to_text()
+    assert ("y does not vary across the 18 observations (every one is 0.1, to rounding): nothing "
+            "to allocate, every effect is 0 and none is significant.") in text
+    assert "100.00" not in text and "400" not in text
+    # Tiny but real differences (1e-9 of the values) still vary.
+    tiny = allocation_of_variation(_two_factors(lambda a, b: 1e6 + 1e-3 * (a == "x")), ["a", "b"], "y")
+    assert tiny.varies and tiny.percent("a") == pytest.approx(100)
+
+
+def test_an_effect_of_rounding_error_is_not_significant():
+    # y depends on b alone and the replications repeat each other (a deterministic
+    # simulator): s_e is rounding error, and a's effects (-5.6e-17 each) had an interval
+    # (-6.6e-17, -4.5e-17) that excluded 0, so a was "significant".
+    value = {"p": 0.637, "q": 0.27, "r": 0.041}
+    res = allocation_of_variation(_two_factors(lambda a, b: value[b]), ["a", "b"], "y")
+    e = res.effects.set_index(["factor", "level"])
+    assert res.percent("b") == pytest.approx(100)
+    assert not e.loc["a", "significant"].any()
+    assert e.loc["b", "significant"].all()
+    assert "(not significant)" in res.to_text()
+
+
+def test_cli_analyze_of_a_study_whose_response_does_not_vary(tmp_path):
+    # The reviewer's study: on geo-bulk, 3 s, neither the flavour nor the duplicate-ACK
+    # threshold changes anything (no loss), so every run has the same efficiency.
+    (tmp_path / "s.toml").write_text(
+        f'name = "const"\nscenario = "{(ROOT / "scenarios" / "geo-bulk.toml").as_posix()}"\n'
+        'responses = ["efficiency"]\nreplications = 2\n[overrides]\n"run.duration" = "3s"\n'
+        '[factors]\n"tcp.flavor" = ["reno", "newreno", "sack"]\n"tcp.dupack_threshold" = [3, 4, 5]\n')
+    store = tmp_path / "r.duckdb"
+    p = run_cli("sweep", str(tmp_path / "s.toml"), "--store", str(store), "-j", "2", "--no-progress")
+    assert p.returncode == 0, p.stderr
+    p = run_cli("analyze", str(store), "--study", "const", "--html", str(tmp_path / "html"))
+    assert p.returncode == 0, p.stderr
+    assert "efficiency does not vary across the 18 observations" in p.stdout
+    assert "nothing to allocate" in p.stdout
+    assert "100.00" not in p.stdout and "-0.0000" not in p.stdout
+    html = (tmp_path / "html" / "report.html").read_text()
+    assert "efficiency does not vary across the 18 observations" in html

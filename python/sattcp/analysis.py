@@ -30,7 +30,17 @@ import pandas as pd
 
 from sattcp.errors import AnalysisError, LevelMissing
 
-__all__ = ["AllocationOfVariation", "allocation_of_variation", "interaction_name"]
+__all__ = ["ROUNDING_TOLERANCE", "AllocationOfVariation", "allocation_of_variation", "interaction_name"]
+
+#: Relative size below which a variation is rounding error, not data. The response does not
+#: vary when the root mean square of its deviations from the mean is at most this times the
+#: root mean square of its values (SST <= ROUNDING_TOLERANCE**2 * sum y^2); an effect smaller
+#: than this times the root mean square of the values is never significant. Means carry a
+#: relative rounding error of a few units of 2**-53 (1.1e-16), so 18 runs that all give 0.1
+#: had SST = 3.5e-33, not 0, and 400% of it was put on one factor; 1e-12 leaves a margin of
+#: thousands over that error and is far below any difference a simulation can measure
+#: (one byte in a terabyte).
+ROUNDING_TOLERANCE = 1e-12
 
 
 def interaction_name(a: str, b: str) -> str:
@@ -66,6 +76,15 @@ class AllocationOfVariation:
     effects: pd.DataFrame = field(repr=False)
     interactions: pd.DataFrame = field(repr=False)
     residuals: pd.Series = field(repr=False)
+    #: False when the response does not vary (within :data:`ROUNDING_TOLERANCE`): every sum of
+    #: squares, effect and interaction is then 0, every percent NaN, and no effect significant.
+    varies: bool = True
+
+    def no_variation_text(self) -> str:
+        """What to say instead of an allocation when the response does not vary."""
+        return (f"{self.response} does not vary across the {self.n} observations (every one is "
+                f"{self.mean:.6g}, to rounding): nothing to allocate, every effect is 0 and none is "
+                "significant")
 
     def percent(self, component: str) -> float:
         """Percent of the total variation explained by a factor or an ``a:b`` interaction."""
@@ -92,8 +111,10 @@ class AllocationOfVariation:
                 f"Allocation of variation of {self.response!r} "
                 f"({self.n} observations, {self.replications} replication(s))"
             ),
-            f"{'component':<32} {'SS':>12} {'%':>8} {'dof':>5}",
         ]
+        if not self.varies:
+            return "\n".join([*lines, self.no_variation_text() + "."])
+        lines.append(f"{'component':<32} {'SS':>12} {'%':>8} {'dof':>5}")
         for name, row in self.variation.iterrows():
             pct = "" if pd.isna(row["percent"]) else f"{row['percent']:8.2f}"
             lines.append(f"{name!s:<32} {f.format(row['ss']):>12} {pct:>8} {int(row['dof']):>5}")
@@ -180,6 +201,13 @@ def allocation_of_variation(
     ss_mean = n * mu * mu
     # Sum of squares of deviations (numerically better than sum_y2 - ss_mean, same value).
     sst = float(((data["_y"] - mu) ** 2).sum())
+    # Rounding error, not variation: all values equal, but mu carries an error of an ulp or so.
+    varies = sst > ROUNDING_TOLERANCE**2 * sum_y2
+    if not varies:
+        sst = 0.0
+    # An effect this small is rounding error whatever its interval says (s_e may be rounding
+    # error too, when the runs are deterministic and replications repeat each other).
+    effect_floor = ROUNDING_TOLERANCE * math.sqrt(sum_y2 / n)
 
     fitted = np.full(n, mu)
     main: dict[str, pd.Series] = {}
@@ -187,6 +215,8 @@ def allocation_of_variation(
     eff_rows = []
     for a in factors:
         eff = data.groupby(a, sort=False)["_y"].mean().reindex(list(lv[a])) - mu
+        if not varies:
+            eff[:] = 0.0
         main[a] = eff
         fitted += eff.loc[data[a]].to_numpy()
         rows_var.append((a, "main", float((eff**2).sum()) * n / len(lv[a]), len(lv[a]) - 1))
@@ -201,6 +231,8 @@ def allocation_of_variation(
         ia = cell.index.get_level_values(0)
         ib = cell.index.get_level_values(1)
         gamma = cell.to_numpy() - mu - main[a].loc[ia].to_numpy() - main[b].loc[ib].to_numpy()
+        if not varies:
+            gamma = np.zeros_like(gamma)
         g = pd.Series(gamma, index=idx)
         fitted += g.loc[list(zip(data[a], data[b], strict=False))].to_numpy()
         per_cell = n / (len(lv[a]) * len(lv[b]))
@@ -210,7 +242,7 @@ def allocation_of_variation(
             int_rows.append((a, la, b, lb, float(v)))
 
     resid = data["_y"].to_numpy() - fitted
-    sse = float((resid**2).sum())
+    sse = float((resid**2).sum()) if varies else 0.0
     dof_model = sum(d for _, _, _, d in rows_var)
     dof_error = n - 1 - dof_model
     if dof_error > 0:
@@ -235,7 +267,7 @@ def allocation_of_variation(
     var.append(("error", "error", sse, pct(sse), dof_error))
     if r > 1:
         cell_mean = data.groupby(factors, sort=False)["_y"].transform("mean").to_numpy()
-        pure = float(((data["_y"].to_numpy() - cell_mean) ** 2).sum())
+        pure = float(((data["_y"].to_numpy() - cell_mean) ** 2).sum()) if varies else 0.0
         dof_pure = cells * (r - 1)
         higher = sse - pure
         var.append(("higher_order", "error", higher, pct(higher), dof_error - dof_pure))
@@ -248,7 +280,8 @@ def allocation_of_variation(
     effects["std"] = effects["factor"].map(std)
     effects["ci_low"] = effects["effect"] - tq * effects["std"]
     effects["ci_high"] = effects["effect"] + tq * effects["std"]
-    effects["significant"] = (effects["ci_low"] > 0) | (effects["ci_high"] < 0)
+    effects["significant"] = (((effects["ci_low"] > 0) | (effects["ci_high"] < 0))
+                              & (effects["effect"].abs() > effect_floor))
     interactions = pd.DataFrame(
         int_rows, columns=["factor_a", "level_a", "factor_b", "level_b", "interaction"]
     )
@@ -269,4 +302,5 @@ def allocation_of_variation(
         effects=effects,
         interactions=interactions,
         residuals=pd.Series(resid, index=df.index, name="residual"),
+        varies=varies,
     )

@@ -285,6 +285,9 @@ def variation_figure(results: Mapping[str, AllocationOfVariation], title: str) -
         for b in bars:
             b.set_gid(_gid("component", c))
         bottom += vals
+    for i, n in enumerate(names):
+        if not results[n].varies:  # an empty bar would read as "nothing computed"
+            ax.text(i, 50, "no variation", rotation=90, ha="center", va="center", fontsize=8, color="#444444")
     ax.set_xticks(np.arange(len(names)), names, rotation=40, ha="right", fontsize=8)
     ax.set_ylabel("% of total variation", fontsize=9)
     ax.set_ylim(0, 100)

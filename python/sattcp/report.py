@@ -823,6 +823,8 @@ def build_study_report(
         for (b, r), a in results.items():
             parts.append(f"<h2>{_e(b)}: {_e(r)}</h2>")
             v = a.variation.reset_index()
+            if not a.varies:  # the table's percentages are dashes: say why
+                parts.append(f"<p class='note'>{_e(a.no_variation_text())}.</p>")
             parts.append(_table(a.variation[["ss", "percent", "dof"]]))
             if a.dof_error <= 0:
                 # No error estimate: intervals and significance would be dashes and "not significant".

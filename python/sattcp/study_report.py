@@ -108,16 +108,20 @@ def build_generic_report(store_path: str | Path, study: str, out_dir: str | Path
                      + _table(cells.set_index(["block", *factors])) + "</section>")
 
         var = _variation_table(results)
+        constant = "".join(f"<p class='note'>{_e(b)}: {_e(a.no_variation_text())}.</p>"
+                           for (b, _), a in results.items() if not a.varies)
         parts.append("<section id='variation'><h2>Allocation of variation (% of total)</h2>"
                      "<p>Main effects, first-order interactions and the error (higher-order "
                      "interactions; with one run per combination there is no pure error).</p>"
-                     + _table(var) + "</section>")
+                     + constant + _table(var) + "</section>")
 
         parts.append("<section id='effects'><h2>Main effects</h2>")
         effects = []
         for (b, r), a in results.items():
             parts.append(f"<h3>{_e(b)}: {_e(r)}</h3><p>mean {a.mean:.4f}; s_e = {a.s_e:.4g} with "
                          f"d_e = {a.dof_error}; {100 * a.confidence:g}% intervals.</p>")
+            if not a.varies:
+                parts.append(f"<p class='note'>{_e(a.no_variation_text())}.</p>")
             parts.append(_table(a.effects.set_index(["factor", "level"])))
             effects.append(a.effects.assign(block=b, response=r))
         parts.append("</section>")

@@ -256,3 +256,47 @@ def test_cli_analyze_of_a_study_whose_response_does_not_vary(tmp_path):
     assert "100.00" not in p.stdout and "-0.0000" not in p.stdout
     html = (tmp_path / "html" / "report.html").read_text()
     assert "efficiency does not vary across the 18 observations" in html
+
+
+# -- levels that are True and False ------------------------------------------------------------
+
+
+def test_boolean_levels_are_labels_not_a_mask():
+    # eff.loc[data[a]] took a column of True/False as a mask: IndexingError "Unalignable
+    # boolean Series provided as indexer".
+    rng = np.random.default_rng(3)
+    rows = [{"ack": ack, "ber": ber, "y": 0.5 + 0.2 * ack - 0.1 * ber + 0.05 * ack * ber + rng.normal(0, 0.01)}
+            for ack, ber in itertools.product([True, False], [0, 1]) for _ in range(2)]
+    df = pd.DataFrame(rows)
+    res = allocation_of_variation(df, ["ack", "ber"], "y", levels={"ack": [True, False], "ber": [0, 1]})
+    named = allocation_of_variation(df.assign(ack=df["ack"].map({True: "on", False: "off"})),
+                                    ["ack", "ber"], "y", levels={"ack": ["on", "off"], "ber": [0, 1]})
+    pd.testing.assert_frame_equal(res.variation, named.variation)
+    assert np.allclose(res.residuals, named.residuals)
+    assert float(res.effect("ack", True)["effect"]) == pytest.approx(float(named.effect("ack", "on")["effect"]))
+    assert list(res.interactions["level_a"]) == [True, True, False, False]
+    assert list(res.interactions["interaction"]) == pytest.approx(list(named.interactions["interaction"]))
+    # A boolean second factor of an interaction too.
+    both = allocation_of_variation(df.assign(big=df["ber"] == 1), ["ack", "big"], "y")
+    assert both.percent("ack:big") == pytest.approx(named.percent("ack:ber"))
+
+
+def test_cli_analyze_of_a_study_with_a_boolean_factor(tmp_path):
+    (tmp_path / "s.toml").write_text(
+        f'name = "acks"\nscenario = "{(ROOT / "scenarios" / "geo-bulk.toml").as_posix()}"\n'
+        'responses = ["efficiency"]\nreplications = 2\n[overrides]\n"run.duration" = "2s"\n'
+        '[factors]\n"tcp.delayed_ack" = [true, false]\n"links.bottleneck.ber" = [0, 1e-6]\n')
+    store = tmp_path / "r.duckdb"
+    p = run_cli("sweep", str(tmp_path / "s.toml"), "--store", str(store), "-j", "2", "--no-progress")
+    assert p.returncode == 0, p.stderr
+    p = run_cli("analyze", str(store), "--study", "acks", "--html", str(tmp_path / "html"))
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert any(ln.split()[:2] == ["tcp.delayed_ack", "True"] for ln in lines), p.stdout
+    assert any(ln.split()[:2] == ["tcp.delayed_ack", "False"] for ln in lines), p.stdout
+    html = (tmp_path / "html" / "report.html").read_text()
+    assert "data-figure=\"acks-efficiency-effects\"" in html and "tcp.delayed_ack=True:" in html
+    effects = pd.read_csv(tmp_path / "html" / "effects.csv")
+    assert list(effects[effects["factor"] == "tcp.delayed_ack"]["level"]) == ["True", "False"]
+    for ext in ("png", "svg", "pdf"):
+        assert (tmp_path / "html" / "figures" / f"acks-efficiency-effects.{ext}").stat().st_size > 0

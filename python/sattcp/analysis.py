@@ -209,6 +209,9 @@ def allocation_of_variation(
     # error too, when the runs are deterministic and replications repeat each other).
     effect_floor = ROUNDING_TOLERANCE * math.sqrt(sum_y2 / n)
 
+    # Each observation's level of each factor by its place among the levels: looking effects up
+    # by label (eff.loc[data[a]]) takes a column of True/False as a mask, not as labels.
+    code = {a: pd.Index(list(lv[a])).get_indexer(data[a]) for a in factors}
     fitted = np.full(n, mu)
     main: dict[str, pd.Series] = {}
     rows_var: list[tuple[str, str, float, int]] = []
@@ -218,7 +221,7 @@ def allocation_of_variation(
         if not varies:
             eff[:] = 0.0
         main[a] = eff
-        fitted += eff.loc[data[a]].to_numpy()
+        fitted += eff.to_numpy()[code[a]]
         rows_var.append((a, "main", float((eff**2).sum()) * n / len(lv[a]), len(lv[a]) - 1))
         for level, e in eff.items():
             eff_rows.append((a, level, float(e)))
@@ -230,11 +233,13 @@ def allocation_of_variation(
         cell = cell.reindex(idx)
         ia = cell.index.get_level_values(0)
         ib = cell.index.get_level_values(1)
-        gamma = cell.to_numpy() - mu - main[a].loc[ia].to_numpy() - main[b].loc[ib].to_numpy()
+        # Cells in the order of idx: a's levels slowest, so gamma[i, j] is (a_i, b_j).
+        gamma = (cell.to_numpy().reshape(len(lv[a]), len(lv[b])) - mu
+                 - main[a].to_numpy()[:, None] - main[b].to_numpy()[None, :])
         if not varies:
             gamma = np.zeros_like(gamma)
-        g = pd.Series(gamma, index=idx)
-        fitted += g.loc[list(zip(data[a], data[b], strict=False))].to_numpy()
+        fitted += gamma[code[a], code[b]]
+        gamma = gamma.ravel()
         per_cell = n / (len(lv[a]) * len(lv[b]))
         dof = (len(lv[a]) - 1) * (len(lv[b]) - 1)
         rows_var.append((interaction_name(a, b), "interaction", float((gamma**2).sum()) * per_cell, dof))

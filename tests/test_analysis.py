@@ -300,3 +300,97 @@ def test_cli_analyze_of_a_study_with_a_boolean_factor(tmp_path):
     assert list(effects[effects["factor"] == "tcp.delayed_ack"]["level"]) == ["True", "False"]
     for ext in ("png", "svg", "pdf"):
         assert (tmp_path / "html" / "figures" / f"acks-efficiency-effects.{ext}").stat().st_size > 0
+
+
+# -- runs left out of the analysis -----------------------------------------------------------
+
+
+def failing_runner(scenario, seed=None, overrides=None, progress=False):
+    """test_sweep's fake runner, except that every run of a block whose scenario is b.toml
+    fails, and every run of seed 2 of a block whose scenario is flaky.toml."""
+    from test_sweep import fake_runner
+
+    name = Path(scenario).name
+    if name == "b.toml" or (name == "flaky.toml" and seed == 2):
+        raise ValueError(f"simulated failure ({name}, seed {seed})")
+    return fake_runner(scenario, seed=seed, overrides=overrides, progress=progress)
+
+
+def _sweep_blocks(tmp_path: Path, scenarios: list[str]) -> Path:
+    """A study of blocks A, B, ... on these scenario files, 2 x 2 levels, 2 replications,
+    swept with :func:`failing_runner`; returns the store."""
+    from sattcp.cli_study import main
+
+    for s in scenarios:
+        (tmp_path / s).write_text("[run]\nduration = '1s'\n")
+    blocks = "".join(f'[[blocks]]\nname = "{chr(65 + i)}"\nscenario = "{s}"\n' for i, s in enumerate(scenarios))
+    (tmp_path / "s.toml").write_text('name = "s"\nresponses = ["efficiency"]\nreplications = 2\n[factors]\n'
+                                     '"tcp.flavor" = ["reno", "sack"]\n"switch.policy" = ["epd", "sd"]\n' + blocks)
+    store = tmp_path / "r.duckdb"
+    main(["sweep", str(tmp_path / "s.toml"), "--store", str(store), "--runner",
+          "test_analysis:failing_runner", "-j", "2", "--no-progress"])
+    return store
+
+
+def test_cli_analyze_names_a_block_left_out_because_every_run_failed(tmp_path, capsys):
+    # Printed block A's analysis alone, exit 0, without a word about B.
+    from sattcp.cli_study import main
+
+    store = _sweep_blocks(tmp_path, ["a.toml", "b.toml"])
+    capsys.readouterr()
+    assert main(["analyze", str(store), "--study", "s", "--html", str(tmp_path / "html")]) == 0
+    out, err = capsys.readouterr()
+    assert "== s / A / efficiency" in out and "/ B /" not in out
+    assert ("note: block B is left out of the analysis, as none of its runs succeeded: all 8 of its "
+            "runs failed\n") in err
+    assert "failed: 4 run(s): ValueError: simulated failure (b.toml, seed 1)" in err
+    assert "--retry-failed" in err
+    assert "block A" not in err  # nothing is missing there
+    html = (tmp_path / "html" / "report.html").read_text()
+    assert ("<li>block B is left out of the analysis, as none of its runs succeeded: all 8 of its runs "
+            "failed</li>") in html
+    # Asked for block B alone: nothing to analyse, an error (exit 2) that says why.
+    assert main(["analyze", str(store), "--study", "s", "--block", "B"]) == 2
+    assert ("sattcp analyze: error: no successful runs in block 'B' (blocks: ['A']): all 8 of its "
+            "runs failed") in capsys.readouterr().err
+
+
+def test_cli_analyze_says_when_replications_are_missing(tmp_path, capsys):
+    # Every seed-2 run failed: analysed as '4 observations, 1 replication(s)' without a word.
+    from sattcp.cli_study import main
+
+    store = _sweep_blocks(tmp_path, ["flaky.toml"])
+    capsys.readouterr()
+    assert main(["analyze", str(store), "--study", "s"]) == 0
+    out, err = capsys.readouterr()
+    assert "(4 observations, 1 replication(s))" in out
+    assert "note: block A: 4 of its 8 runs failed\n" in err
+    assert "note: block A is analysed with 1 of the study's 2 replications: no run of seed 2 succeeded\n" in err
+
+
+def test_cli_analyze_of_a_study_whose_runs_all_failed_is_an_error(tmp_path, capsys):
+    from sattcp.cli_study import main
+
+    store = _sweep_blocks(tmp_path, ["b.toml"])
+    capsys.readouterr()
+    assert main(["analyze", str(store), "--study", "s"]) == 2
+    err = capsys.readouterr().err
+    assert f"sattcp analyze: error: study 's' has no successful runs in {store}: all 8 of its runs failed" in err
+
+
+def test_run_notes_name_runs_missing_here_and_there():
+    from sattcp.report import run_notes
+
+    definition = {"factors": {"f": ["x", "y"]}, "seeds": [1, 2, 3],
+                  "blocks": [{"name": "A"}, {"name": "B"}, {"name": "C"}]}
+    rows = [("A", f, s, "ok") for f in "xy" for s in (1, 2, 3)]
+    rows += [("B", "x", 1, "ok"), ("B", "x", 2, "ok"), ("B", "y", 1, "ok"), ("B", "y", 2, "failed")]
+    runs = pd.DataFrame(rows, columns=["block", "f", "seed", "status"])
+    assert run_notes(runs, definition) == [
+        "block B: 1 of its 6 runs failed; 2 of its 6 runs are not in the store yet (an unfinished sweep: "
+        "the same sattcp sweep command runs them)",
+        "block B: replications missing: seed 2 in 1 of 2 combinations, seed 3 in 2 of 2 combinations",
+        "block C is left out of the analysis, as none of its runs succeeded: none of its 6 runs is in "
+        "the store yet (an unfinished sweep: the same sattcp sweep command runs them)",
+    ]
+    assert run_notes(runs, definition, block="A") == []

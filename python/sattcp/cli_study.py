@@ -232,6 +232,30 @@ def _check_builds(store: str | Path, study: str, allow_mixed: bool) -> None:
             st.check_one_build(study)
 
 
+def _print_left_out(store: str | Path, study: str, block: str | None) -> None:
+    """On stderr, before the analysis: the runs it leaves out (failed, not stored) and the
+    replications it lacks (:func:`sattcp.report.run_notes`), and why runs failed."""
+    from sattcp.report import run_notes
+    from sattcp.store import Store
+
+    with Store(store, read_only=True) as st:
+        definition = st.study_definition(study)
+        runs = st.runs(study)
+    for n in run_notes(runs, definition, block):
+        print(f"note: {n}", file=sys.stderr)
+    if runs.empty:
+        return
+    failed = runs[(runs["status"] == "failed") & ((runs["block"] == block) if block is not None else True)]
+    if len(failed):
+        # The commonest first lines of the errors, as sattcp sweep prints them.
+        first = failed["error"].fillna("no error recorded").str.split("\n").str[0]
+        for line, k in first.value_counts().head(3).items():
+            print(f"failed: {k} run(s): {line}", file=sys.stderr)
+        print(f"note: each failed run's whole error is in the store (runs.error; sattcp export "
+              f"{store} --out DIR writes it); sattcp sweep with --retry-failed runs them again",
+              file=sys.stderr)
+
+
 def cmd_analyze(args: argparse.Namespace) -> int:
     def body() -> int:
         if args.html is not None:  # before the analysis, which may take a while
@@ -241,6 +265,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             if Path(args.html).is_dir():  # the report's own file (a folder there failed after the analysis)
                 check_file(Path(args.html) / "report.html", "--html")
         _check_builds(args.store, args.study, args.allow_mixed_builds)
+        _print_left_out(args.store, args.study, args.block)
         print(analyze_text(args.store, args.study, args.response, args.block, args.confidence))
         if args.html is not None:
             from sattcp.report import build_study_report

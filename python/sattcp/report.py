@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import html
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -37,6 +38,7 @@ __all__ = [
     "check_conclusions_summary",
     "kota_frame",
     "load_paper",
+    "run_notes",
 ]
 
 #: Our factor keys and level labels -> the columns and levels of ``seed000-tables-5-8-11.csv``.
@@ -759,10 +761,11 @@ def analyse_study(
     blocks = plots.ordered("link", ok["block"], defined or None) if len(ok) else []
     if block is not None:
         if block not in blocks:
-            raise AnalysisError(f"no successful runs in block {block!r} (blocks: {blocks})")
+            raise AnalysisError(f"no successful runs in block {block!r} (blocks: {blocks})"
+                                + _failed_detail(runs[runs["block"] == block] if len(runs) else runs))
         blocks = [block]
     if not blocks:
-        raise AnalysisError(f"study {study!r} has no successful runs in {store_path}")
+        raise AnalysisError(f"study {study!r} has no successful runs in {store_path}" + _failed_detail(runs))
     out = {}
     for b in blocks:
         sub = ok[ok["block"] == b]
@@ -790,6 +793,74 @@ def analyse_study(
     return out
 
 
+def _failed_detail(runs: pd.DataFrame) -> str:
+    """``: all 4 of its runs failed`` for runs none of which succeeded ("" without runs)."""
+    if runs.empty:
+        return ""
+    return ": " + _failed_count(int((runs["status"] == "failed").sum()), len(runs))
+
+
+def _failed_count(failed: int, total: int) -> str:
+    return f"all {total} of its runs failed" if failed == total else f"{failed} of its {total} runs failed"
+
+
+def run_notes(runs: pd.DataFrame, definition: Mapping[str, Any], block: str | None = None) -> list[str]:
+    """What an analysis of these runs (``Store.runs``) leaves out, one sentence per block and
+    problem, blocks in the study's order: runs that failed or that the store does not hold,
+    blocks left out because none of their runs succeeded, and replications missing (the
+    analysis uses only the successful runs, so without a word a block whose seed-2 runs all
+    failed would be analysed as one replication, and a block whose runs all failed would be
+    absent). ``block``: only that block's."""
+    factors = definition.get("factors") or {}
+    cells = math.prod(len(v) for v in factors.values())
+    seeds = list(definition.get("seeds") or [])
+    expected = cells * len(seeds)
+    defined = [b.get("name") for b in definition.get("blocks") or [] if isinstance(b, dict)]
+    # The study's blocks, those without any stored run too.
+    blocks = list(dict.fromkeys([*defined, *plots.ordered("link", runs["block"] if len(runs) else [],
+                                                          defined or None)]))
+    notes = []
+    for b in blocks:
+        if block is not None and b != block:
+            continue
+        sub = runs[runs["block"] == b] if len(runs) else runs
+        ok = sub[sub["status"] == "ok"] if len(sub) else sub
+        failed = int((sub["status"] == "failed").sum()) if len(sub) else 0
+        total = max(expected, len(sub))
+        what = []
+        if failed:
+            what.append(_failed_count(failed, total))
+        if expected > len(sub):
+            what.append((f"none of its {total} runs is" if sub.empty else
+                         f"{expected - len(sub)} of its {total} runs are not") + " in the store yet "
+                        "(an unfinished sweep: the same sattcp sweep command runs them)")
+        if ok.empty:
+            notes.append(f"block {b} is left out of the analysis, as none of its runs succeeded: "
+                         + "; ".join(what or ["it has no run"]))
+            continue
+        if what:
+            notes.append(f"block {b}: " + "; ".join(what))
+        per_seed = ok["seed"].value_counts()
+        short = [x for x in seeds if int(per_seed.get(x, 0)) < cells]
+        if not short:
+            continue
+        if all(int(per_seed.get(x, 0)) == 0 for x in short):  # balanced, with fewer replications
+            notes.append(f"block {b} is analysed with {len(seeds) - len(short)} of the study's "
+                         f"{len(seeds)} replications: no run of seed{'s' if len(short) > 1 else ''} "
+                         f"{', '.join(map(str, short))} succeeded")
+        else:
+            notes.append(f"block {b}: replications missing: " + ", ".join(
+                f"seed {x} in {cells - int(per_seed.get(x, 0))} of {cells} combinations" for x in short))
+    return notes
+
+
+def _notes_html(notes: list[str]) -> str:
+    if not notes:
+        return ""
+    return ("<div class='note' id='left-out'><p>Not every run of the study is in this analysis:</p><ul>"
+            + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul></div>")
+
+
 def build_study_report(
     store_path: str | Path,
     study: str,
@@ -815,7 +886,7 @@ def build_study_report(
         parts.append("<p>Allocation of variation, main effects and confidence intervals as in seed "
                      "000 &sect;4.4.1 (see docs/analysis.md).</p>")
         order = [b.get("name") for b in definition.get("blocks") or [] if isinstance(b, dict)] or None
-        parts.append("<h2>Runs</h2>" + _runs_table(runs, order))
+        parts.append("<h2>Runs</h2>" + _runs_table(runs, order) + _notes_html(run_notes(runs, definition)))
         factor_levels = {k: list(v) for k, v in (definition.get("factors") or {}).items()}
         if factor_levels:
             parts.append(_color_key(factor_levels))

@@ -19,7 +19,20 @@ import pandas as pd
 
 from sattcp import plots
 from sattcp.paths import start_report, write_whole
-from sattcp.report import _CSS, _SCRIPT, _color_key, _e, _img, _joined, _runs_table, _slug, _table, analyse_study
+from sattcp.report import (
+    _CSS,
+    _SCRIPT,
+    _color_key,
+    _e,
+    _img,
+    _joined,
+    _notes_html,
+    _runs_table,
+    _slug,
+    _table,
+    analyse_study,
+    run_notes,
+)
 from sattcp.store import Store
 
 __all__ = ["SECTIONS", "build_generic_report", "level_means"]
@@ -88,7 +101,8 @@ def build_generic_report(store_path: str | Path, study: str, out_dir: str | Path
                          + "</ul>")
         parts.append("<p>Allocation of variation, main effects and confidence intervals as in seed 000 "
                      "&sect;4.4.1 (docs/analysis.md), one full factorial per block.</p>")
-        parts.append(f"<section id='runs'><h2>Runs</h2>{_runs_table(runs, order)}</section>")
+        parts.append(f"<section id='runs'><h2>Runs</h2>{_runs_table(runs, order)}"
+                     f"{_notes_html(run_notes(runs, definition))}</section>")
         parts.append(_color_key(levels))
 
         means = level_means(ok, factors, responses, levels, blocks)

@@ -541,3 +541,22 @@ def test_analyze_html_on_a_full_disk_names_the_file_and_exits_1(tmp_path, monkey
     assert cli.main(["analyze", str(store), "--study", "tiny", "--html", str(out)]) == 1
     err = capsys.readouterr().err
     assert f"cannot write {out / 'effects.csv'}: No space left on device" in err and "Traceback" not in err, err
+
+
+def test_the_generic_report_of_a_replicated_study_draws_each_combinations_mean(tmp_path):
+    # reproduce modern-cc --replications 2 failed in results_figure ("float() argument must
+    # be ... not 'Series'"): two runs per bar.
+    from sattcp.study_report import build_generic_report
+
+    store = tmp_path / "t.duckdb"
+    with Store(store) as st:
+        st.save_study("rep", {"factors": {"tcp.flavor": ["reno", "sack"], "switch.policy": ["epd", "sd"]},
+                              "blocks": [{"name": "GEO"}], "seeds": [1, 2], "responses": ["efficiency"]})
+        for i, (t, p, seed) in enumerate((t, p, s) for t in ("reno", "sack") for p in ("epd", "sd") for s in (1, 2)):
+            st.record_run("rep", f"r{i}", factors={"tcp.flavor": t, "switch.policy": p}, status="ok", block="GEO",
+                          seed=seed, summary={"efficiency": 0.8 + 0.05 * (t == "sack") + 0.01 * seed, "events": 1,
+                                              "wall_time_s": 0.1})
+    html = build_generic_report(store, "rep", tmp_path / "out").read_text()
+    assert "rep: each combination&#x27;s mean response over its replications" in html
+    svg = (tmp_path / "out" / "figures" / "results.svg").read_text()
+    assert "rep: mean of each combination" in svg

@@ -148,11 +148,18 @@ def build_generic_report(store_path: str | Path, study: str, out_dir: str | Path
                   for vals in pd.MultiIndex.from_product([levels[g] for g in group])]
         fig_df["combination"] = [" ".join(f"{g.split('.')[-1]}={row[g]}" for g in group)
                                  for _, row in fig_df.iterrows()]
+        # One bar per combination: with replications (reproduce --replications 2), the mean of
+        # its runs (results_figure takes one value per bar, and failed with two).
+        replicated = bool(len(fig_df)) and fig_df.groupby(["block", x, "combination"], sort=False).size().max() > 1
+        if replicated:
+            fig_df = fig_df.groupby(["block", x, "combination"], sort=False)[responses].mean().reset_index()
+        what = "mean of each combination's runs" if replicated else "responses per run"
         fig = plots.results_figure(fig_df, None, responses=responses, x=x, group="combination",
-                                   panel="block", title=f"{study}: responses per run",
+                                   panel="block", title=f"{study}: {what}",
                                    orders={"block": blocks, x: levels[x], "combination": combos})
         stem = figdir / "results"
-        parts.append(_img(figures.save(fig, stem), f"{study}: every run's responses",
+        parts.append(_img(figures.save(fig, stem), f"{study}: " + ("each combination's mean response over its "
+                          "replications" if replicated else "every run's responses"),
                           f"figures/{stem.name}.png/.svg/.pdf", name=stem.name))
         fig = plots.variation_figure({f"{b} {r}": a for (b, r), a in results.items()},
                                      "Allocation of variation")

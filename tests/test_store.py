@@ -542,6 +542,20 @@ def test_export_has_typed_columns_and_every_table(tmp_path):
     assert len(pd.read_parquet(tmp_path / "all" / "runs.parquet")) == 3
 
 
+def test_export_writes_integers_beyond_64_bits_as_their_digits(tmp_path):
+    """A runner's summary value of 2**70 was stored, then export failed with OverflowError."""
+    path = tmp_path / "r.duckdb"
+    with Store(path) as s:
+        s.save_study("st", {"factors": {}}, run_keys=["a", "b"])
+        for k, big in (("a", 2**70), ("b", -3)):
+            s.record_run("st", k, factors={}, status="ok", summary={"efficiency": 0.5, "big": big, "u": 2**64 - 1})
+        s.export(tmp_path / "pq", "parquet")
+        s.export(tmp_path / "csv", "csv")
+    runs = pd.read_parquet(tmp_path / "pq" / "runs.parquet")
+    assert runs["big"].tolist() == [str(2**70), "-3"] and runs["u"].tolist() == [2**64 - 1] * 2
+    assert pd.read_csv(tmp_path / "csv" / "runs.csv", dtype={"big": str})["big"].tolist() == [str(2**70), "-3"]
+
+
 def test_an_export_is_whole_and_all_of_one_export(tmp_path, monkeypatch):
     """Exporting again into a folder replaces the earlier export's files together, or (a full
     disk, Ctrl-C) not at all, and removes a table of the earlier export that this one lacks."""

@@ -1183,3 +1183,18 @@ def test_a_blocks_override_of_a_factor_is_a_problem(tmp_path):
         load_study(study)
     assert ei.value.problems == [{"path": "blocks[0].overrides.x",
                                   "rule": "is also a factor (a key is either a factor or an override)", "got": 3}]
+
+
+def test_a_runner_or_cluster_of_the_wrong_kind_is_refused_before_anything_runs(tmp_path):
+    """A runner given as a string or as a lambda failed every run (each stored as failed, so that
+    the rerun with the right runner skipped them); cluster=5 raised Dask's TypeError after the
+    store was created."""
+    study = write_study(tmp_path, SIMPLE)
+    store = tmp_path / "r.duckdb"
+    for runner, said in (("test_sweep:fake_runner", "runner: must be a function"), (lambda s, seed=None, overrides=None: None, "runner: must pickle")):
+        with pytest.raises(StudyError) as e:
+            run_sweep(study, store, jobs=2, runner=runner, progress=False)
+        assert said in str(e.value), e.value
+    with pytest.raises(ValueError, match=r"cluster: must be a scheduler address .* got int 5"):
+        run_sweep(study, store, jobs=2, runner=fake_runner, cluster=5, progress=False)
+    assert not store.exists()

@@ -1079,7 +1079,8 @@ class Store:
 
 def _typed_columns(df: pd.DataFrame) -> pd.DataFrame:
     """Each column as one type: numbers (and booleans) stay numbers, a column that mixes
-    numbers and text (a factor whose levels are 1 and "2bdp") becomes text."""
+    numbers and text (a factor whose levels are 1 and "2bdp") becomes text, as does one of
+    integers that do not fit 64 bits."""
     out = {}
     for c in df.columns:
         col = df[c]
@@ -1087,7 +1088,10 @@ def _typed_columns(df: pd.DataFrame) -> pd.DataFrame:
         if vals and all(isinstance(v, bool) for v in vals):
             out[c] = col.astype("boolean")
         elif vals and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
-            out[c] = pd.to_numeric(col)
+            num = pd.to_numeric(col)
+            # Integers beyond 64 bits (a runner's summary value of 2**70) stay Python objects,
+            # which Parquet refused with an OverflowError: written as their exact digits.
+            out[c] = num if num.dtype != object else col.map(lambda v: None if v is None else str(v)).astype("string")
         elif vals and all(isinstance(v, str) for v in vals):
             out[c] = col.astype("string")
         elif vals:

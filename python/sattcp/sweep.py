@@ -939,6 +939,7 @@ def run_sweep(
     if jobs is not None and (isinstance(jobs, bool) or not hasattr(jobs, "__index__") or jobs < 1):
         problems.append({"path": "jobs", "rule": "must be a whole number >= 1 (or None: every core)",
                          "got": f"{type(jobs).__name__} {jobs!r:.60}"})
+    problems += _runner_problems(runner, cluster)
     if problems:
         # With the runs' own problems, as far as the valid part of the study shows them: one
         # error with every problem, not one round of fixes per stage.
@@ -1027,12 +1028,39 @@ def _run_problems(study: Study, runner: Runner | None) -> list[dict[str, Any]]:
     return []
 
 
+def _runner_problems(runner: Any, cluster: Any) -> list[dict[str, Any]]:
+    """A runner that is not a function, or that does not pickle for the local pool's workers,
+    failed every run (each recorded as failed, so that a rerun with the right runner skipped
+    them unless retry_failed): refused before anything runs, as the CLI's --runner is. (A Dask
+    cluster pickles with cloudpickle, which takes lambdas and local functions.)"""
+    if runner is None:
+        return []
+    if not callable(runner):
+        return [{"path": "runner", "rule": "must be a function runner(scenario, seed=, overrides=) (the CLI's --runner takes MODULE:FUNCTION)",
+                 "got": f"{type(runner).__name__} {runner!r:.60}"}]
+    if cluster is None:
+        import pickle
+
+        try:
+            pickle.dumps(runner)
+        except Exception as e:  # noqa: BLE001 - pickle raises several kinds
+            return [{"path": "runner", "rule": f"must pickle for the sweep's worker processes: a module-level function ({type(e).__name__}: {e})",
+                     "got": f"{runner!r:.60}"}]
+    return []
+
+
 def check_cluster(cluster: Any, label: str = "cluster") -> None:
     """A scheduler address (a string) must have the form Dask connects to; else ValueError
     naming ``label`` (the CLI passes ``--cluster``), before anything is created. Whether the
     scheduler answers is known only when the sweep connects. None and a
     ``dask.distributed.Client`` pass as they are."""
+    if cluster is None:
+        return
     if not isinstance(cluster, str):
+        # (Dask's own TypeError came after the store was created.)
+        if type(cluster).__name__ != "Client" or not type(cluster).__module__.startswith("distributed"):
+            raise ValueError(f"{label}: must be a scheduler address such as tcp://10.0.0.1:8786 or a "
+                             f"dask.distributed.Client, got {type(cluster).__name__} {cluster!r:.60}")
         return
     try:
         from distributed.comm.addressing import get_address_host_port, parse_address

@@ -772,3 +772,13 @@ def test_a_signal_during_a_commit_acts_once_the_commit_is_written(tmp_path):
     assert p.stdout == "SIGTERM after 300\ninterrupted after 300 pending 0\n", p.stdout
     with Store(db, read_only=True) as st:
         assert len(st.runs("st")) == 300
+
+
+def test_a_read_only_store_refuses_writes_naming_itself(tmp_path):
+    path = tmp_path / "r.duckdb"
+    with Store(path) as s:
+        s.save_study("st", {"factors": {}}, run_keys=["a"])
+    with Store(path, read_only=True) as s, pytest.raises(StoreError, match="is open read-only: open it with Store"):
+        s.save_study("st", {"factors": {}}, run_keys=["a"])
+    with pytest.raises(StoreError, match="read_only must be True or False, got str 'yes'"):
+        Store(path, read_only="yes")

@@ -566,6 +566,8 @@ class Store:
         except OutputPathError as e:  # None, a number: as every other problem of the store's path
             raise StoreError(str(e)) from None
         check_store_path(self.path)
+        if not isinstance(read_only, bool):  # ("yes" raised DuckDB's TypeError)
+            raise StoreError(f"read_only must be True or False, got {type(read_only).__name__} {read_only!r:.60}")
         if read_only and not self.path.exists():
             raise StoreMissing(f"no results store at {self.path}")
         if self.path.is_dir():
@@ -638,7 +640,10 @@ class Store:
     def _transaction(self) -> Iterator[None]:
         """One transaction: committed if the block ends without error, else rolled back. A
         commit that cannot be written (:meth:`_writes`) has rolled back already: the ROLLBACK's
-        "no transaction is active" must not hide why."""
+        "no transaction is active" must not hide why. A store opened read-only refuses, naming
+        itself (DuckDB's InvalidInputException before)."""
+        if self.read_only:
+            raise StoreError(f"the results store {self.path} is open read-only: open it with Store(path) to write to it")
         con = self.con
         with self._writes():
             con.execute("BEGIN TRANSACTION")

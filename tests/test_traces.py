@@ -500,3 +500,31 @@ def test_recording_changes_no_figure_and_on_ip_links_not_the_digest():
     assert traced["digest"] != plain["digest"] and traced["events"] > plain["events"]
     same = ("summary", "flows", "links")
     assert {k: traced[k] for k in same} == {k: plain[k] for k in same}
+
+
+def test_a_moving_links_no_route_drops_are_traced_where_they_happen():
+    """A packet whose transmission ends while a moving link has no path is sent on the link
+    (its figures count it) and lost as its last bit leaves (docs/leo.md). The trace logged the
+    drop when the packet was queued, before the outage, with no queued or dequeued event."""
+    link = {"rate": "10Mbps", "schedule": [{"at": "0s", "delay": "50ms"}, {"at": "3.5s", "delay": "200ms", "rate": "5Mbps"},
+                                           {"at": "8s", "up": False}, {"at": "9s", "delay": "20ms"}]}
+    scenario = {"run": {"duration": "12s"}, "topology": {"kind": "dumbbell", "pairs": 3},
+                "links": {"access": {"rate": "100Mbps", "delay": "1ms"}, "bottleneck": link},
+                "switch": {"buffer": "200pkt"}, "tcp": {"flavor": "sack", "mss": 1000, "window_scale": 5},
+                "app": {"kind": "transfer", "bytes": "2MB"}, "trace": {"packets": "all"}}
+    r = sattcp.run(scenario)
+    p = r.packets
+    for ln in r.data["links"]:
+        if not ln["link"].startswith("bottleneck"):
+            continue
+        on = p[p["link"] == ln["link"]]
+        assert (on["event"] == "queued").sum() == ln["packets"]
+        lost = on[on["reason"] == "no_route"]
+        assert len(lost) == ln["drops_by_reason"].get("no_route", 0)
+        assert ((lost["t"] >= 8) & (lost["t"] < 9)).all(), lost["t"].describe()
+        for uid, t in zip(lost["uid"], lost["t"]):
+            mine = on[on["uid"] == uid]
+            queued = mine[mine["event"] == "queued"]["t"].max()
+            dequeued = mine[mine["event"] == "dequeued"]["t"].max()
+            assert queued <= dequeued <= t, (uid, queued, dequeued, t)
+    assert (p["reason"] == "no_route").sum() > 0

@@ -133,6 +133,12 @@ impl Link {
         }
     }
 
+    /// When the transmitter is free again: the end of the transmission of the packet enqueued
+    /// last.
+    pub fn busy_until(&self) -> SimTime {
+        self.busy_until
+    }
+
     /// Advances the queue to `now`: packets whose transmission has started leave the queue.
     #[inline]
     fn drain(&mut self, now: SimTime) {

@@ -1229,6 +1229,15 @@ impl World {
                     self.tap.event(now, PacketEvent::Queued { hop: via.hop, depart }, &self.packets[id], &self.packets.sacks);
                 }
             }
+            // A moving link's packet whose transmission ends without a path: sent on the link
+            // (its figures count it), lost as its last bit leaves (docs/leo.md). Traced as
+            // queued and dequeued as any packet, and dropped then, not when it was queued.
+            Admit::Dropped(DropReason::NoRoute) if self.tap.is_on() => {
+                let end = self.links[self.hops[via.hop as usize].first_link(via.input) as usize].busy_until();
+                self.tap.event(now, PacketEvent::Queued { hop: via.hop, depart: Some(end) }, &self.packets[id], &self.packets.sacks);
+                self.tap.event(end, PacketEvent::Dropped { hop: Some(via.hop), reason: TapDrop::NoRoute }, &self.packets[id], &self.packets.sacks);
+                self.packets.release(id);
+            }
             Admit::Dropped(reason) => {
                 let reason = match reason {
                     DropReason::QueueFull => TapDrop::QueueFull,

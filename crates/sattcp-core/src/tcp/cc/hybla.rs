@@ -10,8 +10,17 @@ use crate::time::SimTime;
 /// Hybla's reference RTT, RTT0 = 25 ms (the paper's and Linux `tcp_hybla.c`'s value).
 pub const RTT0: SimTime = SimTime::from_millis(25);
 
+/// Linux `tcp_hybla.c` caps slow start's exponent: `1 << min(rho, 16)`.
+const MAX_SLOW_START_RHO: f64 = 16.0;
+
+/// rho is that of the least SRTT seen, as Linux `tcp_hybla.c` computes it (`hybla_recalc_param`
+/// only when `srtt_us < minrtt_us`): queueing inflates the SRTT, and a rho taken from the
+/// SRTT itself grew the window faster the fuller the queue (a review helper saw rho = 176 on
+/// a 100 ms path whose SRTT had reached 4.4 s, a 1 MB window and 740 packets lost).
 #[derive(Clone, Debug, Default)]
-pub struct Hybla;
+pub struct Hybla {
+    min_srtt: Option<SimTime>,
+}
 
 impl Hybla {
     /// rho = max(srtt / RTT0, 1) (Linux clamps at 1).
@@ -20,11 +29,14 @@ impl Hybla {
     }
 
     pub fn on_ack(&mut self, w: &Window, s: &AckSample) -> u64 {
-        let rho = Self::rho(s.srtt);
+        if let Some(r) = s.srtt {
+            self.min_srtt = Some(self.min_srtt.map_or(r, |m| m.min(r)));
+        }
+        let rho = Self::rho(self.min_srtt);
         let mss = w.mss as f64;
         let inc = if w.cwnd < w.ssthresh {
             // Slow start: cwnd += (2^rho - 1) * MSS.
-            (libm::exp2(rho) - 1.0) * mss
+            (libm::exp2(rho.min(MAX_SLOW_START_RHO)) - 1.0) * mss
         } else {
             // Congestion avoidance: cwnd += rho^2 * MSS * MSS / cwnd.
             rho * rho * mss * mss / w.cwnd as f64
@@ -50,7 +62,7 @@ mod tests {
 
     #[test]
     fn rho_scales_growth_with_the_rtt() {
-        let mut h = Hybla;
+        let mut h = Hybla::default();
         let w = Window { cwnd: 10 * MSS, ssthresh: 5 * MSS, mss: MSS };
         // 100 ms RTT: rho = 4, congestion avoidance adds 16 * MSS^2 / cwnd = 1.6 segments.
         let s = AckSample { now: SimTime::ZERO, acked: MSS, srtt: Some(SimTime::from_millis(100)) };
@@ -61,6 +73,17 @@ mod tests {
         // At or under RTT0 it is Reno.
         let s = AckSample { srtt: Some(SimTime::from_millis(10)), ..s };
         assert_eq!(h.on_ack(&ss, &s), 11 * MSS);
+        // ... and stays so when queueing inflates the SRTT: rho is the least SRTT's (Linux).
+        let s = AckSample { srtt: Some(SimTime::from_millis(4400)), ..s };
+        assert_eq!(h.on_ack(&w, &s), 10 * MSS + 100, "rho = 1: Reno's MSS^2 / cwnd");
+    }
+
+    #[test]
+    fn slow_starts_exponent_is_capped_at_16_as_linux_caps_it() {
+        // rho = 800 ms / 25 ms = 32; each ACK adds 2^16 - 1 segments, not 2^32 - 1.
+        let s = AckSample { now: SimTime::ZERO, acked: MSS, srtt: Some(SimTime::from_millis(800)) };
+        let w = Window { cwnd: 1 << 30, ssthresh: 1 << 50, mss: MSS };
+        assert_eq!(Hybla::default().on_ack(&w, &s), (1 << 30) + ((1 << 16) - 1) * MSS);
     }
 
     /// Hybla against Reno at the same window, rho = 2 (RTT 50 ms = 2 x RTT0), per ACK:
@@ -76,16 +99,16 @@ mod tests {
         let s = AckSample { now: SimTime::ZERO, acked: MSS, srtt };
         let mut reno = super::super::reno::RenoAimd::default();
         let ca = Window { cwnd: 20 * MSS, ssthresh: 10 * MSS, mss: MSS };
-        let (h, r) = (Hybla.on_ack(&ca, &s) - ca.cwnd, reno.on_ack(&ca, MSS) - ca.cwnd);
+        let (h, r) = (Hybla::default().on_ack(&ca, &s) - ca.cwnd, reno.on_ack(&ca, MSS) - ca.cwnd);
         assert_eq!((h, r), (200, 50), "congestion avoidance: 4 x 1000^2/20000 against 1000^2/20000");
         assert_eq!(h, 4 * r, "rho^2 = 4 times Reno's");
         let ss = Window { cwnd: 20 * MSS, ssthresh: 1 << 40, mss: MSS };
-        let (h, r) = (Hybla.on_ack(&ss, &s) - ss.cwnd, reno.on_ack(&ss, MSS) - ss.cwnd);
+        let (h, r) = (Hybla::default().on_ack(&ss, &s) - ss.cwnd, reno.on_ack(&ss, MSS) - ss.cwnd);
         assert_eq!((h, r), (3 * MSS, MSS), "slow start: 2^rho - 1 = 3 segments per ACK against 1");
         // Per round trip: Hybla's slow-start window multiplies by 2^rho = 4, Reno's doubles.
         let mut w = Window { cwnd: 4 * MSS, ..ss };
         for _ in 0..w.cwnd / MSS {
-            w.cwnd = Hybla.on_ack(&w, &s);
+            w.cwnd = Hybla::default().on_ack(&w, &s);
         }
         assert_eq!(w.cwnd, 16 * MSS);
     }

@@ -100,7 +100,7 @@ impl Cc {
             CcKind::RenoAimd => Cc::RenoAimd(Default::default()),
             CcKind::Cubic => Cc::Cubic(Default::default()),
             CcKind::CubicHystart => Cc::Cubic(cubic::Cubic::with_hystart()),
-            CcKind::Hybla => Cc::Hybla(hybla::Hybla),
+            CcKind::Hybla => Cc::Hybla(hybla::Hybla::default()),
             CcKind::Bbr => Cc::Bbr(Default::default()),
             CcKind::Westwood => Cc::Westwood(Default::default()),
         }

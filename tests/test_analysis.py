@@ -239,22 +239,27 @@ def test_an_effect_of_rounding_error_is_not_significant():
     assert "(not significant)" in res.to_text()
 
 
-def test_cli_analyze_of_a_study_whose_response_does_not_vary(tmp_path):
-    # The reviewer's study: on geo-bulk, 3 s, neither the flavour nor the duplicate-ACK
-    # threshold changes anything (no loss), so every run has the same efficiency.
+def _sweep_and_analyze(tmp_path, name: str, duration: str, factors: str) -> tuple[str, str]:
+    """A study of ``factors`` (TOML lines) on geo-bulk, swept and analysed from the command line
+    with --html: the analysis's stdout and its HTML."""
     (tmp_path / "s.toml").write_text(
-        f'name = "const"\nscenario = "{(ROOT / "scenarios" / "geo-bulk.toml").as_posix()}"\n'
-        'responses = ["efficiency"]\nreplications = 2\n[overrides]\n"run.duration" = "3s"\n'
-        '[factors]\n"tcp.flavor" = ["reno", "newreno", "sack"]\n"tcp.dupack_threshold" = [3, 4, 5]\n')
+        f'name = "{name}"\nscenario = "{(ROOT / "scenarios" / "geo-bulk.toml").as_posix()}"\n'
+        f'responses = ["efficiency"]\nreplications = 2\n[overrides]\n"run.duration" = "{duration}"\n[factors]\n{factors}')
     store = tmp_path / "r.duckdb"
     p = run_cli("sweep", str(tmp_path / "s.toml"), "--store", str(store), "-j", "2", "--no-progress")
     assert p.returncode == 0, p.stderr
-    p = run_cli("analyze", str(store), "--study", "const", "--html", str(tmp_path / "html"))
+    p = run_cli("analyze", str(store), "--study", name, "--html", str(tmp_path / "html"))
     assert p.returncode == 0, p.stderr
-    assert "efficiency does not vary across the 18 observations" in p.stdout
-    assert "nothing to allocate" in p.stdout
-    assert "100.00" not in p.stdout and "-0.0000" not in p.stdout
-    html = (tmp_path / "html" / "report.html").read_text()
+    return p.stdout, (tmp_path / "html" / "report.html").read_text()
+
+
+def test_cli_analyze_of_a_study_whose_response_does_not_vary(tmp_path):
+    # The reviewer's study: on geo-bulk, 3 s, neither the flavour nor the duplicate-ACK
+    # threshold changes anything (no loss), so every run has the same efficiency.
+    out, html = _sweep_and_analyze(tmp_path, "const", "3s", '"tcp.flavor" = ["reno", "newreno", "sack"]\n"tcp.dupack_threshold" = [3, 4, 5]\n')
+    assert "efficiency does not vary across the 18 observations" in out
+    assert "nothing to allocate" in out
+    assert "100.00" not in out and "-0.0000" not in out
     assert "efficiency does not vary across the 18 observations" in html
 
 
@@ -282,19 +287,10 @@ def test_boolean_levels_are_labels_not_a_mask():
 
 
 def test_cli_analyze_of_a_study_with_a_boolean_factor(tmp_path):
-    (tmp_path / "s.toml").write_text(
-        f'name = "acks"\nscenario = "{(ROOT / "scenarios" / "geo-bulk.toml").as_posix()}"\n'
-        'responses = ["efficiency"]\nreplications = 2\n[overrides]\n"run.duration" = "2s"\n'
-        '[factors]\n"tcp.delayed_ack" = [true, false]\n"links.bottleneck.ber" = [0, 1e-6]\n')
-    store = tmp_path / "r.duckdb"
-    p = run_cli("sweep", str(tmp_path / "s.toml"), "--store", str(store), "-j", "2", "--no-progress")
-    assert p.returncode == 0, p.stderr
-    p = run_cli("analyze", str(store), "--study", "acks", "--html", str(tmp_path / "html"))
-    assert p.returncode == 0, p.stderr
-    lines = p.stdout.splitlines()
-    assert any(ln.split()[:2] == ["tcp.delayed_ack", "True"] for ln in lines), p.stdout
-    assert any(ln.split()[:2] == ["tcp.delayed_ack", "False"] for ln in lines), p.stdout
-    html = (tmp_path / "html" / "report.html").read_text()
+    out, html = _sweep_and_analyze(tmp_path, "acks", "2s", '"tcp.delayed_ack" = [true, false]\n"links.bottleneck.ber" = [0, 1e-6]\n')
+    lines = out.splitlines()
+    assert any(ln.split()[:2] == ["tcp.delayed_ack", "True"] for ln in lines), out
+    assert any(ln.split()[:2] == ["tcp.delayed_ack", "False"] for ln in lines), out
     assert "data-figure=\"acks-efficiency-effects\"" in html and "tcp.delayed_ack=True:" in html
     effects = pd.read_csv(tmp_path / "html" / "effects.csv")
     assert list(effects[effects["factor"] == "tcp.delayed_ack"]["level"]) == ["True", "False"]

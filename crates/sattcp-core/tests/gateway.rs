@@ -77,6 +77,36 @@ fn every_byte_reaches_its_client_once_in_order_under_bit_errors() {
     }
 }
 
+/// A copy the satellite timer queued, or a segment queued as lost, that the client
+/// acknowledged before it left made the transmitter panic ("a ready connection has a
+/// packet"): with timer_copies = 3 at BER 1e-4 in 8 of 20 seeds of one connection, and with
+/// the default two copies for three connections (seed 17). Every seed completes now, every
+/// byte delivered once.
+#[test]
+fn queued_copies_acknowledged_before_they_leave_do_not_stop_the_gateway() {
+    let three = "[{rate = \"1.2Mbps\", delay = \"40ms\"}, {rate = \"1.2Mbps\", delay = \"40ms\"}, {rate = \"1.2Mbps\", delay = \"40ms\"}]";
+    let cases = [("3", None, ["1", "7", "8", "9", "10"]), ("2", Some(three), ["17", "1", "2", "3", "4"]), ("3", Some(three), ["1", "2", "3", "4", "6"])];
+    for (copies, servers, seeds) in cases {
+        for seed in seeds {
+            let mut sets = vec![("gateway.timer_copies", copies), ("gateway.satellite.ber", "1e-4"), ("app.bytes", "200KB"), ("run.duration", "600s"), ("run.seed", seed)];
+            if let Some(s) = servers {
+                sets.push(("gateway.servers", s));
+            }
+            let r = run(SINGLE, &sets);
+            let got = client_bytes(&r);
+            let n = if servers.is_some() { 3 } else { 1 };
+            assert_eq!(got.len(), n);
+            for (i, (bytes, done)) in got.iter().enumerate() {
+                assert_eq!((*bytes, done.is_some()), (200_000, true), "timer_copies {copies}, {n} servers, seed {seed}: connection {i}");
+            }
+            // The servers' TCP flows to the SGW carried each byte once too.
+            assert!(r.flows.iter().all(|f| f.delivered_bytes == 200_000), "seed {seed}: {:?}", r.flows.iter().map(|f| f.delivered_bytes).collect::<Vec<_>>());
+            let sat = r.links.iter().find(|l| l.link == "sat").unwrap();
+            assert!(sat.drops_corrupted > 0, "seed {seed}: no packet was corrupted");
+        }
+    }
+}
+
 #[test]
 fn bad_gateway_input_names_the_key() {
     let cases = [

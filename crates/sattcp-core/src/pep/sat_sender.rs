@@ -117,6 +117,10 @@ pub struct SatSender {
     next_new: SegNo,
     /// Segments `[cum, next_new)`.
     segs: VecDeque<SegState>,
+    /// Segments to retransmit, in order (a timer expiry queues several copies of one). Only
+    /// segments the client lacks: in `[cum, next_new)` and not SACKed ([`SatSender::on_ack`]
+    /// drops the others), so that [`SatSender::ready`] is true exactly when
+    /// [`SatSender::next_packet`] has a packet.
     retx: VecDeque<SegNo>,
     window_segs: u64,
     detector: InOrderLossDetector,
@@ -217,14 +221,10 @@ impl SatSender {
     /// The scheduler takes the next packet of this connection: a lost one first, else a new
     /// one. `None` if nothing is ready.
     pub fn next_packet(&mut self, now: SimTime) -> Option<SatSegment> {
-        while let Some(seg) = self.retx.pop_front() {
+        if let Some(seg) = self.retx.pop_front() {
             // A timer expiry queues two copies: the segment stays queued until the last leaves.
             let another_copy = self.retx.contains(&seg);
-            let Some(st) = self.state_mut(seg) else { continue };
-            if st.held == Held::Sacked {
-                st.queued = another_copy;
-                continue;
-            }
+            let st = self.state_mut(seg).filter(|st| st.held == Held::Out).expect("the retransmission queue holds only segments the client lacks");
             st.tx_count += 1;
             let tx_count = st.tx_count;
             st.queued = another_copy;
@@ -320,6 +320,9 @@ impl SatSender {
         if let Some(r) = sample {
             self.rtt_sample(r);
         }
+        if progress {
+            self.drop_held_from_retx();
+        }
         // Loss detection from the sending order.
         let rightmost = ack.blocks().iter().map(|b| b.end.saturating_sub(1)).filter(|&s| s >= self.cum).max();
         let mut lost = std::mem::take(&mut self.lost);
@@ -346,6 +349,22 @@ impl SatSender {
         released
     }
 
+    /// Drops from the retransmission queue the segments the client now holds (cumulatively
+    /// acknowledged or SACKed since they were queued: the timer's first copy arrived, or a
+    /// loss was declared in error). Left there, they made `ready()` true with no packet to
+    /// send, and the gateway's transmitter panicked.
+    fn drop_held_from_retx(&mut self) {
+        let (cum, segs) = (self.cum, &mut self.segs);
+        self.retx.retain(|&seg| match seg.checked_sub(cum).and_then(|i| segs.get_mut(i as usize)) {
+            Some(st) if st.held == Held::Out => true,
+            Some(st) => {
+                st.queued = false;
+                false
+            }
+            None => false,
+        });
+    }
+
     /// When the timer expires, if armed.
     pub fn poll_at(&self) -> Option<SimTime> {
         self.timer
@@ -370,11 +389,14 @@ impl SatSender {
             self.detector.reset_rightmost();
         }
         let seg = self.cum;
-        if let Some(st) = self.state_mut(seg) {
+        // The first segment the client lacks (a SACK block never covers the cumulative
+        // point, so it is `Out`; checked so that the queue keeps its invariant whatever the
+        // ACKs said).
+        if let Some(st) = self.state_mut(seg).filter(|st| st.held == Held::Out) {
             st.queued = true;
-        }
-        for _ in 0..self.cfg.timer_copies {
-            self.retx.push_front(seg);
+            for _ in 0..self.cfg.timer_copies {
+                self.retx.push_front(seg);
+            }
         }
         self.timer = Some(now + self.rto());
     }
@@ -510,6 +532,58 @@ mod tests {
             assert_eq!(s.held(), held_after, "{semantics:?}");
             let resent: Vec<_> = drain(&mut s, at);
             assert_eq!(resent, [0, 0], "{semantics:?}: only the missing segment is resent");
+        }
+    }
+
+    /// The scheduler asks `ready()`, then takes `next_packet()`: the two must agree.
+    #[track_caller]
+    fn assert_ready_agrees(s: &mut SatSender, now: SimTime) {
+        let ready = s.ready();
+        assert_eq!(ready, s.next_packet(now).is_some(), "ready() said {ready}");
+    }
+
+    /// A copy queued for retransmission whose segment the client then acknowledges (the
+    /// first of the timer's copies arrived) is no packet to send: `ready()` said there was one
+    /// while `next_packet()` skipped it, and the gateway's transmitter panicked ("a ready
+    /// connection has a packet"; timer_copies = 3 at BER 1e-4, review of 2026-11-29).
+    #[test]
+    fn a_queued_copy_acknowledged_cumulatively_is_not_ready() {
+        let mut s = sender(SackSemantics::Modified, 10);
+        s.push(2 * 512);
+        assert_eq!(drain(&mut s, t(0)), [0, 1]);
+        // Segment 0 lost; the timer queues three copies, the first leaves.
+        s.cfg.timer_copies = 3;
+        let at = s.poll_at().unwrap();
+        s.on_timer(at);
+        assert_eq!(s.next_packet(at).map(|p| (p.seg, p.tx_count)), Some((0, 1)));
+        // It arrives: the client holds both segments; nothing else to send.
+        s.on_ack(at + t(500), &ack(2, &[]));
+        assert!(!s.ready(), "the two copies left are acknowledged");
+        assert_ready_agrees(&mut s, at + t(500));
+        // New data goes as usual.
+        s.push(512);
+        assert_eq!(drain(&mut s, at + t(501)), [2]);
+    }
+
+    /// Likewise a segment queued as lost that a later ACK SACKs (a spurious loss): it is not
+    /// resent, and `ready()` says so, under both semantics.
+    #[test]
+    fn a_queued_segment_sacked_later_is_not_ready() {
+        for semantics in [SackSemantics::Normal, SackSemantics::Modified] {
+            let mut s = SatSender::new(SatSenderConfig::new(MSS, 100 * 512, semantics, 4));
+            s.push(100 * 512);
+            assert_eq!(drain(&mut s, t(0)), [0, 1, 2, 3]);
+            // 2 SACKed: 0 and 1 declared lost, 0 resent; the window (4 from 0) is full.
+            let mut a = ack(0, &[(2, 3)]);
+            a.window_segs = 4;
+            s.on_ack(t(500), &a);
+            assert_eq!(s.next_packet(t(500)).map(|p| p.seg), Some(0));
+            // 1 was not lost after all.
+            let mut a = ack(0, &[(1, 3)]);
+            a.window_segs = 4;
+            s.on_ack(t(510), &a);
+            assert!(!s.ready(), "{semantics:?}: 1 is SACKed, 4 beyond the window");
+            assert_ready_agrees(&mut s, t(510));
         }
     }
 

@@ -107,6 +107,40 @@ fn queued_copies_acknowledged_before_they_leave_do_not_stop_the_gateway() {
     }
 }
 
+/// Split TCP over loss-free links retransmits nothing. The terrestrial leg's persist timer
+/// sent what a window smaller than a segment took (511 bytes of 41 KB); an ACK that left the
+/// SGW before it arrived opened the window further, and the server resent the probe still in
+/// flight (3 segments, 552 duplicate bytes in zhou-single); likewise a one-byte zero-window
+/// probe that a window update overtook.
+///
+/// One retransmission remains by design: with a smaller buffer (31 KB) the window closes
+/// completely, the one-octet zero-window probe of RFC 9293 §3.8.6.1 reaches a receiver with no
+/// room and is refused (not a link's loss: the receiver drops it), and it is resent when the
+/// window opens, as BSD does. Those are one-byte segments, and nothing arrives twice.
+#[test]
+fn split_tcp_on_loss_free_links_retransmits_nothing() {
+    for (buffer, app, refused_probes) in [("41KB", "transfer", false), ("41KB", "bulk", false), ("50KB", "transfer", false), ("87KB", "bulk", false), ("31KB", "transfer", true)] {
+        let r = run(SINGLE, &[("gateway.scheme", "split_tcp"), ("gateway.buffer", buffer), ("app.kind", app), ("run.duration", "80s")]);
+        let case = format!("buffer {buffer}, {app}");
+        for l in &r.links {
+            assert_eq!((l.drops_queue_full, l.drops_corrupted, l.drops_scripted), (0, 0, 0), "{case}: link {} lost packets", l.link);
+        }
+        for f in &r.flows {
+            let what = format!("{case}: flow {} ({})", f.flow, f.role);
+            assert_eq!((f.duplicate_bytes, f.timeouts, f.fast_retransmits), (0, 0, 0), "{what}");
+            if refused_probes && f.role == "relay" {
+                assert!(f.segments_retransmitted > 0, "{what}: the window no longer closes?");
+                assert_eq!(f.bytes_retransmitted, f.segments_retransmitted, "{what}: only one-byte probes are resent");
+            } else {
+                assert_eq!((f.segments_retransmitted, f.bytes_retransmitted), (0, 0), "{what} retransmitted");
+            }
+        }
+        if app == "transfer" {
+            assert_eq!(client_bytes(&r)[0].0, 3_000_000);
+        }
+    }
+}
+
 #[test]
 fn bad_gateway_input_names_the_key() {
     let cases = [

@@ -28,13 +28,20 @@
 //!
 //! **Persist.** The timer starts at the RTO and doubles at each expiry up to `max_rto`
 //! (Linux `tcp_probe0_when()`; RFC 1122 asks for exponential backoff); the backoff ends when
-//! the window takes the next segment (Linux `tcp_ack_probe()`). Each expiry sends a
-//! window probe: new data at `snd_max`, as many bytes as the window allows but at least one
-//! (RFC 9293: "at least one octet of new data"; Linux `tcp_write_wakeup()` likewise sends what
-//! fits). A receiver with no room drops the probe and answers with its window. The probe is
-//! not counted as a duplicate-ACK trigger and not timed for the RTT; when the window opens
-//! with the probe still unacknowledged, sending goes back to `snd_una` and resends it in
-//! sequence. Counted in `SenderStats::window_probes`.
+//! the window takes the next segment (Linux `tcp_ack_probe()`). Each expiry sends a window
+//! probe of new data at `snd_max` (counted in `SenderStats::window_probes`):
+//!
+//! - A window smaller than the next segment but not zero: as many bytes as it takes (Linux
+//!   `tcp_write_wakeup()`). That is an ordinary segment within the window: timed for the RTT,
+//!   under the retransmission timer, and the episode ends. A later window update (even one that
+//!   left the receiver before the probe arrived) sends new data after it, never the probe again.
+//! - A zero window: one octet beyond it (RFC 9293 §3.8.6.1: "at least one octet of new data"),
+//!   the only probe a receiver refuses: it drops it and answers with its closed window. This
+//!   probe is not timed and its answers are not duplicate ACKs; the persist timer resends it
+//!   while the window stays closed. An answer that still shows a zero window marks it refused
+//!   (`snd_nxt` back to `snd_una`, as BSD's `tcp_output()` does), so that when the window
+//!   opens it is resent in sequence; a window that opens with the probe in flight and not
+//!   refused (the update overtook it) lets sending go on after it.
 //!
 //! ## Congestion-control hooks, rate samples, pacing
 //!
@@ -78,7 +85,8 @@ pub struct SenderStats {
     pub partial_acks: u64,
     /// Slow-start restarts after an idle period (not counted in `timeouts`).
     pub idle_restarts: u64,
-    /// Zero-window probes sent by the persist timer.
+    /// Window probes sent by the persist timer (into a window smaller than a segment, or
+    /// one octet beyond a zero window; module docs).
     pub window_probes: u64,
 }
 
@@ -188,7 +196,7 @@ pub struct TcpSender {
     backoff_reset: BackoffReset,
     // Line 3.
     sb: Scoreboard,
-    /// Start of an outstanding window probe.
+    /// Start of an outstanding zero-window probe (one octet beyond a closed window).
     probe: Option<u64>,
     // Line 4.
     /// `cfg.snd_buf`.
@@ -452,10 +460,19 @@ impl TcpSender {
             self.rec.on_dupack(&mut cx, &mut o);
         } else {
             self.end_rate_sample(now);
-            if self.probe.is_some() && self.rwnd > 0 {
-                // The window opened with the probe unacknowledged: resend it in sequence.
-                self.probe = None;
-                self.snd_nxt = self.snd_una;
+            if self.probe.is_some() {
+                if self.rwnd == 0 {
+                    // The window is still closed with the zero-window probe unacknowledged:
+                    // the receiver refused it (BSD `tcp_output()` pulls `snd_nxt` back to
+                    // the closed window): it is no longer in flight.
+                    self.snd_nxt = self.snd_una;
+                } else {
+                    // The window opened: sending goes on in sequence, resending the probe
+                    // only if it was refused. One in flight is not resent: this window was
+                    // advertised before the probe arrived (a refusal would have come first),
+                    // so the receiver takes it.
+                    self.probe = None;
+                }
             }
             self.send(now, out);
             return;
@@ -596,18 +613,31 @@ impl TcpSender {
     fn on_persist(&mut self, now: SimTime, out: &mut Vec<Segment>) {
         self.timer = Timer::Idle;
         self.stats.window_probes += 1;
+        let new_data = self.snd_una == self.snd_max && self.snd_max < self.app_end;
+        if self.probe.is_none() && new_data && self.rwnd > 0 {
+            // A window smaller than the next segment: what it takes goes as an ordinary
+            // segment (Linux `tcp_write_wakeup()`), timed and under the retransmission timer
+            // that sending armed, and the closed-window episode ends (Linux
+            // `tcp_send_probe0()` clears the backoff once packets are out). A later window
+            // update does not resend it: it is in flight within the window.
+            let len = (self.app_end - self.snd_max).min(self.win.mss).min(self.rwnd);
+            self.send_new_len(now, len, out);
+            self.persist_backoff = 0;
+            return;
+        }
         if let Some(p) = self.probe {
             self.retransmit(now, p, out);
-        } else if self.snd_una == self.snd_max && self.snd_max < self.app_end {
-            // RFC 9293 §3.8.6.1: at least one octet of new data; what the window allows.
-            let len = (self.app_end - self.snd_max).min(self.win.mss).min(self.rwnd).max(1);
+            self.snd_nxt = self.snd_nxt.max(p + 1);
+        } else if new_data {
+            // A zero window. RFC 9293 §3.8.6.1: at least one octet of new data, beyond the
+            // window, which the receiver refuses while its window stays closed.
             let start = self.snd_max;
-            self.sb.push(start, start + len, false, now);
+            self.sb.push(start, start + 1, false, now);
             if let Some(tx) = self.rate_snapshot(now) {
                 self.txs.push_back(tx);
             }
-            self.emit(now, start, len as u32, false, 0, out);
-            self.snd_max = start + len;
+            self.emit(now, start, 1, false, 0, out);
+            self.snd_max = start + 1;
             self.snd_nxt = self.snd_max;
             self.probe = Some(start);
         }
@@ -840,11 +870,17 @@ impl TcpSender {
         if self.snd_max >= self.app_end {
             return self.send_fin(now, out);
         }
-        let start = self.snd_max;
-        let len = (self.app_end - start).min(self.win.mss);
-        if start + len - self.snd_una > self.rwnd {
+        let len = (self.app_end - self.snd_max).min(self.win.mss);
+        if self.snd_max + len - self.snd_una > self.rwnd {
             return false;
         }
+        self.send_new_len(now, len, out);
+        true
+    }
+
+    /// Sends `len` bytes of new data at `snd_max` (at most what is left to send), timed.
+    fn send_new_len(&mut self, now: SimTime, len: u64, out: &mut Vec<Segment>) {
+        let start = self.snd_max;
         let end = start + len;
         self.sb.push(start, end, false, now);
         if let Some(tx) = self.rate_snapshot(now) {
@@ -856,7 +892,6 @@ impl TcpSender {
             self.snd_nxt = end;
         }
         self.snd_max = end;
-        true
     }
 
     fn send_fin(&mut self, now: SimTime, out: &mut Vec<Segment>) -> bool {
@@ -1422,10 +1457,13 @@ mod tests {
         s.on_timer(p2, &mut out);
         assert_eq!(seqs(&out), vec![(4001, 1, 1)]);
         assert_eq!(s.stats().window_probes, 2);
-        // The window opens (the probe still unacknowledged): the probe byte is resent in
-        // sequence, then new data as cwnd allows (5 segments after the first ACK's slow-start
-        // step: the probe byte and four segments fit in 5000 bytes; the window is 6400).
+        // Refused too; then the window opens (the probe still unacknowledged): the probe
+        // byte is resent in sequence, then new data as cwnd allows (5 segments after the first
+        // ACK's slow-start step: the probe byte and four segments fit in 5000 bytes; the
+        // window is 6400).
         out.clear();
+        s.on_segment(p2 + SimTime::from_millis(40), &ack_win(4001, 0), &mut out);
+        assert!(out.is_empty());
         let t = p2 + SimTime::from_millis(50);
         s.on_segment(t, &ack_win(4001, 100), &mut out);
         assert!(!s.in_persist());
@@ -1436,6 +1474,28 @@ mod tests {
         out.clear();
         s.on_segment(t + SimTime::from_millis(100), &ack_win(8002, 100), &mut out);
         assert_eq!(out.len(), 6, "cwnd 6 segments, window 6400 bytes: {:?}", seqs(&out));
+    }
+
+    /// A zero-window probe still in flight when a window update arrives (the update left
+    /// the receiver before the probe reached it; a refusal would have come first) is not
+    /// resent: the receiver takes it into the window it has opened. Sending goes on after it.
+    /// It used to be resent as if refused (a duplicate byte of split TCP's loss-free
+    /// terrestrial leg in zhou-single, review of 2026-11-29).
+    #[test]
+    fn a_zero_window_probe_in_flight_is_not_resent_when_the_window_opens() {
+        let (mut s, mut out, t) = four_acked_with_window(0);
+        let p1 = t + s.rto();
+        s.on_timer(p1, &mut out);
+        assert_eq!(seqs(&out), vec![(4001, 1, 0)]);
+        out.clear();
+        s.on_segment(p1 + SimTime::from_millis(10), &ack_win(4001, 100), &mut out);
+        assert!(!s.in_persist());
+        assert_eq!(seqs(&out)[0], (4002, 1000, 0), "new data after the probe byte");
+        assert_eq!(s.stats().segments_retransmitted, 0);
+        // The probe and the data are acknowledged in turn: nothing is missing.
+        out.clear();
+        s.on_segment(p1 + SimTime::from_millis(100), &ack_win(5002, 100), &mut out);
+        assert_eq!((s.stats().segments_retransmitted, s.stats().dupacks_received), (0, 0));
     }
 
     /// A window smaller than a segment but not zero: the persist timer's probe is as long as
@@ -1450,6 +1510,46 @@ mod tests {
         s.on_timer(t + s.rto(), &mut out);
         assert_eq!(seqs(&out), vec![(4001, 320, 0)]);
         assert_eq!((s.snd_max(), s.stats().window_probes), (4321, 1));
+    }
+
+    /// A probe that fits the offered window is an ordinary segment in flight (Linux
+    /// `tcp_write_wakeup()`): timed, under the retransmission timer, and not resent when an
+    /// ACK that left the receiver before the probe arrived opens the window further (same
+    /// acknowledgement number, larger window). Sending rewound to `snd_una` and resent it:
+    /// 3 spurious retransmissions of split TCP's loss-free terrestrial leg in zhou-single
+    /// (review of 2026-11-29).
+    #[test]
+    fn a_probe_within_the_window_is_not_resent_when_the_window_opens_further() {
+        let (mut s, mut out, t) = four_acked_with_window(5);
+        let p = t + s.rto();
+        s.on_timer(p, &mut out);
+        assert_eq!(seqs(&out), vec![(4001, 320, 0)], "the window's 320 bytes");
+        assert!(!s.in_persist(), "data in flight: the retransmission timer runs");
+        assert_eq!(s.poll_at(), Some(p + s.rto()));
+        // The receiver read its buffer before the probe arrived: a window update, same ack.
+        out.clear();
+        s.on_segment(p + SimTime::from_millis(10), &ack_win(4001, 100), &mut out);
+        assert_eq!(seqs(&out)[0], (4321, 1000, 0), "new data after the probe, nothing resent");
+        assert_eq!((s.stats().segments_retransmitted, s.stats().bytes_retransmitted), (0, 0));
+        // The probe's own ACK is a new ACK (its RTT sampled), not a duplicate.
+        out.clear();
+        s.on_segment(p + SimTime::from_millis(100), &ack_win(4321, 100), &mut out);
+        assert_eq!((s.stats().dupacks_received, s.stats().segments_retransmitted), (0, 0));
+        assert_eq!(s.stats().window_probes, 1);
+    }
+
+    /// The probe within a small window, lost: the retransmission timer resends it as any
+    /// segment (Linux: packets out, so the probe timer stops and the RTO runs).
+    #[test]
+    fn a_lost_probe_within_the_window_is_resent_by_the_retransmission_timer() {
+        let (mut s, mut out, t) = four_acked_with_window(5);
+        let p = t + s.rto();
+        s.on_timer(p, &mut out);
+        out.clear();
+        let rto_at = s.poll_at().unwrap();
+        s.on_timer(rto_at, &mut out);
+        assert_eq!(seqs(&out), vec![(4001, 320, 1)]);
+        assert_eq!((s.stats().timeouts, s.stats().window_probes), (1, 1));
     }
 
     /// A sender of configuration `c` paced at 100 kB/s (a 1000-byte segment every 10 ms),

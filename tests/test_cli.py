@@ -392,6 +392,27 @@ def test_print_config_names_the_keys_without_effect():
     assert not run_cli("run", "scenarios/geo-bulk.toml", "--print-config").stdout.startswith("#")
 
 
+def test_gateway_keys_the_scheme_does_not_read_are_run_warnings():
+    """[gateway] keys that only the sgw scheme reads, given to end-to-end TCP, ran without a word
+    and changed nothing (a review, 2026-11-29): each is a run warning now, naming the schemes
+    that read it; the run is the same as without them."""
+    sets = ["--set", "gateway.scheme=e2e", "--set", "run.duration=5s"]
+    extra = ["--set", "gateway.ack_pacing=true", "--set", "gateway.timer_copies=5", "--set", "gateway.satellite.queue=20pkt"]
+    p = run_cli("run", "scenarios/zhou-single.toml", *sets, *extra, "--json")
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout)
+    sgw, split = 'gateway.scheme = "sgw"', 'gateway.scheme = "sgw" or "split_tcp"'
+    # The file's buffer, semantics and ack_every, then the overrides (the queue applies to e2e).
+    assert got["warnings"] == [f"gateway.buffer: applies to {split}: ignored", f"gateway.semantics: applies to {sgw}: ignored",
+                               f"gateway.ack_every: applies to {sgw}: ignored", f"gateway.ack_pacing: applies to {sgw}: ignored",
+                               f"gateway.timer_copies: applies to {sgw}: ignored"], got["warnings"]
+    assert f'sattcp: warning: gateway.ack_pacing: applies to {sgw}: ignored' in p.stderr, p.stderr
+    plain = json.loads(run_cli("run", "scenarios/zhou-single.toml", *sets, "--set", "gateway.satellite.queue=20pkt", "--json").stdout)
+    assert plain["digest"] == got["digest"]
+    # The sgw scheme reads them all: no warning.
+    assert json.loads(run_cli("run", "scenarios/zhou-single.toml", "--set", "run.duration=5s", "--set", "gateway.ack_pacing=true", "--json").stdout)["warnings"] == []
+
+
 @pytest.mark.parametrize(("first", "said"), [
     ("--versoin", "unknown option --versoin (did you mean --version?)"),
     ("--seed", "unknown option --seed; the options of a command come after it"),

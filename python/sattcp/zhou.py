@@ -45,6 +45,13 @@ def single(buffer: int | str = "41KB", ber: float = 0.0, ack_every: int | str = 
            scheme: str = "sgw", size: str | None = "3MB", duration: str = "80s", trace_server: bool = False) -> dict[str, Any]:
     """Seed 004 §V.A: 600 kbps satellite link (RTT 500 ms), 1.2 Mbps terrestrial link (RTT 80
     ms), 512-byte segments, a 3 MB file (``size=None``: a persistent source), 100 ms TCP timers."""
+    # Only the keys the scheme reads (another key would be a run warning): semantics and
+    # ack_every are the sgw scheme's own, and end-to-end TCP has no SGW buffer.
+    scheme_keys: dict[str, Any] = {}
+    if scheme != "e2e":
+        scheme_keys["buffer"] = buffer if isinstance(buffer, str) else int(buffer)
+    if scheme == "sgw":
+        scheme_keys |= {"semantics": semantics, "ack_every": ack_every}
     sc: dict[str, Any] = {
         "name": "zhou-single",
         "run": {"duration": duration},
@@ -52,8 +59,7 @@ def single(buffer: int | str = "41KB", ber: float = 0.0, ack_every: int | str = 
         "tcp": {"flavor": "sack", "mss": MSS, "timer_granularity": "100ms"},
         "app": {"kind": "transfer", "bytes": size} if size else {"kind": "bulk"},
         "gateway": {
-            "scheme": scheme, "buffer": buffer if isinstance(buffer, str) else int(buffer), "semantics": semantics,
-            "ack_every": ack_every,
+            "scheme": scheme, **scheme_keys,
             "satellite": {"rate": "600kbps", "delay": "250ms", "ber": float(ber)},
             "return": {"rate": "1Mbps", "delay": "250ms"},
             "servers": [{"rate": "1.2Mbps", "delay": "40ms"}],
@@ -78,7 +84,8 @@ def multi(scheme: str, ber: float, size: int | None = None, duration: str = "60s
         "app": {"kind": "transfer", "bytes": size} if size else {"kind": "bulk"},
         "trace": {"flows": list(range(2 * n))} if scheme == "split_tcp" else {},
         "gateway": {
-            "scheme": scheme, "peak_rate": PEAK_5, "ack_every": "tcp", "client_buffer": "256KiB",
+            # ack_every (the sgw scheme's client; split TCP's client is a TCP receiver).
+            "scheme": scheme, "peak_rate": PEAK_5, **({"ack_every": "tcp"} if scheme == "sgw" else {}), "client_buffer": "256KiB",
             "satellite": {"rate": "3Mbps", "delay": "250ms", "ber": float(ber)},
             "return": {"rate": "1Mbps", "delay": "250ms"},
             "servers": [{"rate": "2Mbps", "delay": f"{rtt * 500:g}ms"} for rtt in TERR_RTTS_5],

@@ -81,6 +81,29 @@ impl Scheme {
     }
 }
 
+/// The "when" of a `[gateway]` key that only some schemes read begins so in schema.rs:
+/// `gateway.scheme = "sgw" or "split_tcp"`.
+const SCHEME_WHEN: &str = "gateway.scheme = ";
+
+/// The schemes that read the `[gateway]` key `key`, and the "when" text of its row in schema.rs
+/// that names them (`gateway.scheme = "sgw" or "split_tcp"`); `None` for a key that every scheme
+/// reads (its row says only `topology.kind = "gateway"`). The schema is the one place that
+/// says which scheme reads what: validation warns from it ([`validate`]) and the resolved
+/// scenario leaves out from it what the scheme does not read.
+pub fn scheme_condition(key: &str) -> Option<(&'static str, Vec<Scheme>)> {
+    let when = crate::scenario::schema::row(key)?.when;
+    let names = when.strip_prefix(SCHEME_WHEN)?;
+    // A name that is not a scheme's is caught by validate.rs's test
+    // `every_gateway_key_limited_to_some_schemes_warns_under_the_others`.
+    let schemes = names.split(" or ").filter_map(|n| Scheme::ALL.into_iter().find(|s| n.trim_matches('"') == s.name())).collect();
+    Some((when, schemes))
+}
+
+/// Whether `scheme` reads the `[gateway]` key `key` ([`scheme_condition`]).
+pub fn reads(scheme: Scheme, key: &str) -> bool {
+    scheme_condition(key).is_none_or(|(_, schemes)| schemes.contains(&scheme))
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct GatewaySpec {
     pub scheme: Scheme,
@@ -191,6 +214,8 @@ pub(super) fn validate(c: &mut Ctx, g: Option<&RawGateway>, mss: Option<u32>) ->
             // Seed 004 §II.A: buffer = peak rate x (SatRTT + TerrRTT), at least one segment.
             servers.iter().map(|s| (peak.bytes_in(sat_rtt + s.delay.times(2))).max(seg_bytes)).collect()
         }
+        // End-to-end TCP has no SGW buffer.
+        (None, None) if scheme == Scheme::E2e => vec![],
         (None, None) => {
             c.err("gateway.buffer", "is required (bytes per connection), or gateway.peak_rate", "");
             vec![]
@@ -213,6 +238,30 @@ pub(super) fn validate(c: &mut Ctx, g: Option<&RawGateway>, mss: Option<u32>) ->
         c.err("gateway.client_buffer", format!("must hold at least one segment ({mss} bytes)"), client_buffer.to_string());
     }
     let timer_granularity = c.positive_duration("gateway.timer_granularity", g.timer_granularity.as_ref(), DEFAULT_TIMER_GRANULARITY);
+    // Keys given that the chosen scheme does not read: checked as any other, then ignored with
+    // a warning naming the schemes that read them (they used to be ignored without a word).
+    // Not errors, as `app.bytes` on a bulk source is not: `--set gateway.scheme=e2e` over an
+    // `sgw` scenario is a fair request.
+    if !c.bad("gateway.scheme") {
+        let given = [
+            ("gateway.buffer", g.buffer.is_some()),
+            ("gateway.peak_rate", g.peak_rate.is_some()),
+            ("gateway.semantics", g.semantics.is_some()),
+            ("gateway.ack_every", g.ack_every.is_some()),
+            ("gateway.ack_delay", g.ack_delay.is_some()),
+            ("gateway.ack_pacing", g.ack_pacing.is_some()),
+            ("gateway.client_buffer", g.client_buffer.is_some()),
+            ("gateway.timer_granularity", g.timer_granularity.is_some()),
+            ("gateway.initial_rto", g.initial_rto.is_some()),
+            ("gateway.timer_copies", g.timer_copies.is_some()),
+            ("gateway.satellite.queue", g.satellite.as_ref().is_some_and(|l| l.queue.is_some())),
+        ];
+        for (key, _) in given.into_iter().filter(|&(_, given)| given) {
+            if let Some((when, _)) = scheme_condition(key).filter(|(_, schemes)| !schemes.contains(&scheme)) {
+                c.ignore(key, &format!("applies to {when}"));
+            }
+        }
+    }
     GatewaySpec {
         scheme,
         buffers,

@@ -147,20 +147,38 @@ fn fill_gateway_link(raw: &mut RawLink, spec: &LinkSpec) {
     fill(&mut raw.ber, Val::Float(spec.ber));
 }
 
+/// The gateway's keys; those its scheme does not read (schema.rs's "when") stay out.
 fn fill_gateway(r: &mut crate::scenario::validate::gateway::RawGateway, g: &crate::scenario::validate::gateway::GatewaySpec) {
     use crate::pep::sat_receiver::AckPolicy;
+    let reads = |key: &str| crate::scenario::validate::gateway::reads(g.scheme, key);
     fill(&mut r.scheme, g.scheme.name().into());
-    fill(&mut r.semantics, if g.semantics == crate::pep::SackSemantics::Modified { "modified" } else { "normal" }.into());
-    fill(&mut r.ack_every, match g.ack_policy {
-        AckPolicy::Tcp => Val::Str("tcp".into()),
-        AckPolicy::EveryN(n) => Val::Int(n as i64),
-    });
-    fill(&mut r.ack_delay, dur(g.ack_delay));
-    fill(&mut r.ack_pacing, g.ack_pacing);
-    fill(&mut r.client_buffer, Val::Int(g.client_buffer as i64));
-    fill(&mut r.timer_granularity, dur(g.timer_granularity));
-    fill(&mut r.initial_rto, dur(g.initial_rto));
-    fill(&mut r.timer_copies, g.timer_copies as i64);
+    if reads("gateway.semantics") {
+        fill(&mut r.semantics, if g.semantics == crate::pep::SackSemantics::Modified { "modified" } else { "normal" }.into());
+    }
+    if reads("gateway.ack_every") {
+        fill(&mut r.ack_every, match g.ack_policy {
+            AckPolicy::Tcp => Val::Str("tcp".into()),
+            AckPolicy::EveryN(n) => Val::Int(n as i64),
+        });
+    }
+    if reads("gateway.ack_delay") {
+        fill(&mut r.ack_delay, dur(g.ack_delay));
+    }
+    if reads("gateway.ack_pacing") {
+        fill(&mut r.ack_pacing, g.ack_pacing);
+    }
+    if reads("gateway.client_buffer") {
+        fill(&mut r.client_buffer, Val::Int(g.client_buffer as i64));
+    }
+    if reads("gateway.timer_granularity") {
+        fill(&mut r.timer_granularity, dur(g.timer_granularity));
+    }
+    if reads("gateway.initial_rto") {
+        fill(&mut r.initial_rto, dur(g.initial_rto));
+    }
+    if reads("gateway.timer_copies") {
+        fill(&mut r.timer_copies, g.timer_copies as i64);
+    }
     fill_gateway_link(r.satellite.get_or_insert_with(RawLink::default), &g.satellite);
     fill_gateway_link(r.return_link.get_or_insert_with(RawLink::default), &g.return_link);
     let servers = r.servers.get_or_insert_with(Vec::new);
@@ -399,7 +417,28 @@ pub(crate) mod tests {
         let sched = "schedule = [{ at = \"0s\", delay = \"5ms\" }, { at = \"1s\", up = false, rate = \"2Mbps\", ber = 1e-7 }, { at = \"2s\", delay = \"9ms\" }]";
         out.push(("moving dumbbell".into(), resolved(&format!("[links.access]\nrate = \"10Mbps\"\n{sched}\n[links.bottleneck]\nrate = \"5Mbps\"\n{sched}\n"), &[])));
         out.push(("moving path".into(), resolved(&format!("[topology]\nkind = \"path\"\n[[links.path]]\nrate = \"10Mbps\"\n{sched}\n"), &[])));
+        // The gateway's other schemes, given only the keys they read.
+        let single = std::fs::read_to_string(scenarios_dir().join("zhou-single.toml")).unwrap().replace("semantics = \"modified\"\nack_every = 1\n", "");
+        out.push(("gateway split_tcp".into(), resolved(&single, &[("gateway.scheme", "split_tcp"), ("gateway.satellite.queue", "20pkt")])));
+        out.push(("gateway e2e".into(), resolved(&single.replace("buffer = \"41KB\"\n", ""), &[("gateway.scheme", "e2e")])));
         out
+    }
+
+    /// The resolved scenario of each gateway scheme holds only the `[gateway]` keys that scheme
+    /// reads: filled with their defaults, the others would make the resolved text warn of keys
+    /// its source never gave.
+    #[test]
+    fn a_gateway_scheme_resolves_to_the_keys_it_reads() {
+        for (name, r) in variants().into_iter().filter(|(n, _)| n.starts_with("gateway ")) {
+            assert!(r.scenario.ignored.is_empty(), "{name}: {:?}", r.scenario.ignored);
+            let again = resolve(&r.to_toml(), &[], None).unwrap();
+            assert!(again.scenario.ignored.is_empty(), "{name}: the resolved text warns: {:?}", again.scenario.ignored);
+            let g = &r.to_json()["gateway"];
+            for key in ["semantics", "ack_every", "ack_delay", "ack_pacing", "timer_granularity", "initial_rto", "timer_copies"] {
+                assert!(g.get(key).is_none(), "{name}: gateway.{key} = {}", g[key]);
+            }
+            assert_eq!(g.get("client_buffer").is_some(), name == "gateway split_tcp", "{name}");
+        }
     }
 
     #[test]

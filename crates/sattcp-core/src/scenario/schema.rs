@@ -47,6 +47,11 @@ pub struct Key {
 pub const LINK_TABLES: [&str; 4] = ["links.access", "links.bottleneck", "links.path[]", "links.graph[]"];
 
 const GW: &str = "topology.kind = \"gateway\"";
+// `[gateway]` keys that only some schemes read (scenario/gateway.rs `scheme_condition` reads
+// these: the other schemes ignore them with a run warning).
+const GW_SGW: &str = "gateway.scheme = \"sgw\"";
+const GW_SPLIT: &str = "gateway.scheme = \"sgw\" or \"split_tcp\"";
+const GW_QUEUED: &str = "gateway.scheme = \"split_tcp\" or \"e2e\"";
 const PP: &str = "app.kind = \"pingpong\"";
 const DURATION_UNITS: &str = "ns, us, ms, s, min";
 const RATE_UNITS: &str = "bps, kbps, Mbps, Gbps";
@@ -187,20 +192,20 @@ pub const KEYS: &[Key] = &[
     key!("constellation.offset", "duration", DURATION_UNITS, Dflt::Value("\"0s\""), ">= 0", "", "Constellation time at simulated time 0 (shells start at their epoch; TLE sets at `start`)."),
     // [gateway] (topology.kind = "gateway", seed 004, docs/gateway.md)
     key!("gateway.scheme", "string", "", Dflt::Value("\"sgw\""), "`sgw`, `split_tcp`, `e2e`", GW, "Seed 004's split connections with the rate-based satellite protocol, TCP splitting with TCP on both legs, or end-to-end TCP."),
-    key!("gateway.buffer", "size", BYTE_UNITS, Dflt::None, ">= tcp.mss", GW, "Per-connection SGW buffer (receive and send in one, seed 004 figure 2); give `buffer` or `peak_rate`."),
-    key!("gateway.peak_rate", "rate", RATE_UNITS, Dflt::None, "<= the satellite rate", GW, "Static peak rate per connection: buffer = peak rate x (satellite RTT + its terrestrial RTT) (seed 004 §II.A)."),
-    key!("gateway.semantics", "string", "", Dflt::Value("\"modified\""), "`modified`, `normal`", GW, "SACKed segments leave the SGW buffer at once and survive timeouts (seed 004 §IV), or stay until cumulatively acknowledged (RFC 2018)."),
-    key!("gateway.ack_every", "integer or string", "packets", Dflt::Value("\"tcp\""), "N >= 1, or `tcp`", GW, "The client acknowledges every N packets in or out of order (seed 004 §V.A.2), or every other in-order and every out-of-order packet."),
-    key!("gateway.ack_delay", "duration", DURATION_UNITS, Dflt::Value("\"500ms\""), ">= 0", GW, "The client acknowledges a partial count after this long (the seed names no timer; RFC 1122's delayed-ACK bound)."),
-    key!("gateway.ack_pacing", "boolean", "", Dflt::Value("false"), "", GW, "Spread the room freed by a satellite ACK over the ACK inter-arrival time toward the server (seed 004 §IV)."),
-    key!("gateway.client_buffer", "size", BYTE_UNITS, Dflt::Value("262144"), ">= tcp.mss", GW, "Each client's receive buffer (seed 004 §V.B: 256 KB); its window is counted in segments."),
-    key!("gateway.timer_granularity", "duration", DURATION_UNITS, Dflt::Value("\"10ms\""), "> 0", GW, "Granularity of the satellite leg's retransmission timer (finer than TCP's, seed 004 §III.B)."),
-    key!("gateway.initial_rto", "duration", DURATION_UNITS, Dflt::Value("\"1s\""), ">= 0", GW, "The satellite leg's timeout before its first RTT sample."),
-    key!("gateway.timer_copies", "integer", "", Dflt::Value("2"), "1 to 10", GW, "Copies of the missing segment sent when the satellite timer expires (seed 004 §III.B: two)."),
+    key!("gateway.buffer", "size", BYTE_UNITS, Dflt::None, ">= tcp.mss", GW_SPLIT, "Per-connection SGW buffer (receive and send in one, seed 004 figure 2); give `buffer` or `peak_rate` (end-to-end TCP has no SGW buffer)."),
+    key!("gateway.peak_rate", "rate", RATE_UNITS, Dflt::None, "<= the satellite rate", GW_SPLIT, "Static peak rate per connection: buffer = peak rate x (satellite RTT + its terrestrial RTT) (seed 004 §II.A)."),
+    key!("gateway.semantics", "string", "", Dflt::Value("\"modified\""), "`modified`, `normal`", GW_SGW, "SACKed segments leave the SGW buffer at once and survive timeouts (seed 004 §IV), or stay until cumulatively acknowledged (RFC 2018). Split TCP's satellite leg is a standard TCP, whose acknowledged bytes alone leave the SGW buffer (as `normal`)."),
+    key!("gateway.ack_every", "integer or string", "packets", Dflt::Value("\"tcp\""), "N >= 1, or `tcp`", GW_SGW, "The client acknowledges every N packets in or out of order (seed 004 §V.A.2), or every other in-order and every out-of-order packet."),
+    key!("gateway.ack_delay", "duration", DURATION_UNITS, Dflt::Value("\"500ms\""), ">= 0", GW_SGW, "The client acknowledges a partial count after this long (the seed names no timer; RFC 1122's delayed-ACK bound)."),
+    key!("gateway.ack_pacing", "boolean", "", Dflt::Value("false"), "", GW_SGW, "Spread the room freed by a satellite ACK over the ACK inter-arrival time toward the server (seed 004 §IV)."),
+    key!("gateway.client_buffer", "size", BYTE_UNITS, Dflt::Value("262144"), ">= tcp.mss", GW_SPLIT, "Each client's receive buffer (seed 004 §V.B: 256 KB); its window is counted in segments under `sgw`; under `split_tcp` the client TCP's receive buffer (`e2e` clients take `tcp.receive_buffer`)."),
+    key!("gateway.timer_granularity", "duration", DURATION_UNITS, Dflt::Value("\"10ms\""), "> 0", GW_SGW, "Granularity of the satellite leg's retransmission timer (finer than TCP's, seed 004 §III.B)."),
+    key!("gateway.initial_rto", "duration", DURATION_UNITS, Dflt::Value("\"1s\""), ">= 0", GW_SGW, "The satellite leg's timeout before its first RTT sample."),
+    key!("gateway.timer_copies", "integer", "", Dflt::Value("2"), "1 to 10", GW_SGW, "Copies of the missing segment sent when the satellite timer expires (seed 004 §III.B: two)."),
     key!("gateway.satellite.rate", "rate", RATE_UNITS, Dflt::Required, "> 0", GW, "Rate of the satellite link from the SGW to the clients."),
     key!("gateway.satellite.delay", "duration", DURATION_UNITS, Dflt::Value("\"0s\""), ">= 0", GW, "One-way delay SGW to clients (seed 004: satellite RTT 500 ms)."),
     key!("gateway.satellite.ber", "number", "", Dflt::Value("0.0"), "[0, 1)", GW, "Bit error rate of the satellite link."),
-    key!("gateway.satellite.queue", "size", "B, KB, ..., pkt, bdp", Dflt::None, "holds one packet", "scheme split_tcp or e2e", "Drop-tail queue onto the satellite link (the sgw scheme's scheduler keeps none); absent: unlimited."),
+    key!("gateway.satellite.queue", "size", "B, KB, ..., pkt, bdp", Dflt::None, "holds one packet", GW_QUEUED, "Drop-tail queue onto the satellite link (the sgw scheme's scheduler keeps none); absent: unlimited."),
     key!("gateway.satellite.payload_rate", "rate", RATE_UNITS, Dflt::None, "not accepted", GW, "ATM links only: refused here."),
     key!("gateway.return.rate", "rate", RATE_UNITS, Dflt::Value("\"1Mbps\""), "> 0", GW, "Rate of the return channel from the clients (not given by seed 004; the default does not limit its experiments)."),
     key!("gateway.return.delay", "duration", DURATION_UNITS, Dflt::Computed("gateway.satellite.delay"), ">= 0", GW, "One-way delay of the return channel."),

@@ -2120,6 +2120,86 @@ mod tests {
         assert_only(GEO2, &[("topology.kind", "ring")], "topology.kind: must be \"dumbbell\", \"path\", \"graph\" or \"gateway\", got \"ring\"");
     }
 
+    /// `[gateway]` keys that the chosen scheme does not read were ignored without a word (the
+    /// run and its digest the same with or without them; a review of 2026-11-29): each given
+    /// one is now a warning naming the schemes that read it, from schema.rs's "when" column.
+    /// Defaults never warn, and a key the scheme reads never does.
+    #[test]
+    fn gateway_keys_the_scheme_does_not_read_are_ignored_with_a_warning() {
+        let single = include_str!("../../../../scenarios/zhou-single.toml");
+        let sgw = "gateway.scheme = \"sgw\"";
+        let split = "gateway.scheme = \"sgw\" or \"split_tcp\"";
+        let queued = "gateway.scheme = \"split_tcp\" or \"e2e\"";
+        let warn = |key: &str, when: &str| format!("{key}: applies to {when}: ignored");
+        // The file gives buffer, semantics and ack_every.
+        assert!(scenario(single, &[]).ignored.is_empty());
+        assert_eq!(scenario(single, &[("gateway.scheme", "split_tcp")]).ignored, [warn("gateway.semantics", sgw), warn("gateway.ack_every", sgw)]);
+        assert_eq!(scenario(single, &[("gateway.scheme", "e2e")]).ignored, [warn("gateway.buffer", split), warn("gateway.semantics", sgw), warn("gateway.ack_every", sgw)]);
+        // The review's case: every sgw key under e2e.
+        let e2e = [("gateway.scheme", "e2e"), ("gateway.ack_pacing", "true"), ("gateway.timer_copies", "5"), ("gateway.client_buffer", "512"), ("gateway.ack_delay", "100ms"), ("gateway.timer_granularity", "1ms"), ("gateway.initial_rto", "2s")];
+        let got = scenario(single, &e2e).ignored;
+        for (key, when) in [("gateway.ack_pacing", sgw), ("gateway.timer_copies", sgw), ("gateway.client_buffer", split), ("gateway.ack_delay", sgw), ("gateway.timer_granularity", sgw), ("gateway.initial_rto", sgw)] {
+            assert!(got.contains(&warn(key, when)), "{key}: {got:?}");
+        }
+        // A peak rate instead of the buffer, under e2e; and neither: e2e needs no SGW buffer.
+        let peak = single.replace("buffer = \"41KB\"", "peak_rate = \"1bps\"");
+        assert_eq!(scenario(&peak, &[("gateway.scheme", "e2e"), ("gateway.semantics", "normal"), ("gateway.ack_every", "tcp")]).ignored[0], warn("gateway.peak_rate", split));
+        let none = single.replace("buffer = \"41KB\"\nsemantics = \"modified\"\nack_every = 1\n", "");
+        assert!(scenario(&none, &[("gateway.scheme", "e2e")]).ignored.is_empty());
+        assert_only(&none, &[("gateway.scheme", "split_tcp")], "gateway.buffer: is required (bytes per connection), or gateway.peak_rate");
+        // The satellite queue: not under sgw, whose scheduler keeps none.
+        assert_eq!(scenario(single, &[("gateway.satellite.queue", "2pkt")]).ignored, [warn("gateway.satellite.queue", queued)]);
+        assert!(scenario(single, &[("gateway.satellite.queue", "2pkt"), ("gateway.scheme", "e2e"), ("gateway.buffer", "41KB")]).ignored.iter().all(|w| !w.starts_with("gateway.satellite.queue")));
+        // Keys every scheme reads never warn; a value still has to be valid where ignored.
+        assert!(scenario(single, &[("gateway.scheme", "e2e"), ("gateway.return.queue", "10pkt")]).ignored.iter().all(|w| !w.starts_with("gateway.return")));
+        assert_only(single, &[("gateway.scheme", "e2e"), ("gateway.ack_every", "0")], "gateway.ack_every: must be an integer N >= 1 (ACK every N packets) or \"tcp\", got 0");
+        // An unknown scheme is the one problem, without warnings derived from it.
+        assert_only(single, &[("gateway.scheme", "pep")], "gateway.scheme: must be one of \"sgw\", \"split_tcp\", \"e2e\", got \"pep\"");
+    }
+
+    /// Every `[gateway]` key whose schema row names schemes warns under each other scheme, and
+    /// only then: the list of given keys in gateway.rs `validate` and the schema agree, and each
+    /// row names real schemes.
+    #[test]
+    fn every_gateway_key_limited_to_some_schemes_warns_under_the_others() {
+        let single = include_str!("../../../../scenarios/zhou-single.toml").replace("semantics = \"modified\"\nack_every = 1\n", "");
+        let value = |key: &str| match key {
+            "gateway.buffer" => "\"41KB\"",
+            "gateway.peak_rate" => "\"300kbps\"",
+            "gateway.semantics" => "\"normal\"",
+            "gateway.ack_every" => "4",
+            "gateway.ack_delay" => "\"100ms\"",
+            "gateway.ack_pacing" => "true",
+            "gateway.client_buffer" => "\"64KB\"",
+            "gateway.timer_granularity" => "\"5ms\"",
+            "gateway.initial_rto" => "\"2s\"",
+            "gateway.timer_copies" => "3",
+            "gateway.satellite.queue" => "\"10pkt\"",
+            _ => panic!("{key}: a key limited to some schemes without a value in this test (nor, probably, in gateway.rs validate's list)"),
+        };
+        let mut limited = 0;
+        for row in crate::scenario::schema::KEYS.iter().filter(|k| k.key.starts_with("gateway.")) {
+            let Some((when, schemes)) = gateway::scheme_condition(row.key) else {
+                assert_eq!(row.when, "topology.kind = \"gateway\"", "{}: a when naming schemes must read gateway.scheme = ...", row.key);
+                continue;
+            };
+            limited += 1;
+            let named = when.trim_start_matches("gateway.scheme = ").split(" or ").count();
+            assert!(!schemes.is_empty() && schemes.len() == named, "{}: {when:?} names a scheme that does not exist", row.key);
+            for scheme in gateway::Scheme::ALL {
+                // The buffer and the peak rate exclude each other: the file's buffer goes.
+                let text = if row.key == "gateway.peak_rate" { single.replace("buffer = \"41KB\"\n", "") } else { single.clone() };
+                let sets = [("gateway.scheme", scheme.name()), (row.key, value(row.key))];
+                // (Under e2e the file's buffer warns as well: not this key's warning.)
+                let ignored: Vec<String> = scenario(&text, &sets).ignored.into_iter().filter(|w| !w.starts_with("gateway.buffer:") || row.key == "gateway.buffer").collect();
+                let want: Vec<String> = if schemes.contains(&scheme) { vec![] } else { vec![format!("{}: applies to {when}: ignored", row.key)] };
+                assert_eq!(ignored, want, "{} under {}", row.key, scheme.name());
+                assert_eq!(gateway::reads(scheme, row.key), want.is_empty());
+            }
+        }
+        assert_eq!(limited, 11, "the keys of the list in gateway.rs validate");
+    }
+
     #[test]
     fn path_hops_are_capped() {
         let hop = "\n        [[links.path]]\n        rate = \"10Mbps\"\n        delay = \"1ms\"";

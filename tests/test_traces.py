@@ -522,7 +522,7 @@ def test_a_moving_links_no_route_drops_are_traced_where_they_happen():
         lost = on[on["reason"] == "no_route"]
         assert len(lost) == ln["drops_by_reason"].get("no_route", 0)
         assert ((lost["t"] >= 8) & (lost["t"] < 9)).all(), lost["t"].describe()
-        for uid, t in zip(lost["uid"], lost["t"]):
+        for uid, t in zip(lost["uid"], lost["t"], strict=True):
             mine = on[on["uid"] == uid]
             queued = mine[mine["event"] == "queued"]["t"].max()
             dequeued = mine[mine["event"] == "dequeued"]["t"].max()

@@ -164,19 +164,26 @@ def register(subparsers: Any) -> None:
     p.set_defaults(handler=cmd_reproduce, func=cmd_reproduce)
 
 
+def _print_failures(st: Any, store: str | Path, study: str, block: str | None, again: str) -> None:
+    """Why runs failed, without opening the store by hand: on stderr, the commonest first lines
+    of the errors (:meth:`Store.failures`, of ``block`` if given) and where the rest is;
+    ``again`` says how to run them again."""
+    failures = st.failures(study, block=block)
+    for first, n in failures:
+        print(f"failed: {n} run(s): {first}", file=sys.stderr)
+    if failures:
+        print(f"note: each failed run's whole error is in the store (runs.error; sattcp export "
+              f"{store} --out DIR writes it); {again}", file=sys.stderr)
+
+
 def _print_sweep(s: Any) -> None:
     print(f"{s.study}: {s.total} runs, {s.skipped} already stored, {s.ok} ok, {s.failed} failed "
           f"({s.wall_time_s:.1f} s) -> {s.store}")
     if s.failed:
         from sattcp.store import Store
 
-        # Why, without opening the store by hand: the commonest first lines of the errors.
         with Store(s.store, read_only=True) as st:
-            for first, n in st.failures(s.study):
-                print(f"failed: {n} run(s): {first}", file=sys.stderr)
-        print(f"note: each failed run's whole error is in the store (runs.error; sattcp export "
-              f"{s.store} --out DIR writes it); the same command with --retry-failed runs them "
-              "again", file=sys.stderr)
+            _print_failures(st, s.store, s.study, None, "the same command with --retry-failed runs them again")
     if s.stale:
         print(f"note: {s.stale} stored run(s) of {s.study} come from an earlier version of its "
               "scenario, study file or sattcp build; they are kept but not analysed (sattcp "
@@ -241,19 +248,9 @@ def _print_left_out(store: str | Path, study: str, block: str | None) -> None:
     with Store(store, read_only=True) as st:
         definition = st.study_definition(study)
         runs = st.runs(study)
-    for n in run_notes(runs, definition, block):
-        print(f"note: {n}", file=sys.stderr)
-    if runs.empty:
-        return
-    failed = runs[(runs["status"] == "failed") & ((runs["block"] == block) if block is not None else True)]
-    if len(failed):
-        # The commonest first lines of the errors, as sattcp sweep prints them.
-        first = failed["error"].fillna("no error recorded").str.split("\n").str[0]
-        for line, k in first.value_counts().head(3).items():
-            print(f"failed: {k} run(s): {line}", file=sys.stderr)
-        print(f"note: each failed run's whole error is in the store (runs.error; sattcp export "
-              f"{store} --out DIR writes it); sattcp sweep with --retry-failed runs them again",
-              file=sys.stderr)
+        for n in run_notes(runs, definition, block):
+            print(f"note: {n}", file=sys.stderr)
+        _print_failures(st, store, study, block, "sattcp sweep with --retry-failed runs them again")
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:

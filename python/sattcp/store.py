@@ -906,14 +906,16 @@ class Store:
         done = self.run_keys(study, "ok" if retry_failed else None)
         return [k for k in keys if k not in done]
 
-    def failures(self, study: str, limit: int = 3) -> list[tuple[str, int]]:
+    def failures(self, study: str, limit: int = 3, block: str | None = None) -> list[tuple[str, int]]:
         """The commonest errors of the failed runs of the study's current definition (not of
-        stale runs): (the error's first line, runs), most frequent first, at most ``limit``."""
+        stale runs), of one ``block`` if given: (the error's first line, runs), most frequent
+        first, at most ``limit``."""
         _check_name(study)
+        in_block = "" if block is None else " AND block = ?"
         rows = self.con.execute(
             "SELECT split_part(coalesce(error, 'no error recorded'), chr(10), 1) AS first, count(*) AS n"
-            f" FROM runs r WHERE study = ? AND status = 'failed' AND {self._current_sql()}"
-            " GROUP BY first ORDER BY n DESC, first LIMIT ?", [study, limit]).fetchall()
+            f" FROM runs r WHERE study = ? AND status = 'failed' AND {self._current_sql()}{in_block}"
+            " GROUP BY first ORDER BY n DESC, first LIMIT ?", [study, *([] if block is None else [block]), limit]).fetchall()
         return [(str(first), int(n)) for first, n in rows]
 
     def stale_runs(self, study: str) -> int:

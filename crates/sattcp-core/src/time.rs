@@ -149,7 +149,7 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
 const U64_LIMIT: f64 = 18_446_744_073_709_551_616.0;
 
 /// `n * scale` rounded, if it fits in a u64; `n` is finite and >= 0.
-fn scaled_u64(n: f64, scale: f64) -> Option<u64> {
+pub(crate) fn scaled_u64(n: f64, scale: f64) -> Option<u64> {
     let x = (n * scale).round();
     (x < U64_LIMIT).then_some(x as u64)
 }

@@ -6,7 +6,10 @@ use crate::app::www::{FirstBatch, Truncation, WwwParams};
 use crate::atm::{buffer_cells, cells_for_tcp_payload, DropPolicy, SEED_R, SEED_Z};
 use crate::net::packet::{IP_HEADER, TCP_HEADER};
 use crate::tcp::{config::flavor, BackoffReset, CcKind, RecoveryKind, RttEstimatorKind, TcpConfig};
-use crate::time::{parse_duration, parse_rate, parse_size, Rate, SimTime, Size};
+use crate::time::{parse_duration, parse_rate, parse_size, scaled_u64, Rate, SimTime, Size};
+
+/// The rule of a byte count (a bdp multiple) beyond a u64: `tcp.ssthresh`'s and a drop-tail queue's.
+const TOO_MANY_BYTES: &str = "too large (at most 2^64 - 1 bytes)";
 
 /// A scenario keyword: an enum each of whose values has one name in scenario files. Parsing
 /// (`Ctx::keyword`) and the allowed names in error messages both come from [`Keyword::ALL`]
@@ -483,19 +486,18 @@ impl Ctx {
         let too_small = match size {
             Size::Bytes(b) => b < packet && mss_ok,
             Size::Packets(p) => p < 1,
+            Size::Bdp(_) if !bdp.known => false,
             Size::Bdp(k) => {
-                let exact = k * bdp.bytes as f64;
-                if bdp.known && exact.round() >= 18_446_744_073_709_551_616.0 {
+                if scaled_u64(k, bdp.bytes as f64).is_none() {
                     // `as u64` would saturate at 2^64 - 1 bytes and take it for a buffer
                     // (tcp.ssthresh's rule, `Ctx::bytes`).
-                    self.err(path, "too large (at most 2^64 - 1 bytes)", got);
+                    self.err(path, TOO_MANY_BYTES, got);
                     return;
                 }
-                let bytes = exact as u64;
-                if bdp.known {
-                    self.derive(path, bdp.shown(got, bytes, "bytes"));
-                }
-                bytes < packet && mss_ok && bdp.known
+                // (Rounded down here, where `Ctx::bytes` rounds: a queue holds whole bytes.)
+                let bytes = (k * bdp.bytes as f64) as u64;
+                self.derive(path, bdp.shown(got, bytes, "bytes"));
+                bytes < packet && mss_ok
             }
             Size::Cells(_) => {
                 self.err(path, "cells are for ATM switches; give bytes, packets or a bdp multiple", got);
@@ -609,16 +611,17 @@ impl Ctx {
                     self.poison(path);
                     None
                 }
-                // `as u64` would saturate silently at u64::MAX (2^64 as f64 is the first miss).
-                Some(bdp) if (k * bdp.bytes as f64).round() < 18_446_744_073_709_551_616.0 => {
-                    let bytes = (k * bdp.bytes as f64).round() as u64;
-                    self.derive(path, bdp.shown(&got, bytes, "bytes"));
-                    Some(bytes)
-                }
-                Some(_) => {
-                    self.err(path, "too large (at most 2^64 - 1 bytes)", got);
-                    None
-                }
+                // `as u64` would saturate silently at u64::MAX (`scaled_u64` checks first).
+                Some(bdp) => match scaled_u64(k, bdp.bytes as f64) {
+                    Some(bytes) => {
+                        self.derive(path, bdp.shown(&got, bytes, "bytes"));
+                        Some(bytes)
+                    }
+                    None => {
+                        self.err(path, TOO_MANY_BYTES, got);
+                        None
+                    }
+                },
                 None => {
                     self.err(path, "must be in bytes here", got);
                     None

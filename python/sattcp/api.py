@@ -222,7 +222,6 @@ def _taking_seed(scenario: Any, overrides: Any, raw: bool, seed: int | None) -> 
     over the override's, and the override's over the scenario's. Anything else is left as it is."""
     over = None  # the override's run.seed: (value,) if given
     if not raw and isinstance(overrides, Mapping):
-        _given_once(overrides)  # run.seed dotted and in a "run" table: neither taken
         if "run.seed" in overrides:
             over = (overrides["run.seed"],)
         elif isinstance(overrides.get("run"), Mapping) and "seed" in overrides["run"]:
@@ -240,12 +239,28 @@ def _taking_seed(scenario: Any, overrides: Any, raw: bool, seed: int | None) -> 
     return scenario, overrides, seed
 
 
-def _given_once(overrides: Mapping[Any, Any]) -> None:
+def _core_inputs(scenario: Any, seed: Any, overrides: Any, raw: bool) -> tuple[Any, str, list[tuple[str, str]], int | None]:
+    """What :func:`run` and :func:`resolve` give the core: ``(scenario, text, override pairs,
+    seed)``, ``scenario`` with a ``run.seed`` beyond TOML's integers taken out
+    (:func:`_taking_seed`). The overrides are checked (:func:`_given_once`) before that
+    ``run.seed`` is taken out of them: ``{"run.seed": 2**63, "run": {"seed": 5}}`` sets it twice."""
+    seed = _check_seed(seed)
+    _given_once(overrides, raw)
+    scenario, overrides, seed = _taking_seed(scenario, overrides, raw, seed)
+    text = read_scenario(scenario)
+    return scenario, text, _literal_pairs(overrides, raw), seed  # their problems are not the file's
+
+
+def _given_once(overrides: Any, raw: bool) -> None:
     """ScenarioError naming every key that two overrides set (``{"tcp.mss": 1000, "tcp":
     {"mss": 2000}}``: the core would keep the last, as a study file does not), or that one sets
     and another sets a key inside (``"trace.packets": "all"`` and ``"trace.packets.flows"``:
     the core keeps or refuses the second by their order). A table value's keys are names
-    whole, as the core takes them; an empty table sets nothing."""
+    whole, as the core takes them; an empty table sets nothing. Python overrides only (not
+    ``raw``: a raw value is text, whose tables the core reads); anything but a dict is
+    :func:`_literal_pairs`' to refuse."""
+    if raw or not isinstance(overrides, Mapping):
+        return
 
     def leaves(path: tuple[str, ...], value: Any) -> Iterator[tuple[str, ...]]:
         value = _plain(value)
@@ -260,7 +275,7 @@ def _given_once(overrides: Mapping[Any, Any]) -> None:
     problems: dict[str, dict[str, Any]] = {}
     for key, value in overrides.items():
         if not isinstance(key, str):
-            continue  # refused by _override_pairs
+            continue  # refused by _literal_pairs
         for leaf in leaves(tuple(key.split(".")), value):
             tables = [leaf[:i] for i in range(1, len(leaf))]
             if leaf in setting:
@@ -282,6 +297,13 @@ def _given_once(overrides: Mapping[Any, Any]) -> None:
 
 
 def _override_pairs(overrides: Mapping[str, Any] | None, raw: bool) -> list[tuple[str, str]]:
+    """``overrides`` checked (:func:`_given_once`) and as (dotted key, TOML literal) pairs for
+    the core (:func:`_literal_pairs`)."""
+    _given_once(overrides, raw)
+    return _literal_pairs(overrides, raw)
+
+
+def _literal_pairs(overrides: Mapping[str, Any] | None, raw: bool) -> list[tuple[str, str]]:
     """``overrides`` as (dotted key, TOML literal) pairs for the core. Keys are text (``1`` or
     ``Path("tcp.mss")`` is not a key); with ``raw`` the values are text as typed after ``--set``."""
     if overrides is None:
@@ -289,8 +311,6 @@ def _override_pairs(overrides: Mapping[str, Any] | None, raw: bool) -> list[tupl
     if not isinstance(overrides, Mapping):
         raise ScenarioError([{"path": "", "rule": "overrides must be a dict of dotted keys to values ({\"tcp.mss\": 1000})",
                               "got": _short(overrides)}])
-    if not raw:  # a raw value is text, whose tables ("{mss = 1000}") the core reads
-        _given_once(overrides)
     pairs = []
     for k, v in overrides.items():
         if not isinstance(k, str):
@@ -643,10 +663,7 @@ def resolve(
     if format not in ("dict", "json", "toml"):
         raise ScenarioError([{"path": "", "rule": "format must be 'dict', 'json' or 'toml'", "got": _short(format)}])
     raw_overrides = _check_flag(raw_overrides, "raw_overrides")
-    seed = _check_seed(seed)
-    scenario, overrides, seed = _taking_seed(scenario, overrides, raw_overrides, seed)
-    text = read_scenario(scenario)
-    pairs = _override_pairs(overrides, raw_overrides)  # their problems are not the file's
+    scenario, text, pairs, seed = _core_inputs(scenario, seed, overrides, raw_overrides)
     with _naming_file(scenario):
         out = _core.resolve(text, pairs, seed, "toml" if format == "toml" else "json")
     return json.loads(out) if format == "dict" else out
@@ -810,10 +827,7 @@ def run(
     raw_overrides, force = _check_flag(raw_overrides, "raw_overrides"), _check_flag(force, "force")
     if not isinstance(progress, bool) and not callable(progress):
         raise ScenarioError([{"path": "", "rule": "progress must be True, False or a callable (now_s, duration_s)", "got": _short(progress)}])
-    seed = _check_seed(seed)
-    scenario, overrides, seed = _taking_seed(scenario, overrides, raw_overrides, seed)
-    text = read_scenario(scenario)
-    pairs = _override_pairs(overrides, raw_overrides)  # their problems are not the file's
+    scenario, text, pairs, seed = _core_inputs(scenario, seed, overrides, raw_overrides)
     with _naming_file(scenario):
         sim = _core.Simulation(text, pairs, seed)
     config = json.loads(sim.config_json)

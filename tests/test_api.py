@@ -320,6 +320,11 @@ def test_seed_wins_over_a_dict_or_override_run_seed_as_over_a_files():
         assert sattcp.resolve(big_dict, overrides={"run.seed": 2**63 + 1})["run"]["seed"] == 2**63 + 1
         assert sattcp.resolve(GEO, seed=7, overrides={"run.seed": big})["run"]["seed"] == 7
         assert sattcp.resolve(big_dict, seed=7, overrides={"run.seed": big})["run"]["seed"] == 7
+        # A raw override (text, as after --set) the same, in a run table too.
+        assert sattcp.resolve(GEO, overrides={"run.seed": str(big)}, raw_overrides=True)["run"]["seed"] == big
+        assert sattcp.resolve(GEO, seed=7, overrides={"run.seed": str(big)}, raw_overrides=True)["run"]["seed"] == 7
+        run = sattcp.resolve(GEO, overrides={"run": f'{{seed = {big}, duration = "2s"}}'}, raw_overrides=True)["run"]
+        assert (run["seed"], run["duration"]) == (big, "2s")
 
 
 @pytest.mark.parametrize(("value", "rule"), [

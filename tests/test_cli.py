@@ -198,12 +198,40 @@ def test_seed_out_of_range_is_bad_input():
     assert p.returncode == 2 and "run.seed" in p.stderr and "Traceback" not in p.stderr
 
 
-def test_a_seed_beyond_toml_integers_names_the_rule_and_the_range():
-    # Was "run.seed: must be an integer, got "18446744073709551615"": it is one, and --seed takes it.
-    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.seed=18446744073709551615")
-    assert p.returncode == 2, (p.stdout, p.stderr)
-    assert p.stderr.splitlines()[1:] == ["  run.seed: is beyond TOML's integers (-2^63 to 2^63 - 1); allowed: 0 to 2^63 - 1 "
-                                         "(`--seed` up to 2^64 - 1 replaces it), got 18446744073709551615"], p.stderr
+def test_set_run_seed_takes_every_seed_that_seed_takes():
+    # --set run.seed=18446744073709551615 was refused ("run.seed: is beyond TOML's integers ...
+    # (`--seed` up to 2^64 - 1 replaces it)") while --seed 18446744073709551615 ran.
+    for seed in (2**63, 2**64 - 1):
+        by_set = json.loads(run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=1s",
+                                    "--set", f"run.seed={seed}", "--json").stdout)
+        by_seed = json.loads(run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=1s",
+                                     "--seed", str(seed), "--json").stdout)
+        assert (by_set["seed"], by_set["digest"]) == (seed, by_seed["digest"])
+    # In a run table too, and --print-config says how to run such a seed again.
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", f'run={{seed = {2**64 - 1}, duration = "2s"}}', "--print-config")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[0] == f"# run.seed = {2**64 - 1} is above TOML's largest integer: run this file with --seed {2**64 - 1}"
+    assert 'duration = "2s"' in p.stdout
+
+
+@pytest.mark.parametrize(("value", "rule"), [
+    (str(2**64), f"must be an integer from 0 to 2^64 - 1, got {2**64}"),
+    ("1_8446_7440_7370_9551_6160", "must be an integer from 0 to 2^64 - 1, got 184467440737095516160"),
+    (str(-(2**63) - 1), f"must be an integer from 0 to 2^64 - 1, got {-(2**63) - 1}"),
+    ("-1", "must be >= 0, got -1"),
+])
+def test_set_run_seed_beyond_the_seeds_or_negative_is_bad_input(value, rule):
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", f"run.seed={value}")
+    assert p.returncode == 2 and not p.stdout, p.stderr
+    assert p.stderr.splitlines()[1:] == [f"  run.seed: {rule}"], p.stderr
+
+
+def test_a_seed_beyond_toml_integers_in_a_file_names_the_rule(tmp_path):
+    # A file cannot hold such a seed (TOML has no such integer): its reader says so.
+    f = tmp_path / "s.toml"
+    f.write_text((SCENARIOS / "geo-bulk.toml").read_text().replace("seed = 1", f"seed = {2**64 - 1}"))
+    p = run_cli("run", str(f))
+    assert p.returncode == 2 and "beyond TOML's integers" in p.stderr, p.stderr
 
 
 @pytest.mark.parametrize(("key", "value"), [("run.duration", "1e-12s"), ("run.duration", "0.5ns"), ("links.bottleneck.delay", "1e-12s")])

@@ -215,22 +215,43 @@ def _seed_beyond_toml(value: Any) -> int | None:
     return _check_seed(value)
 
 
+def _raw_value(text: Any) -> Any:
+    """A raw override's value (text as typed after ``--set``) as the core reads it
+    (``parse_override_value``): a TOML literal, else the text itself as a string. Python's
+    TOML reader takes integers of any size (a ``run.seed`` of 2^63 to 2^64 - 1, which the
+    core's reader refuses); it is imported here only, when a value is to be read (it brings
+    ``typing``, which ``sattcp run`` does not load otherwise). A value that is not text is
+    returned as it is (:func:`_literal_pairs` refuses it)."""
+    if not isinstance(text, str):
+        return text
+    import tomllib
+
+    try:
+        doc = tomllib.loads(f"v = {text}")
+    except tomllib.TOMLDecodeError:
+        return text
+    return doc.get("v", text)
+
+
 def _taking_seed(scenario: Any, overrides: Any, raw: bool, seed: int | None) -> tuple[Any, Any, int | None]:
     """``(scenario, overrides, seed)`` with a ``run.seed`` of 2^63 to 2^64 - 1 in a dict
-    scenario or in (Python, not raw) overrides taken out of them and given as ``seed`` is: TOML
-    has no such integer, the core's ``seed`` has. As for a file's ``run.seed``, ``seed`` wins
-    over the override's, and the override's over the scenario's. Anything else is left as it is."""
+    scenario or in the overrides (``run.seed`` or a ``run`` table; a raw one as the core reads
+    its text, :func:`_raw_value`) taken out of them and given as ``seed`` is: TOML has no such
+    integer, the core's ``seed`` has. As for a file's ``run.seed``, ``seed`` wins over the
+    override's, and the override's over the scenario's. Anything else is left as it is."""
     over = None  # the override's run.seed: (value,) if given
-    if not raw and isinstance(overrides, Mapping):
-        if "run.seed" in overrides:
-            over = (overrides["run.seed"],)
-        elif isinstance(overrides.get("run"), Mapping) and "seed" in overrides["run"]:
-            over = (overrides["run"]["seed"],)
+    if isinstance(overrides, Mapping):
+        given = {k: _raw_value(overrides[k]) if raw else overrides[k] for k in ("run.seed", "run") if k in overrides}
+        if "run.seed" in given:
+            over = (given["run.seed"],)
+        elif isinstance(given.get("run"), Mapping) and "seed" in given["run"]:
+            over = (given["run"]["seed"],)
         if over is not None and (big := _seed_beyond_toml(over[0])) is not None:
             seed = big if seed is None else seed
             overrides = {k: v for k, v in overrides.items() if k != "run.seed"}
-            if isinstance(overrides.get("run"), Mapping):
-                overrides["run"] = {k: v for k, v in overrides["run"].items() if k != "seed"}
+            if isinstance(given.get("run"), Mapping) and "seed" in given["run"]:
+                run = {k: v for k, v in given["run"].items() if k != "seed"}
+                overrides["run"] = _toml_literal(run, "run", "override values") if raw else run
     if isinstance(scenario, Mapping) and isinstance(scenario.get("run"), Mapping) and "seed" in scenario["run"]:
         big = _seed_beyond_toml(scenario["run"]["seed"])
         if big is not None:

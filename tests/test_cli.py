@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -224,6 +225,39 @@ def test_set_run_seed_beyond_the_seeds_or_negative_is_bad_input(value, rule):
     p = run_cli("run", "scenarios/geo-bulk.toml", "--set", f"run.seed={value}")
     assert p.returncode == 2 and not p.stdout, p.stderr
     assert p.stderr.splitlines()[1:] == [f"  run.seed: {rule}"], p.stderr
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    # Two --set of one key ran with the last, without a word.
+    (["--set", "tcp.mss=1000", "--set", "tcp.mss=2000"],
+     "tcp.mss: is given twice, by --set tcp.mss=1000 and by --set tcp.mss=2000: give it once"),
+    (["--set", "tcp.mss=1000", "--set", "tcp.mss=1000"],
+     "tcp.mss: is given twice, by --set tcp.mss=1000 and by --set tcp.mss=1000: give it once"),
+    (["--set", "tcp.mss=1000", "--set", "tcp={mss = 2000, window = 5}"],
+     "tcp.mss: is given twice, by --set tcp.mss=1000 and by --set tcp={mss = 2000, window = 5}: give it once"),
+    (["--set", "trace.packets=all", "--set", "trace.packets.flows=[0]"],
+     "trace.packets: is given by --set trace.packets=all, and a key inside it by --set trace.packets.flows=[0]: give one or the other"),
+    # --seed is run.seed: with --set run.seed= (the --seed won), whatever the values.
+    (["--seed", "7", "--set", "run.seed=8"], "run.seed: is given twice, by --seed 7 and by --set run.seed=8: give it once"),
+    (["--set", "run.seed=7", "--seed", "7"], "run.seed: is given twice, by --seed 7 and by --set run.seed=7: give it once"),
+    (["--seed", "7", "--set", 'run={seed = 8, duration = "1s"}'],
+     'run.seed: is given twice, by --seed 7 and by --set run={seed = 8, duration = "1s"}: give it once'),
+])
+def test_a_key_given_twice_on_the_command_line_is_refused_naming_it(args, line):
+    for cmd in (["run", "scenarios/geo-bulk.toml"], ["run", "scenarios/geo-bulk.toml", "--print-config"],
+                ["netpipe", "scenarios/netpipe-e1.toml"]):
+        p = run_cli(*cmd, *args)
+        assert p.returncode == 2 and not p.stdout, (cmd, p.stderr)
+        assert p.stderr.splitlines() == ["sattcp: invalid scenario (1 problem):", f"  {line}"], (cmd, p.stderr)
+
+
+def test_keys_given_once_each_on_the_command_line_run():
+    # Different keys of one table, given either way, are not twice; nor is an empty table.
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "tcp={window = 65535}", "--set", "tcp.mss=1000",
+                "--set", "run={}", "--set", "run.seed=3", "--print-config")
+    assert p.returncode == 0, p.stderr
+    cfg = tomllib.loads(p.stdout)
+    assert (cfg["tcp"]["window"], cfg["tcp"]["mss"], cfg["run"]["seed"]) == (65535, 1000, 3)
 
 
 def test_a_seed_beyond_toml_integers_in_a_file_names_the_rule(tmp_path):

@@ -15,7 +15,7 @@ import sys
 import time
 import warnings
 from array import array
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
@@ -273,15 +273,24 @@ def _core_inputs(scenario: Any, seed: Any, overrides: Any, raw: bool) -> tuple[A
 
 
 def _given_once(overrides: Any, raw: bool) -> None:
-    """ScenarioError naming every key that two overrides set (``{"tcp.mss": 1000, "tcp":
-    {"mss": 2000}}``: the core would keep the last, as a study file does not), or that one sets
-    and another sets a key inside (``"trace.packets": "all"`` and ``"trace.packets.flows"``:
-    the core keeps or refuses the second by their order). A table value's keys are names
-    whole, as the core takes them; an empty table sets nothing. Python overrides only (not
-    ``raw``: a raw value is text, whose tables the core reads); anything but a dict is
+    """:func:`_each_given_once` of Python overrides, each named by its key (``"tcp.mss"``).
+    Python overrides only (not ``raw``: a raw value is text, whose tables the core reads; the
+    command line checks its ``--set`` options itself, as it reads them); anything but a dict is
     :func:`_literal_pairs`' to refuse."""
     if raw or not isinstance(overrides, Mapping):
         return
+    # A key that is not text is refused by _literal_pairs.
+    _each_given_once([(k, v, json.dumps(k)) for k, v in overrides.items() if isinstance(k, str)], " in overrides")
+
+
+def _each_given_once(settings: Iterable[tuple[str, Any, str]], where: str) -> None:
+    """ScenarioError naming every key that two settings set (``{"tcp.mss": 1000, "tcp":
+    {"mss": 2000}}``: the core would keep the last, as a study file does not), or that one sets
+    and another sets a key inside (``"trace.packets": "all"`` and ``"trace.packets.flows"``:
+    the core keeps or refuses the second by their order). ``settings``: (dotted key, value, how
+    the message names the setting), in the order given; ``where`` follows "is given" in the
+    message (``" in overrides"``). A table value's keys are names whole, as the core takes
+    them; an empty table sets nothing."""
 
     def leaves(path: tuple[str, ...], value: Any) -> Iterator[tuple[str, ...]]:
         value = _plain(value)
@@ -291,26 +300,22 @@ def _given_once(overrides: Any, raw: bool) -> None:
         else:
             yield path
 
-    setting: dict[tuple[str, ...], str] = {}  # a key set -> the override that sets it
-    above: dict[tuple[str, ...], str] = {}    # a table with a key set inside -> the override
+    setting: dict[tuple[str, ...], str] = {}  # a key set -> the setting that sets it
+    above: dict[tuple[str, ...], str] = {}    # a table with a key set inside -> the setting
     problems: dict[str, dict[str, Any]] = {}
-    for key, value in overrides.items():
-        if not isinstance(key, str):
-            continue  # refused by _literal_pairs
+    for key, value, name in settings:
         for leaf in leaves(tuple(key.split(".")), value):
             tables = [leaf[:i] for i in range(1, len(leaf))]
             if leaf in setting:
-                path, rule = leaf, f"is given twice in overrides, by {json.dumps(setting[leaf])} and by {json.dumps(key)}: give it once"
+                path, rule = leaf, f"is given twice{where}, by {setting[leaf]} and by {name}: give it once"
             elif leaf in above:
-                path, rule = leaf, (f"is given in overrides by {json.dumps(key)}, and a key inside it by "
-                                    f"{json.dumps(above[leaf])}: give one or the other")
+                path, rule = leaf, f"is given{where} by {name}, and a key inside it by {above[leaf]}: give one or the other"
             elif (t := next((t for t in tables if t in setting), None)) is not None:
-                path, rule = t, (f"is given in overrides by {json.dumps(setting[t])}, and a key inside it by "
-                                 f"{json.dumps(key)}: give one or the other")
+                path, rule = t, f"is given{where} by {setting[t]}, and a key inside it by {name}: give one or the other"
             else:
-                setting[leaf] = key
+                setting[leaf] = name
                 for t in tables:
-                    above.setdefault(t, key)
+                    above.setdefault(t, name)
                 continue
             problems.setdefault(".".join(path), {"path": ".".join(path), "rule": rule, "got": ""})
     if problems:

@@ -23,17 +23,30 @@ EXIT_FAILED = 1
 EXIT_INTERNAL = 3
 
 
-def _parse_set(items: Sequence[str]) -> dict[str, str]:
+def _parse_set(items: Sequence[str], seed: int | None = None) -> dict[str, str]:
+    """The ``--set`` options as raw overrides (key -> the value's text). A key given twice is
+    refused, as in Python overrides (:func:`sattcp.api._each_given_once`): by two ``--set``, by
+    a ``--set`` and a table value of another holding it (``--set tcp.mss=1000 --set
+    'tcp={mss=2000}'``), or, for ``run.seed``, by a ``--set`` and ``--seed``, whatever the values;
+    a dict would keep the last without a word."""
+    from .api import _each_given_once, _raw_value
+
     out: dict[str, str] = {}
     problems = []
+    settings: list[tuple[str, object, str]] = [] if seed is None else [("run.seed", seed, f"--seed {seed}")]
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             problems.append({"path": item, "rule": "--set takes dotted.path=value, e.g. --set tcp.flavor=sack", "got": repr(item)})
             continue
-        out[key.strip()] = value.strip()
+        key, value = key.strip(), value.strip()
+        # Only a table value ("{mss = 1000}") sets keys inside its key: only that text is read
+        # (the TOML reader would add its imports to every run's start).
+        settings.append((key, _raw_value(value) if value.startswith("{") else value, f"--set {item}"))
+        out[key] = value
     if problems:
         raise ScenarioError(problems)
+    _each_given_once(settings, "")
     return out
 
 
@@ -142,7 +155,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .api import check_output_path, resolve
     from .paths import check_file, shown
 
-    overrides = _parse_set(args.set or [])
+    overrides = _parse_set(args.set or [], args.seed)
     if not args.scenario:  # Path("") is ".", which read as "is a directory, got ."
         print("sattcp: scenario: an empty path; give a scenario file (.toml)", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -191,11 +204,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The help of ``--set`` and ``--seed`` (``run``, ``netpipe``): :func:`_parse_set` refuses a
+#: key given twice.
+SET_HELP = "override a scenario key, e.g. --set tcp.flavor=sack (repeatable, each key once)"
+SEED_HELP = "random seed, 0 to 2^64 - 1 (replaces the scenario's run.seed; not with --set run.seed=, even of the same value)"
+
+
 def register_run(sub: argparse._SubParsersAction) -> None:
     r = sub.add_parser("run", help="run one scenario and print a summary")
     r.add_argument("scenario", help="scenario file (.toml)")
-    r.add_argument("--set", action="append", metavar="PATH=VALUE", help="override a scenario key, e.g. --set tcp.flavor=sack (repeatable)")
-    r.add_argument("--seed", type=int, help="random seed (replaces run.seed)")
+    r.add_argument("--set", action="append", metavar="PATH=VALUE", help=SET_HELP)
+    r.add_argument("--seed", type=int, help=SEED_HELP)
     # What is printed: the result as JSON, or the resolved scenario without running.
     printed = r.add_mutually_exclusive_group()
     printed.add_argument("--json", action="store_true", help="print the whole result as one JSON document")

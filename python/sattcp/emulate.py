@@ -413,7 +413,7 @@ def format_stats(stats: dict[str, Any]) -> str:
 
 # -- the command line ------------------------------------------------------------------------
 def _add_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--set", action="append", metavar="PATH=VALUE", help="override a scenario key, e.g. --set emulate.delay=200ms")
+    p.add_argument("--set", action="append", metavar="PATH=VALUE", help="override a scenario key, e.g. --set emulate.delay=200ms (repeatable, each key once)")
     p.add_argument("--server", metavar="CMD", help="command (one shell-quoted string) to run in the server namespace, in the background")
     p.add_argument("--wait-port", type=int, metavar="PORT", help="wait until the server listens on this TCP port before COMMAND")
     p.add_argument("--linger", type=float, metavar="SECONDS", help=f"after COMMAND, wait this long for the server command to end by itself (default {LINGER_S:g})")

@@ -83,7 +83,7 @@ def cmd_netpipe(args: argparse.Namespace) -> int:
     from .cli import EXIT_BAD_INPUT, _parse_set, run_saying_warnings
     from .paths import shown
 
-    overrides = _parse_set(args.set or [])
+    overrides = _parse_set(args.set or [], args.seed)
     scenario = Path(args.scenario)
     out = Path(args.out) if args.out is not None else None
     if out is not None:
@@ -108,13 +108,13 @@ def cmd_netpipe(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: Any) -> None:
-    from .cli import output_path
+    from .cli import SEED_HELP, SET_HELP, output_path
 
     p = subparsers.add_parser("netpipe", help="run a ping-pong scenario and print NetPIPE's table",
                               description=__doc__.split("\n\n")[0] if __doc__ else None)
     p.add_argument("scenario", help="scenario file (.toml) with app.kind = \"pingpong\"")
-    p.add_argument("--set", action="append", metavar="PATH=VALUE", help="override a scenario key (repeatable)")
-    p.add_argument("--seed", type=int, help="random seed (replaces run.seed)")
+    p.add_argument("--set", action="append", metavar="PATH=VALUE", help=SET_HELP)
+    p.add_argument("--seed", type=int, help=SEED_HELP)
     p.add_argument("--out", metavar="FILE", type=output_path, help="write the table as FILE.csv or FILE.parquet")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_netpipe)

@@ -355,7 +355,10 @@ def test_cli_reproduce_refuses_a_realtime_priority_not_below_the_emulators(capsy
     pytest.param(["kota-www", "--quick", "--out", "/proc/rp"], "--out /proc/rp: cannot be created in folder /proc",
                  marks=NEEDS_PROC),
     (["kota-www", "--quick", "--runner", "nosuch:f"], "--runner 'nosuch:f': No module named 'nosuch'"),
-    (["kota-www", "--quick", "--runner", "os:sep"], "--runner os:sep is not callable"),
+    (["kota-www", "--quick", "--runner", "os:sep"], "--runner os:sep: must be a function runner(scenario, seed=, overrides=)"),
+    # run_sweep refused it too, once the folder was made.
+    (["kota-www", "--quick", "--runner", "test_sweep:unpicklable_runner"],
+     "--runner test_sweep:unpicklable_runner: must pickle for the sweep's worker processes"),
     (["kota-www", "--quick", "--cluster", "bad", "--runner", "test_sweep:fake_runner"],
      "--cluster 'bad': not a scheduler address"),
     (["kota-www", "--replications", "100000000", "--runner", "test_sweep:fake_runner"],

@@ -32,6 +32,10 @@ def marker_name(seed: int | None, overrides: dict) -> str:
     return hashlib.sha256(json.dumps([seed, overrides], sort_keys=True).encode()).hexdigest()[:16]
 
 
+#: A runner that does not pickle (pickle finds a function by its name, and <lambda> is none).
+unpicklable_runner = lambda scenario, seed=None, overrides=None, progress=False: None  # noqa: E731
+
+
 def fake_runner(scenario, seed=None, overrides=None, progress=False):
     """A deterministic stand-in for sattcp.api.run (module level, so it pickles)."""
     overrides = dict(overrides or {})
@@ -542,7 +546,10 @@ def test_cli_sweep_analyze_export(tmp_path, capsys):
     (["sweep", "{study}", "--runner", "nomodule:f"], "--runner"),
     # Checked before the store is created (the sweep would store every run as failed).
     (["sweep", "{study}", "--runner", "os:sep", "--store", "{tmp}/new.duckdb"],
-     "--runner os:sep is not callable"),
+     "sattcp sweep: error: --runner os:sep: must be a function runner(scenario, seed=, overrides=) "
+     "(the CLI's --runner takes MODULE:FUNCTION), got str '/'"),
+    (["sweep", "{study}", "--runner", "test_sweep:unpicklable_runner", "--store", "{tmp}/new.duckdb"],
+     "sattcp sweep: error: --runner test_sweep:unpicklable_runner: must pickle for the sweep's worker processes"),
     (["sweep", "{study}", "--store", "{tmp}/no/dir/new.duckdb"],
      "--store {tmp}/no/dir/new.duckdb: folder {tmp}/no/dir does not exist"),
     (["sweep", "{study}", "--store", "{tmp}", "--runner", "test_sweep:fake_runner"],

@@ -26,8 +26,11 @@ def _err(cmd: str, msg: str) -> None:
     print(f"sattcp {cmd}: error: {msg}", file=sys.stderr)
 
 
-def _load_runner(spec: str | None) -> Callable[..., Any] | None:
-    """``--runner module:function`` (a stand-in for sattcp.api.run, e.g. for tests)."""
+def _load_runner(spec: str | None, cluster: str | None) -> Callable[..., Any] | None:
+    """``--runner module:function`` (a stand-in for sattcp.api.run, e.g. for tests), checked
+    as run_sweep checks a runner (:func:`sattcp.sweep.check_runner`), before anything is created."""
+    from sattcp.sweep import check_runner
+
     if not spec:
         return None
     mod, _, name = spec.partition(":")
@@ -37,9 +40,7 @@ def _load_runner(spec: str | None) -> Callable[..., Any] | None:
         fn = getattr(importlib.import_module(mod), name)
     except (ImportError, AttributeError) as e:
         raise ValueError(f"--runner {spec!r}: {e}") from e
-    if not callable(fn):
-        # Else every run would be stored as failed ("object is not callable").
-        raise ValueError(f"--runner {spec} is not callable (it is {type(fn).__name__!r})")
+    check_runner(fn, cluster, f"--runner {spec}")
     return fn
 
 
@@ -203,7 +204,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     def body() -> int:
         # Every option is checked before the store is created.
-        runner = _load_runner(args.runner)
+        runner = _load_runner(args.runner, args.cluster)
         _check_cluster(args.cluster)
         check_store_path(args.store, "--store")
         check_file(args.store, "--store", side_files=True)
@@ -356,7 +357,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             print(f"{sum(c.holds for c in a.checks)} of {len(a.checks)} statements of seed 004 hold")
             print(f"report: {path}")
             return EXIT_OK
-        runner = _load_runner(args.runner)
+        runner = _load_runner(args.runner, args.cluster)
         _check_cluster(args.cluster)
         study = load_study(packaged_study(args.name))
         note = ""

@@ -102,11 +102,15 @@ class StudyError(SattcpError, ValueError):
 
     def __init__(self, source: str, problems: list[dict[str, Any]]) -> None:
         self.problems = problems
-        lines = [f"{p['path'] or '(study)'}: {p['rule']}" + (f", got {_show(p['got'])}"
-                 if p.get("got") not in (None, "") else "") for p in problems]
+        lines = [problem_line(p) for p in problems]
         n = len(problems)
         super().__init__(f"invalid study {shown(source)} ({n} problem{'s' if n != 1 else ''}, "
                          "nothing was run):\n  " + "\n  ".join(lines))
+
+
+def problem_line(p: Mapping[str, Any]) -> str:
+    """A problem ``{path, rule, got}`` as one line: ``path: rule, got value``."""
+    return f"{p['path'] or '(study)'}: {p['rule']}" + (f", got {_show(p['got'])}" if p.get("got") not in (None, "") else "")
 
 
 def _unknown_key(key: str, known: Iterable[str]) -> str:
@@ -1028,15 +1032,15 @@ def _run_problems(study: Study, runner: Runner | None) -> list[dict[str, Any]]:
     return []
 
 
-def _runner_problems(runner: Any, cluster: Any) -> list[dict[str, Any]]:
+def _runner_problems(runner: Any, cluster: Any, label: str = "runner") -> list[dict[str, Any]]:
     """A runner that is not a function, or that does not pickle for the local pool's workers,
     failed every run (each recorded as failed, so that a rerun with the right runner skipped
-    them unless retry_failed): refused before anything runs, as the CLI's --runner is. (A Dask
+    them unless retry_failed): refused before anything runs, as a problem at ``label``. (A Dask
     cluster pickles with cloudpickle, which takes lambdas and local functions.)"""
     if runner is None:
         return []
     if not callable(runner):
-        return [{"path": "runner", "rule": "must be a function runner(scenario, seed=, overrides=) (the CLI's --runner takes MODULE:FUNCTION)",
+        return [{"path": label, "rule": "must be a function runner(scenario, seed=, overrides=) (the CLI's --runner takes MODULE:FUNCTION)",
                  "got": f"{type(runner).__name__} {runner!r:.60}"}]
     if cluster is None:
         import pickle
@@ -1044,9 +1048,16 @@ def _runner_problems(runner: Any, cluster: Any) -> list[dict[str, Any]]:
         try:
             pickle.dumps(runner)
         except Exception as e:  # noqa: BLE001 - pickle raises several kinds
-            return [{"path": "runner", "rule": f"must pickle for the sweep's worker processes: a module-level function ({type(e).__name__}: {e})",
+            return [{"path": label, "rule": f"must pickle for the sweep's worker processes: a module-level function ({type(e).__name__}: {e})",
                      "got": f"{runner!r:.60}"}]
     return []
+
+
+def check_runner(runner: Any, cluster: Any, label: str) -> None:
+    """:func:`run_sweep`'s check of its runner, as a ValueError naming ``label`` (the CLI's
+    ``--runner MODULE:FUNCTION``), for a caller that must refuse it before it creates anything."""
+    for p in _runner_problems(runner, cluster, label):
+        raise ValueError(problem_line(p))
 
 
 def check_cluster(cluster: Any, label: str = "cluster") -> None:

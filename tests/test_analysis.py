@@ -114,7 +114,7 @@ def test_bad_input_is_an_analysis_error_and_a_value_error_with_its_message(tmp_p
             st.record_run("s", f"k{i}", block="B", factors={"a": a}, status="ok", seed=i // 2 + 1,
                           summary={"efficiency": 0.5 + i / 10})
     cases += [
-        (lambda: analyse_study(store, "s", block="C"), r"^no successful runs in block 'C' \(blocks: \['B'\]\)$"),
+        (lambda: analyse_study(store, "s", block="C"), r"^no block 'C' in study 's' \(blocks: \['B'\]\)$"),
         (lambda: analyse_study(store, "s", ["a"]), "^response 'a' is a factor of 's', not a response"),
         (lambda: analyse_study(store, "s", ["seed"]), "^response 'seed' is each run's replication seed"),
         (lambda: analyse_study(store, "s", ["nope"]), "^no response 'nope' in the runs"),
@@ -303,11 +303,13 @@ def test_cli_analyze_of_a_study_with_a_boolean_factor(tmp_path):
 
 def failing_runner(scenario, seed=None, overrides=None, progress=False):
     """test_sweep's fake runner, except that every run of a block whose scenario is b.toml
-    fails, and every run of seed 2 of a block whose scenario is flaky.toml."""
+    fails, every run of seed 2 of a block whose scenario is flaky.toml, and the runs of seed 2
+    with tcp.flavor = sack of a block whose scenario is partial.toml."""
     from test_sweep import fake_runner
 
     name = Path(scenario).name
-    if name == "b.toml" or (name == "flaky.toml" and seed == 2):
+    sack = (overrides or {}).get("tcp.flavor") == "sack"
+    if name == "b.toml" or (name == "flaky.toml" and seed == 2) or (name == "partial.toml" and seed == 2 and sack):
         raise ValueError(f"simulated failure ({name}, seed {seed})")
     return fake_runner(scenario, seed=seed, overrides=overrides, progress=progress)
 
@@ -328,27 +330,77 @@ def _sweep_blocks(tmp_path: Path, scenarios: list[str]) -> Path:
     return store
 
 
-def test_cli_analyze_names_a_block_left_out_because_every_run_failed(tmp_path, capsys):
-    # Printed block A's analysis alone, exit 0, without a word about B.
+def _analyze_a_without_b(tmp_path: Path, capsys: pytest.CaptureFixture[str], scenarios: list[str]) -> tuple[Path, str, str]:
+    """:func:`_sweep_blocks` of blocks A and B, then ``sattcp analyze --html``, which analyses
+    block A alone (exit 0): the store, stderr and the report."""
     from sattcp.cli_study import main
 
-    store = _sweep_blocks(tmp_path, ["a.toml", "b.toml"])
+    store = _sweep_blocks(tmp_path, scenarios)
     capsys.readouterr()
     assert main(["analyze", str(store), "--study", "s", "--html", str(tmp_path / "html")]) == 0
     out, err = capsys.readouterr()
     assert "== s / A / efficiency" in out and "/ B /" not in out
+    return store, err, (tmp_path / "html" / "report.html").read_text()
+
+
+def test_cli_analyze_names_a_block_left_out_because_every_run_failed(tmp_path, capsys):
+    # Printed block A's analysis alone, exit 0, without a word about B.
+    from sattcp.cli_study import main
+
+    store, err, html = _analyze_a_without_b(tmp_path, capsys, ["a.toml", "b.toml"])
     assert ("note: block B is left out of the analysis, as none of its runs succeeded: all 8 of its "
             "runs failed\n") in err
     assert "failed: 4 run(s): ValueError: simulated failure (b.toml, seed 1)" in err
     assert "--retry-failed" in err
     assert "block A" not in err  # nothing is missing there
-    html = (tmp_path / "html" / "report.html").read_text()
     assert ("<li>block B is left out of the analysis, as none of its runs succeeded: all 8 of its runs "
             "failed</li>") in html
     # Asked for block B alone: nothing to analyse, an error (exit 2) that says why.
     assert main(["analyze", str(store), "--study", "s", "--block", "B"]) == 2
-    assert ("sattcp analyze: error: no successful runs in block 'B' (blocks: ['A']): all 8 of its "
-            "runs failed") in capsys.readouterr().err
+    assert ("sattcp analyze: error: block 'B' cannot be analysed, as none of its runs succeeded: all 8 of its "
+            "runs failed (blocks analysed: ['A'])\n") in capsys.readouterr().err
+
+
+#: The note on block B of a study of _sweep_blocks whose second scenario is partial.toml.
+PARTIAL_NOTE = ("block B is left out of the analysis, as its successful runs are no balanced design (every "
+                "combination of levels the same number of times): 2 of its 8 runs failed (tcp.flavor=sack "
+                "switch.policy=epd seed 2, tcp.flavor=sack switch.policy=sd seed 2)")
+
+
+def test_cli_analyze_leaves_out_a_block_some_of_whose_runs_failed_naming_them(tmp_path, capsys):
+    # Two runs of block B failed: its design was unbalanced and analyze stopped (exit 2, 'not a
+    # balanced full factorial design'), block A's analysis with it.
+    from sattcp.cli_study import main
+    from sattcp.study_report import build_generic_report
+
+    store, err, html = _analyze_a_without_b(tmp_path, capsys, ["a.toml", "partial.toml"])
+    assert err.splitlines()[:2] == [
+        f"note: {PARTIAL_NOTE}",
+        "failed: 2 run(s): ValueError: simulated failure (partial.toml, seed 2)",
+    ], err
+    assert f"<li>{PARTIAL_NOTE}</li>" in html and "<h2>B: efficiency</h2>" not in html
+    # The generic report (reproduce modern-cc's) the same, without an effects figure of B.
+    html = build_generic_report(store, "s", tmp_path / "g").read_text()
+    assert f"<li>{PARTIAL_NOTE}</li>" in html
+    assert 'data-figure="a-effects"' in html and 'data-figure="b-effects"' not in html
+    # Asked for block B alone: an error (exit 2) naming the runs it lacks.
+    assert main(["analyze", str(store), "--study", "s", "--block", "B"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "sattcp analyze: error: block 'B' cannot be analysed, as " + PARTIAL_NOTE.split(", as ", 1)[1]
+        + " (blocks analysed: ['A'])")
+
+
+def test_cli_analyze_of_a_study_without_a_complete_block_is_an_error_naming_what_is_missing(tmp_path, capsys):
+    from sattcp.cli_study import main
+
+    store = _sweep_blocks(tmp_path, ["b.toml", "partial.toml"])
+    capsys.readouterr()
+    assert main(["analyze", str(store), "--study", "s"]) == 2
+    out, err = capsys.readouterr()
+    assert not out
+    assert err.splitlines()[-1] == (
+        f"sattcp analyze: error: study 's' has no block to analyse in {store}: block A is left out, as none of "
+        "its runs succeeded: all 8 of its runs failed; block B is left out, as " + PARTIAL_NOTE.split(", as ", 1)[1])
 
 
 def test_cli_analyze_says_when_replications_are_missing(tmp_path, capsys):
@@ -371,22 +423,37 @@ def test_cli_analyze_of_a_study_whose_runs_all_failed_is_an_error(tmp_path, caps
     capsys.readouterr()
     assert main(["analyze", str(store), "--study", "s"]) == 2
     err = capsys.readouterr().err
-    assert f"sattcp analyze: error: study 's' has no successful runs in {store}: all 8 of its runs failed" in err
+    assert (f"sattcp analyze: error: study 's' has no block to analyse in {store}: block A is left out, as none of "
+            "its runs succeeded: all 8 of its runs failed\n") in err
 
 
 def test_run_notes_name_runs_missing_here_and_there():
     from sattcp.report import run_notes
 
     definition = {"factors": {"f": ["x", "y"]}, "seeds": [1, 2, 3],
-                  "blocks": [{"name": "A"}, {"name": "B"}, {"name": "C"}]}
+                  "blocks": [{"name": "A"}, {"name": "B"}, {"name": "C"}, {"name": "D"}]}
     rows = [("A", f, s, "ok") for f in "xy" for s in (1, 2, 3)]
+    # B: x has 2 successful runs, y 1: no balanced design.
     rows += [("B", "x", 1, "ok"), ("B", "x", 2, "ok"), ("B", "y", 1, "ok"), ("B", "y", 2, "failed")]
+    # D: 2 each, of other seeds: balanced, analysed.
+    rows += [("D", "x", 1, "ok"), ("D", "x", 2, "ok"), ("D", "x", 3, "failed"),
+             ("D", "y", 1, "ok"), ("D", "y", 2, "failed"), ("D", "y", 3, "ok")]
     runs = pd.DataFrame(rows, columns=["block", "f", "seed", "status"])
     assert run_notes(runs, definition) == [
-        "block B: 1 of its 6 runs failed; 2 of its 6 runs are not in the store yet (an unfinished sweep: "
-        "the same sattcp sweep command runs them)",
-        "block B: replications missing: seed 2 in 1 of 2 combinations, seed 3 in 2 of 2 combinations",
+        "block B is left out of the analysis, as its successful runs are no balanced design (every combination "
+        "of levels the same number of times): 1 of its 6 runs failed (f=y seed 2); 2 of its 6 runs are not in "
+        "the store yet (f=x seed 3, f=y seed 3; an unfinished sweep: the same sattcp sweep command runs them)",
         "block C is left out of the analysis, as none of its runs succeeded: none of its 6 runs is in "
         "the store yet (an unfinished sweep: the same sattcp sweep command runs them)",
+        "block D: 2 of its 6 runs failed",
+        "block D: replications missing: seed 2 in 1 of 2 combinations, seed 3 in 1 of 2 combinations",
     ]
     assert run_notes(runs, definition, block="A") == []
+    # At most NAMED_RUNS runs are named.
+    many = {"factors": {"f": list(range(12))}, "seeds": [1], "blocks": [{"name": "E"}]}
+    runs = pd.DataFrame([("E", f, 1, "ok" if f == 0 else "failed") for f in range(12)],
+                        columns=["block", "f", "seed", "status"])
+    assert run_notes(runs, many) == [
+        "block E is left out of the analysis, as its successful runs are no balanced design (every combination "
+        "of levels the same number of times): 11 of its 12 runs failed (" + ", ".join(f"f={f} seed 1" for f in range(1, 11))
+        + " and 1 more)"]

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import base64
 import html
-import math
+import itertools
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -39,6 +40,7 @@ __all__ = [
     "kota_frame",
     "load_paper",
     "run_notes",
+    "study_blocks",
 ]
 
 #: Our factor keys and level labels -> the columns and levels of ``seed000-tables-5-8-11.csv``.
@@ -756,16 +758,20 @@ def analyse_study(
     levels = {k: list(v) for k, v in definition["factors"].items()}
     responses = list(responses or definition.get("responses") or ["efficiency"])
     ok = runs[runs["status"] == "ok"] if len(runs) else runs
-    # Blocks in the study's order (its [[blocks]]), not in the order their runs finished.
-    defined = [b.get("name") for b in definition.get("blocks") or [] if isinstance(b, dict)]
-    blocks = plots.ordered("link", ok["block"], defined or None) if len(ok) else []
+    # Blocks in the study's order (its [[blocks]]), not in the order their runs finished; a block
+    # whose successful runs are no balanced design is left out (study_blocks says why).
+    every = study_blocks(runs, definition)
+    blocks = [b.name for b in every if b.left_out is None]
     if block is not None:
-        if block not in blocks:
-            raise AnalysisError(f"no successful runs in block {block!r} (blocks: {blocks})"
-                                + _failed_detail(runs[runs["block"] == block] if len(runs) else runs))
+        asked = next((b for b in every if b.name == block), None)
+        if asked is None:
+            raise AnalysisError(f"no block {block!r} in study {study!r} (blocks: {[b.name for b in every]})")
+        if asked.left_out is not None:
+            raise AnalysisError(f"block {block!r} cannot be analysed, as {asked.left_out} (blocks analysed: {blocks})")
         blocks = [block]
     if not blocks:
-        raise AnalysisError(f"study {study!r} has no successful runs in {store_path}" + _failed_detail(runs))
+        raise AnalysisError(f"study {study!r} has no block to analyse in {store_path}: "
+                            + "; ".join(f"block {b.name} is left out, as {b.left_out}" for b in every))
     out = {}
     for b in blocks:
         sub = ok[ok["block"] == b]
@@ -793,11 +799,95 @@ def analyse_study(
     return out
 
 
-def _failed_detail(runs: pd.DataFrame) -> str:
-    """``: all 4 of its runs failed`` for runs none of which succeeded ("" without runs)."""
-    if runs.empty:
-        return ""
-    return ": " + _failed_count(int((runs["status"] == "failed").sum()), len(runs))
+#: How many runs a note names at most (those a block left out lacks): the store has the rest.
+NAMED_RUNS = 10
+UNFINISHED = "an unfinished sweep: the same sattcp sweep command runs them"
+
+
+@dataclass(frozen=True)
+class StudyBlock:
+    """One block of a stored study as its analysis sees it (:func:`study_blocks`). ``left_out``
+    says why the analysis leaves the block out (None: it is analysed); ``notes`` are
+    :func:`run_notes`' sentences for it."""
+
+    name: str
+    left_out: str | None
+    notes: tuple[str, ...]
+
+
+def study_blocks(runs: pd.DataFrame, definition: Mapping[str, Any]) -> list[StudyBlock]:
+    """The study's blocks in its order (those without any stored run too), each with what an
+    analysis of these runs (``Store.runs``) leaves out. The analysis uses the successful runs
+    only, as a full factorial design in which every combination of levels has the same number
+    of runs (:func:`~sattcp.analysis.allocation_of_variation`). A block is left out when none of
+    its runs succeeded, or when its successful runs are no such design (some runs of some
+    combinations failed, or are not stored yet): its note names those runs. A block that lacks
+    whole replications (every run of seed 2 failed) is still balanced: it is analysed with
+    fewer, and its note says so. Without a word, a block whose seed-2 runs all failed would be
+    analysed as one replication, and a block whose runs all failed would be absent."""
+    factors = {k: list(v) for k, v in (definition.get("factors") or {}).items()}
+    combos = list(itertools.product(*factors.values()))
+    seeds = list(definition.get("seeds") or [])
+    expected = len(combos) * len(seeds)
+    defined = [b.get("name") for b in definition.get("blocks") or [] if isinstance(b, dict)]
+    names = list(dict.fromkeys([*defined, *plots.ordered("link", runs["block"] if len(runs) else [],
+                                                         defined or None)]))
+    out = []
+    for b in names:
+        sub = runs[runs["block"] == b] if len(runs) else runs
+        # Each stored run as (combination of levels, seed, status).
+        rows = [(tuple(r[:-2]), r[-2], r[-1]) for r in sub[[*factors, "seed", "status"]].itertuples(index=False)] if len(sub) else []
+        status = {(c, x): st for c, x, st in rows}
+        per_combo = Counter(c for c, _, st in rows if st == "ok")
+        ok = sum(per_combo.values())
+        failed = int((sub["status"] == "failed").sum()) if len(sub) else 0
+        total = max(expected, len(sub))
+        balanced = len({per_combo[c] for c in combos}) == 1 and sum(per_combo[c] for c in combos) == ok
+        named = ok > 0 and not balanced  # the runs such a block lacks are named
+        design = [(c, x) for c in combos for x in seeds]
+        what = []
+        if failed:
+            what.append(_failed_count(failed, total)
+                        + (f" ({_run_names([r for r in design if status.get(r) == 'failed'], factors)})" if named else ""))
+        if expected > len(sub):
+            lacking = [_run_names([r for r in design if r not in status], factors)] if named else []
+            what.append((f"none of its {total} runs is" if sub.empty else f"{expected - len(sub)} of its {total} runs are not")
+                        + f" in the store yet ({'; '.join([*lacking, UNFINISHED])})")
+        if not ok:
+            why = "none of its runs succeeded: " + "; ".join(what or ["it has no run"])
+        elif not balanced:
+            why = ("its successful runs are no balanced design (every combination of levels the same number "
+                   "of times): " + "; ".join(what or ["its runs' levels are not the study's"]))
+        else:
+            out.append(StudyBlock(b, None, tuple(_replication_notes(b, what, rows, combos, seeds))))
+            continue
+        out.append(StudyBlock(b, why, (f"block {b} is left out of the analysis, as {why}",)))
+    return out
+
+
+def _replication_notes(b: str, what: list[str], rows: list[tuple[tuple[Any, ...], Any, str]],
+                       combos: list[tuple[Any, ...]], seeds: list[Any]) -> list[str]:
+    """The notes of a block that is analysed (``rows``: its runs' combination, seed and status):
+    runs failed or not stored, replications missing."""
+    notes = [f"block {b}: " + "; ".join(what)] if what else []
+    per_seed = Counter(x for _, x, st in rows if st == "ok")
+    short = [x for x in seeds if per_seed[x] < len(combos)]
+    if short and all(per_seed[x] == 0 for x in short):  # balanced, with fewer replications
+        notes.append(f"block {b} is analysed with {len(seeds) - len(short)} of the study's "
+                     f"{len(seeds)} replications: no run of seed{'s' if len(short) > 1 else ''} "
+                     f"{', '.join(map(str, short))} succeeded")
+    elif short:
+        notes.append(f"block {b}: replications missing: " + ", ".join(
+            f"seed {x} in {len(combos) - per_seed[x]} of {len(combos)} combinations" for x in short))
+    return notes
+
+
+def _run_names(design: list[tuple[tuple[Any, ...], Any]], factors: Mapping[str, Any]) -> str:
+    """Runs (combination, seed) as ``f=x g=y seed 2, ...``, at most :data:`NAMED_RUNS` of them."""
+    names = [" ".join(f"{f}={v}" for f, v in zip(factors, combo, strict=True)) + f" seed {seed}"
+             for combo, seed in design[:NAMED_RUNS]]
+    more = len(design) - NAMED_RUNS
+    return ", ".join(names) + (f" and {more} more" if more > 0 else "")
 
 
 def _failed_count(failed: int, total: int) -> str:
@@ -806,52 +896,11 @@ def _failed_count(failed: int, total: int) -> str:
 
 def run_notes(runs: pd.DataFrame, definition: Mapping[str, Any], block: str | None = None) -> list[str]:
     """What an analysis of these runs (``Store.runs``) leaves out, one sentence per block and
-    problem, blocks in the study's order: runs that failed or that the store does not hold,
-    blocks left out because none of their runs succeeded, and replications missing (the
-    analysis uses only the successful runs, so without a word a block whose seed-2 runs all
-    failed would be analysed as one replication, and a block whose runs all failed would be
-    absent). ``block``: only that block's."""
-    factors = definition.get("factors") or {}
-    cells = math.prod(len(v) for v in factors.values())
-    seeds = list(definition.get("seeds") or [])
-    expected = cells * len(seeds)
-    defined = [b.get("name") for b in definition.get("blocks") or [] if isinstance(b, dict)]
-    # The study's blocks, those without any stored run too.
-    blocks = list(dict.fromkeys([*defined, *plots.ordered("link", runs["block"] if len(runs) else [],
-                                                          defined or None)]))
-    notes = []
-    for b in blocks:
-        if block is not None and b != block:
-            continue
-        sub = runs[runs["block"] == b] if len(runs) else runs
-        ok = sub[sub["status"] == "ok"] if len(sub) else sub
-        failed = int((sub["status"] == "failed").sum()) if len(sub) else 0
-        total = max(expected, len(sub))
-        what = []
-        if failed:
-            what.append(_failed_count(failed, total))
-        if expected > len(sub):
-            what.append((f"none of its {total} runs is" if sub.empty else
-                         f"{expected - len(sub)} of its {total} runs are not") + " in the store yet "
-                        "(an unfinished sweep: the same sattcp sweep command runs them)")
-        if ok.empty:
-            notes.append(f"block {b} is left out of the analysis, as none of its runs succeeded: "
-                         + "; ".join(what or ["it has no run"]))
-            continue
-        if what:
-            notes.append(f"block {b}: " + "; ".join(what))
-        per_seed = ok["seed"].value_counts()
-        short = [x for x in seeds if int(per_seed.get(x, 0)) < cells]
-        if not short:
-            continue
-        if all(int(per_seed.get(x, 0)) == 0 for x in short):  # balanced, with fewer replications
-            notes.append(f"block {b} is analysed with {len(seeds) - len(short)} of the study's "
-                         f"{len(seeds)} replications: no run of seed{'s' if len(short) > 1 else ''} "
-                         f"{', '.join(map(str, short))} succeeded")
-        else:
-            notes.append(f"block {b}: replications missing: " + ", ".join(
-                f"seed {x} in {cells - int(per_seed.get(x, 0))} of {cells} combinations" for x in short))
-    return notes
+    problem, blocks in the study's order (:func:`study_blocks`): runs that failed or that the
+    store does not hold, blocks left out (none of their runs succeeded, or their successful
+    runs are no balanced design: the runs they lack named), and replications missing.
+    ``block``: only that block's."""
+    return [n for b in study_blocks(runs, definition) if block is None or b.name == block for n in b.notes]
 
 
 def _notes_html(notes: list[str]) -> str:

@@ -166,7 +166,7 @@ def build_generic_report(store_path: str | Path, study: str, out_dir: str | Path
         stem = figdir / "allocation-of-variation"
         parts.append(_img(figures.save(fig, stem), "Allocation of variation",
                           f"figures/{stem.name}.png/.svg/.pdf", name=stem.name))
-        for b in blocks:
+        for b in dict.fromkeys(b for b, _ in results):  # the blocks analysed (run_notes: the others)
             fig = plots.effects_figure({r: results[(b, r)] for r in responses if (b, r) in results},
                                        None, f"{b}: main effects")
             stem = figdir / f"{_slug(b)}-effects"

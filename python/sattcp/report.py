@@ -661,7 +661,7 @@ def build_report_and_claims(
         parts.append("<h2>Deviations and tuning declared in the study</h2>")
         parts.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>" if notes else
                      "<p>None declared: no parameter was set to match the paper's tables.</p>")
-        parts.append("<h2>Runs</h2>" + _runs_table(runs))
+        parts.append("<h2>Runs</h2>" + _runs_table(runs) + _notes_html(run_notes(runs, definition)))
         failed = runs[runs["status"] == "failed"]
         if len(failed):
             parts.append("<h3>Failed runs</h3>" + _table(

@@ -537,7 +537,7 @@ mod tests {
         // --seed take it), but no TOML integer, so the override fell back to its digits' string.
         assert_eq!(
             shown_with(&[("run.seed", "18446744073709551615")]),
-            ["run.seed: is beyond TOML's integers (-2^63 to 2^63 - 1); allowed: 0 to 2^63 - 1 (`--seed` up to 2^64 - 1 replaces it), got 18446744073709551615"]
+            ["run.seed: is beyond TOML's integers (-2^63 to 2^63 - 1); allowed: 0 to 2^63 - 1 in a file (`--seed` or `--set run.seed=` give up to 2^64 - 1), got 18446744073709551615"]
         );
         // Each key's own range (the schema's), below as above, and for keys whose type is a number.
         assert_eq!(shown_with(&[("topology.pairs", "-99_999_999_999_999_999_999")]), ["topology.pairs: is beyond TOML's integers (-2^63 to 2^63 - 1); allowed: 1 to 100000 (a path: 1), got -99_999_999_999_999_999_999"]);

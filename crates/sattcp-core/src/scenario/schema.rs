@@ -69,7 +69,7 @@ pub const KEYS: &[Key] = &[
     key!("description", "string", "", Dflt::None, "", "", "Free text; no effect on the run."),
     // [run]
     key!("run.duration", "duration", DURATION_UNITS, Dflt::Value("\"100s\""), "> 0 and <= 1000000s", "", "Simulated time of the run."),
-    key!("run.seed", "integer", "", Dflt::Value("1"), "0 to 2^63 - 1 (`--seed` up to 2^64 - 1 replaces it)", "", "Master seed of the named random streams."),
+    key!("run.seed", "integer", "", Dflt::Value("1"), "0 to 2^63 - 1 in a file (`--seed` or `--set run.seed=` give up to 2^64 - 1)", "", "Master seed of the named random streams."),
     key!("run.chain_hops", "boolean", "", Dflt::Value("false"), "not with `app.kind = \"pingpong\"`", "", "A packet crosses a drop-tail link that only one other link feeds (a dumbbell's far access links, a path's later hops) without an event of its own: its outcome there is computed when it enters the feeder. Same results, fewer engine events (so another `digest` and `events`); off while a packet trace is recorded. Fewer events are not less time: 8-12% less CPU time on a one-pair dumbbell (`geo-bulk.toml`), where whole paths chain, but more where many flows share a path (a dumbbell: +10-13% at 100 flows, +57% at 100,000; bench/README.md, hop chaining). docs/architecture.md, hop chaining."),
     // [topology]
     key!("topology.kind", "string", "", Dflt::Value("\"dumbbell\""), "`dumbbell`, `path`, `graph`, `gateway`", "", "N sources -> router -> bottleneck -> router -> N sinks, one flow over a chain of hops (`[[links.path]]`), named nodes joined by `[[links.graph]]` with `topology.flows`, or seed 004's satellite gateway system (`[gateway]`)."),

@@ -99,6 +99,12 @@ for _f in FLAVOURS:
         # bugFix_ false: a second fast retransmit in one window
         f"bugfix_off_{_f}": (_f, 28, [14, 24, 26, 28], [], 6.0, "Agent/TCP set bugFix_ false", False),
     }
+    # ns-2's DelAckSink (interval_ 100 ms), one loss and three. With one loss Reno and NewReno
+    # stop at 4.1 s: at 4.11832 s a delayed-ACK timer and an arrival fall on the same instant,
+    # which ns-2's double-precision clock orders by rounding (the timer first), ours by
+    # scheduling order (the arrival, scheduled first)
+    FIDELITY[f"delack_{_f}"] = (_f, 28, [14], [], 4.1 if _f in ("reno", "newreno") else 6.0, "", True)
+    FIDELITY[f"delack_multi_{_f}"] = (_f, 28, [14, 26, 28], [], 6.0, "", True)
 for _f in ["reno", "newreno"]:
     FIDELITY[f"exitfr_off_{_f}"] = (_f, 28, [11, 12, 13, 14, 16, 17, 18, 19], [], 6.0, "Agent/TCP set exitFastRetrans_ false", False)
 # The seeds' choices in ns-2.35: Hoe's flywheel (newreno_changes_ 1) and Sack1's oldCode_.

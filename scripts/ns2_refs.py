@@ -105,6 +105,9 @@ for _f in FLAVOURS:
     # scheduling order (the arrival, scheduled first)
     FIDELITY[f"delack_{_f}"] = (_f, 28, [14], [], 4.1 if _f in ("reno", "newreno") else 6.0, "", True)
     FIDELITY[f"delack_multi_{_f}"] = (_f, 28, [14, 26, 28], [], 6.0, "", True)
+    # 40 arrivals lost in a row (minrto_ 0.2): the backoff passes 64 under rfc2988_ until the
+    # RTO reaches maxrto_ (60 s)
+    FIDELITY[f"outage_{_f}"] = (_f, 8, list(range(20, 60)), [], 250.0, "Agent/TCP set minrto_ 0.2", False)
 for _f in ["reno", "newreno"]:
     FIDELITY[f"exitfr_off_{_f}"] = (_f, 28, [11, 12, 13, 14, 16, 17, 18, 19], [], 6.0, "Agent/TCP set exitFastRetrans_ false", False)
 # The seeds' choices in ns-2.35: Hoe's flywheel (newreno_changes_ 1) and Sack1's oldCode_.

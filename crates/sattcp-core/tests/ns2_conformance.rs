@@ -709,6 +709,7 @@ mod fidelity {
             v.push((format!("bugfix_off_{f}"), f, 28, vec![14, 24, 26, 28], vec![], secs(6), |c| c.ns2.bug_fix = BugFix::Off));
             let delack_end = if matches!(f, "reno" | "newreno") { SimTime::from_millis(4100) } else { secs(6) };
             v.push((format!("delack_{f}"), f, 28, vec![14], vec![], delack_end, |c| c.delayed_ack = true));
+            v.push((format!("outage_{f}"), f, 8, (20..60).collect(), vec![], secs(250), |c| c.min_rto = SimTime::from_millis(200)));
             v.push((format!("delack_multi_{f}"), f, 28, vec![14, 26, 28], vec![], secs(6), |c| c.delayed_ack = true));
         }
         for f in ["reno", "newreno"] {

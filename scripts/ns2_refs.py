@@ -72,6 +72,70 @@ VARIANTS += [
     for agent in ["Tahoe", "Reno", "Sack1"]
 ]
 
+# Situations the suites do not cover, run by scripts/ns2_fidelity.tcl (Topology/net4 and the
+# tcpVariants defaults, FTP from 1 s): name -> (flavour, window, data drops, ACK drops, end (s),
+# Tcl lines run after the defaults, delayed-ACK sink). Written as `fid-<name>.txt`; compared by
+# tests/ns2_conformance.rs `fidelity`, which lists the same cases with our configuration.
+AGENTS = {
+    "tahoe": ("TCP", "TCPSink"),
+    "reno": ("TCP/Reno", "TCPSink"),
+    "newreno": ("TCP/Newreno", "TCPSink"),
+    "sack": ("TCP/Sack1", "TCPSink/Sack1"),
+}
+FIDELITY: dict[str, tuple[str, int, list[int], list[int], float, str, bool]] = {}
+for _f in FLAVOURS:
+    _backoff = [14, 29, 30, 31] if _f == "tahoe" else [14, 29, 43, 44]
+    FIDELITY |= {
+        # the fast retransmission lost too: a timeout
+        f"rtx_loss_{_f}": (_f, 28, [14, 29], [], 6.0, "", False),
+        # the retransmission lost again after each timeout: 1 s, 2 s, 4 s backed off
+        f"rto_backoff_{_f}": (_f, 28, _backoff, [], 12.0, "", False),
+        # too few packets in flight for three duplicates
+        f"small_window_{_f}": (_f, 4, [14], [], 6.0, "", False),
+        # limited by the receiver's window (8 packets) with two losses
+        f"rwnd8_{_f}": (_f, 8, [14, 20], [], 6.0, "", False),
+        # ACKs lost in slow start and among the duplicates
+        f"ack_loss_{_f}": (_f, 28, [14], [3, 16, 17, 20], 6.0, "", False),
+        # bugFix_ false: a second fast retransmit in one window
+        f"bugfix_off_{_f}": (_f, 28, [14, 24, 26, 28], [], 6.0, "Agent/TCP set bugFix_ false", False),
+    }
+    # ns-2's DelAckSink (interval_ 100 ms), one loss and three. With one loss Reno and NewReno
+    # stop at 4.1 s: at 4.11832 s a delayed-ACK timer and an arrival fall on the same instant,
+    # which ns-2's double-precision clock orders by rounding (the timer first), ours by
+    # scheduling order (the arrival, scheduled first)
+    FIDELITY[f"delack_{_f}"] = (_f, 28, [14], [], 4.1 if _f in ("reno", "newreno") else 6.0, "", True)
+    FIDELITY[f"delack_multi_{_f}"] = (_f, 28, [14, 26, 28], [], 6.0, "", True)
+    # 40 arrivals lost in a row (minrto_ 0.2): the backoff passes 64 under rfc2988_ until the
+    # RTO reaches maxrto_ (60 s)
+    FIDELITY[f"outage_{_f}"] = (_f, 8, list(range(20, 60)), [], 250.0, "Agent/TCP set minrto_ 0.2", False)
+for _f in ["reno", "newreno"]:
+    FIDELITY[f"exitfr_off_{_f}"] = (_f, 28, [11, 12, 13, 14, 16, 17, 18, 19], [], 6.0, "Agent/TCP set exitFastRetrans_ false", False)
+# The seeds' choices in ns-2.35: Hoe's flywheel (newreno_changes_ 1) and Sack1's oldCode_.
+FIDELITY["nrc1_threedrops_newreno"] = ("newreno", 28, [14, 26, 28], [], 6.0, "Agent/TCP/Newreno set newreno_changes_ 1", False)
+FIDELITY["nrc1_multiple_newreno"] = (
+    "newreno",
+    28,
+    [11, 12, 13, 14, 16, 17, 18, 19],
+    [],
+    6.0,
+    "Agent/TCP/Newreno set newreno_changes_ 1",
+    False,
+)
+FIDELITY["oldcode_threedrops_sack"] = ("sack", 28, [14, 26, 28], [], 6.0, "Agent/TCP/Sack1 set oldCode_ true", False)
+FIDELITY["oldcode_multiple_sack"] = ("sack", 28, [11, 12, 13, 14, 16, 17, 18, 19], [], 6.0, "Agent/TCP/Sack1 set oldCode_ true", False)
+
+
+def fidelity_events(work: Path, name: str) -> list[str]:
+    flavour, window, drops, ack_drops, end, extra, delack = FIDELITY[name]
+    agent, sink = AGENTS[flavour]
+    sink += "/DelAck" if delack else ""
+    args = [agent, sink, str(window), " ".join(map(str, drops)), " ".join(map(str, ack_drops)), str(end), extra]
+    tr = work / "all.tr"
+    tr.unlink(missing_ok=True)
+    subprocess.run(["ns", str(ROOT / "scripts/ns2_fidelity.tcl"), *args], cwd=work, capture_output=True, check=True)
+    return events([line.split() for line in tr.read_text().splitlines() if line.strip()])
+
+
 # raw2xg's plot of a sequence number: -s 0.01 -m 90 (test-suite-tcpVariants.tcl `finish`).
 WRAP = 90
 
@@ -142,7 +206,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--check-only", action="store_true", help="only compare with the shipped outputs")
-    ap.add_argument("--suite", action="append", help="only this suite (repeatable; default: all)")
+    ap.add_argument(
+        "--suite", action="append", help="only this suite (repeatable; `fidelity`: scripts/ns2_fidelity.tcl's cases; default: all)"
+    )
     a = ap.parse_args()
     if shutil.which("ns") is None or not TEST_DIR.exists():
         sys.exit("needs ns-2 and ns2-examples (apt-get install ns2 ns2-examples)")
@@ -192,6 +258,20 @@ def main() -> None:
                 "# s <time_ns> <seqno>: the sender hands packet <seqno> to its link; d: the network drops it",
             ]
             (a.out / f"{suite}-{test}-{variant}.txt").write_text("\n".join(head + events(rows)) + "\n")
+        if a.suite and "fidelity" not in a.suite:
+            return
+        for name, (flavour, window, drops, ack_drops, end, extra, delack) in FIDELITY.items():
+            ev = fidelity_events(work, name)
+            print(f"fidelity/{name}: {len(ev)} events")
+            if a.check_only:
+                continue
+            what = f"{AGENTS[flavour][0]}, window_ {window}, drops {drops}, ACK drops {ack_drops}, to {end} s"
+            what += (f", {extra}" if extra else "") + (", DelAck sink" if delack else "")
+            head = [
+                f"# ns-2 {version} scripts/ns2_fidelity.tcl fid-{name}: {what}, regenerated by scripts/ns2_refs.py",
+                "# s <time_ns> <seqno>: the sender hands packet <seqno> to its link; d: the network drops it",
+            ]
+            (a.out / f"fid-{name}.txt").write_text("\n".join(head + ev) + "\n")
 
 
 if __name__ == "__main__":

@@ -92,6 +92,8 @@ enum Node {
 enum Item {
     Arrive(Node, Seg),
     SenderTimer,
+    /// The receiver's delayed-ACK timer.
+    ReceiverTimer,
 }
 
 /// `Segment` ordered only for the heap's tie-breaker (never compared: the sequence is unique).
@@ -171,6 +173,13 @@ const NET4: Path = Path {
 /// Runs one test on `path`: returns our events until the test's end. Queue overflows are recorded as drops (at the time the packet
 /// reaches the full queue, as ns-2's `d` event).
 fn simulate_on(cfg: &TcpConfig, path: &Path, drops: &[u64]) -> Vec<Ev> {
+    simulate_lossy(cfg, path, drops, &[])
+}
+
+/// [`simulate_on`] with ACKs lost too: `ack_drops` lists the n-th packets of the flow to
+/// leave k1 (counted from 0 with the SYN-ACK), dropped before they enter k1's queue (ns-2's
+/// `ErrorModel/List` at the head of the link k1 -> r1).
+fn simulate_lossy(cfg: &TcpConfig, path: &Path, drops: &[u64], ack_drops: &[u64]) -> Vec<Ev> {
     let rng = RngFactory::new(1);
     let limit = |n| if cfg.ns2.drop_tail_ns2 { QueueLimit::PacketsNs2(n) } else { QueueLimit::Packets(n) };
     let link = |name: &str, (rate, delay): (Rate, SimTime), lim| Link::new(name.into(), 0, 1, rate, delay, 0.0, lim, rng.stream(name));
@@ -188,7 +197,9 @@ fn simulate_on(cfg: &TcpConfig, path: &Path, drops: &[u64]) -> Vec<Ev> {
     let mut evs = Vec::new();
     let mut out = Vec::new();
     let mut arrivals_at_r1 = 0u64;
+    let mut acks_at_k1 = 0u64;
     let mut armed: Option<SimTime> = None;
+    let mut rcv_armed: Option<SimTime> = None;
     snd.connect(path.start, &mut out);
     snd.app_send(path.start, 1 << 40, &mut out);
     let mut now = path.start;
@@ -231,11 +242,25 @@ fn simulate_on(cfg: &TcpConfig, path: &Path, drops: &[u64]) -> Vec<Ev> {
                     }
                 }
             }
-            Item::Arrive(Node::K1, Seg(seg)) => {
+            Item::ReceiverTimer | Item::Arrive(Node::K1, _) => {
                 let mut acks = Vec::new();
-                rcv.on_segment(now, &seg, &mut acks);
+                match item {
+                    Item::Arrive(_, Seg(seg)) => rcv.on_segment(now, &seg, &mut acks),
+                    _ if rcv.poll_at() == Some(now) => rcv.on_timer(now, &mut acks),
+                    _ => {}
+                }
+                if rcv.poll_at() != rcv_armed {
+                    rcv_armed = rcv.poll_at();
+                    if let Some(t) = rcv_armed {
+                        net.push(t, Item::ReceiverTimer);
+                    }
+                }
                 for a in acks {
-                    assert!(net.offer(Node::K1, now, a), "an ACK lost at k1: none in these tests");
+                    let n = acks_at_k1;
+                    acks_at_k1 += 1;
+                    if !ack_drops.contains(&n) {
+                        assert!(net.offer(Node::K1, now, a), "an ACK lost at k1's queue: none in these tests");
+                    }
                 }
             }
             Item::Arrive(Node::R1Ack, Seg(seg)) => assert!(net.offer(Node::R1Ack, now, seg), "an ACK lost at r1: none in these tests"),
@@ -306,8 +331,11 @@ fn compare_run(reference_name: &str, cfg: &TcpConfig, drops: &[u64]) -> Option<S
 
 /// [`compare_run`] on `path`.
 fn compare_run_on(reference_name: &str, cfg: &TcpConfig, path: &Path, drops: &[u64]) -> Option<String> {
-    let test = reference_name;
-    let ours = simulate_on(cfg, path, drops);
+    compare_events(reference_name, simulate_on(cfg, path, drops))
+}
+
+/// Compares `ours` with the reference file `test`; returns the first divergence as text.
+fn compare_events(test: &str, ours: Vec<Ev>) -> Option<String> {
     let theirs = reference(test);
     let n = ours.len().max(theirs.len());
     if std::env::var("SATTCP_NS2_DUMP").is_ok_and(|t| t == test) {
@@ -647,5 +675,65 @@ mod through_the_engine {
             }
         }
         assert!(bad.is_empty(), "{} of 48 tests differ from ns-2.35 through the engine:\n{}", bad.len(), bad.join("\n"));
+    }
+}
+
+/// Situations the suites do not cover, each run by ns-2.35 on the tcpVariants path with that
+/// suite's defaults (scripts/ns2_fidelity.tcl; `FIDELITY` in scripts/ns2_refs.py lists the same
+/// cases, which write `tests/data/ns2/fid-<name>.txt`): lost retransmissions, timeouts backed
+/// off, windows too small for three duplicates, the receiver's window, lost ACKs, ns-2's
+/// switches off their profile values (`bugFix_`, `exitFastRetrans_`) and the seeds' NewReno
+/// flywheel (`newreno_changes_ 1`) and Sack1 `oldCode_`.
+mod fidelity {
+    use super::*;
+    use sattcp_core::tcp::ns2::BugFix;
+
+    /// One case: (name, flavour, window in packets, data drops, ACK drops, end, tweak).
+    /// ns-2's `TCPSink/DelAck` (`interval_` 100 ms) is `delayed_ack` (`delack_timeout` 100 ms).
+    /// With one loss, Reno's and NewReno's compare to 4.1 s: at 4.11832 s a delayed-ACK timer
+    /// and a data arrival fall on the same instant, which ns-2's double-precision clock orders
+    /// by rounding (the timer first), ours by scheduling order (the arrival, scheduled first).
+    type Case = (String, &'static str, u64, Vec<u64>, Vec<u64>, SimTime, fn(&mut TcpConfig));
+
+    fn cases() -> Vec<Case> {
+        const MULTIPLE: [u64; 8] = [11, 12, 13, 14, 16, 17, 18, 19];
+        let secs = SimTime::from_secs;
+        let mut v: Vec<Case> = Vec::new();
+        for f in FLAVOURS {
+            let backoff = if f == "tahoe" { vec![14, 29, 30, 31] } else { vec![14, 29, 43, 44] };
+            v.push((format!("rtx_loss_{f}"), f, 28, vec![14, 29], vec![], secs(6), |_| {}));
+            v.push((format!("rto_backoff_{f}"), f, 28, backoff, vec![], secs(12), |_| {}));
+            v.push((format!("small_window_{f}"), f, 4, vec![14], vec![], secs(6), |_| {}));
+            v.push((format!("rwnd8_{f}"), f, 8, vec![14, 20], vec![], secs(6), |_| {}));
+            v.push((format!("ack_loss_{f}"), f, 28, vec![14], vec![3, 16, 17, 20], secs(6), |_| {}));
+            v.push((format!("bugfix_off_{f}"), f, 28, vec![14, 24, 26, 28], vec![], secs(6), |c| c.ns2.bug_fix = BugFix::Off));
+            let delack_end = if matches!(f, "reno" | "newreno") { SimTime::from_millis(4100) } else { secs(6) };
+            v.push((format!("delack_{f}"), f, 28, vec![14], vec![], delack_end, |c| c.delayed_ack = true));
+            v.push((format!("outage_{f}"), f, 8, (20..60).collect(), vec![], secs(250), |c| c.min_rto = SimTime::from_millis(200)));
+            v.push((format!("delack_multi_{f}"), f, 28, vec![14, 26, 28], vec![], secs(6), |c| c.delayed_ack = true));
+        }
+        for f in ["reno", "newreno"] {
+            v.push((format!("exitfr_off_{f}"), f, 28, MULTIPLE.to_vec(), vec![], secs(6), |c| c.ns2.exit_fast_retrans = false));
+        }
+        v.push(("nrc1_threedrops_newreno".into(), "newreno", 28, vec![14, 26, 28], vec![], secs(6), |c| c.ns2.newreno_changes = 1));
+        v.push(("nrc1_multiple_newreno".into(), "newreno", 28, MULTIPLE.to_vec(), vec![], secs(6), |c| c.ns2.newreno_changes = 1));
+        v.push(("oldcode_threedrops_sack".into(), "sack", 28, vec![14, 26, 28], vec![], secs(6), |c| c.ns2.sack_old_code = true));
+        v.push(("oldcode_multiple_sack".into(), "sack", 28, MULTIPLE.to_vec(), vec![], secs(6), |c| c.ns2.sack_old_code = true));
+        v
+    }
+
+    #[test]
+    fn situations_the_suites_do_not_cover_match_ns2_packet_for_packet() {
+        let all = cases();
+        let mut bad = Vec::new();
+        for (name, flavour, window, drops, ack_drops, end, tweak) in &all {
+            let mut cfg = config(flavour, false);
+            cfg.rcv_window_field = (window * MSS) as u16;
+            cfg.initial_ssthresh = window * MSS; // ns-2 reset(): ssthresh_ = int(wnd_)
+            tweak(&mut cfg);
+            let path = Path { end: *end, ..NET4 };
+            bad.extend(compare_events(&format!("fid-{name}"), simulate_lossy(&cfg, &path, drops, ack_drops)));
+        }
+        assert!(bad.is_empty(), "{} of {} cases differ from ns-2.35:\n{}", bad.len(), all.len(), bad.join("\n"));
     }
 }

@@ -151,8 +151,12 @@ impl TcpReceiver {
         }
         let in_order = start <= advanced_from && self.rcv_nxt > advanced_from;
         // RFC 5681 §4.2: out-of-order segments, and segments that fill a hole, are ACKed
-        // at once; in-order data may wait for a second segment or the timer.
-        let filled_hole = in_order && !self.reported.is_empty();
+        // at once; in-order data may wait for a second segment or the timer. A segment fills
+        // a hole when the cumulative ACK moves past its end (it joined data held above it),
+        // as ns-2's `DelAckSink` delays only if `th->seqno() == acker_->Seqno()`. (Until
+        // 2026-12, "the last ACK reported SACK blocks": without SACK a hole-filling segment
+        // waited for the delayed-ACK timer.)
+        let filled_hole = in_order && self.rcv_nxt > end;
         if self.delayed_ack && in_order && !filled_hole && self.ooo.is_empty() {
             match self.delack {
                 DelAck::Idle => {
@@ -635,6 +639,27 @@ mod tests {
         // Out of order: at once.
         r.on_segment(SimTime::from_millis(3), &data_seg(4), &mut out);
         assert_eq!(out.len(), 3);
+    }
+
+    /// RFC 5681 §4.2 (ns-2 `DelAckSink`): a segment that fills a hole is acknowledged at once,
+    /// with or without SACK (without it, it used to wait for the timer); a segment that
+    /// only partly fills it too, since data still waits above.
+    #[test]
+    fn a_segment_that_fills_a_hole_is_acknowledged_at_once_without_sack() {
+        for sack in [false, true] {
+            let mut r = TcpReceiver::new(TcpConfig { delayed_ack: true, sack, mss: MSS as u32, ..Default::default() });
+            r.on_segment(SimTime::ZERO, &Segment { flags: flags::SYN, sack_permitted: sack, ..Default::default() }, &mut Vec::new());
+            let mut out = Vec::new();
+            for i in [0, 1, 3, 4] {
+                r.on_segment(SimTime::ZERO, &data_seg(i), &mut out);
+            }
+            assert_eq!(out.len(), 3, "sack {sack}: the pair, then the two out of order");
+            r.on_segment(SimTime::from_millis(1), &data_seg(2), &mut out);
+            assert_eq!((out.len(), out[3].ack, r.poll_at()), (4, 5001, None), "sack {sack}: the hole filled, at once");
+            r.on_segment(SimTime::from_millis(2), &data_seg(7), &mut out);
+            r.on_segment(SimTime::from_millis(3), &data_seg(5), &mut out);
+            assert_eq!((out.len(), out[5].ack), (6, 6001), "sack {sack}: part of a hole, at once");
+        }
     }
 
     /// Data that arrives again (a spurious retransmission) is acknowledged at once, delayed ACKs

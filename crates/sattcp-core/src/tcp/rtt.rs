@@ -53,7 +53,8 @@ const SRTT_BITS: u32 = 3;
 const RTTVAR_BITS: u32 = 2;
 /// RTO = srtt + 2^RTTVAR_EXP * rttvar (RFC 6298 (2.3): K = 4).
 const RTTVAR_EXP: u32 = 2;
-/// Backoff multiplier cap (ns-2 `rtt_backoff()`: `if (t_backoff_ < 64) t_backoff_ <<= 1`).
+/// Backoff multiplier cap (ns-2 `rtt_backoff()`: `if (t_backoff_ < 64) t_backoff_ <<= 1`; with
+/// `rfc2988_` it doubles further while the RTO is below `maxrto_`).
 const MAX_BACKOFF: u64 = 64;
 /// ns-2 `rtt_timeout()`: "if (timeout < 2 * tcp_tick_) timeout = 2 * tcp_tick_".
 const MIN_RTO_TICKS: u64 = 2;
@@ -65,7 +66,7 @@ const CLOBBER_BACKOFF: u64 = 8;
 /// (`CheckForReciprocalPowerOfTwo`: 1/8 -> 3, 1/4 -> 2), so `IntegerUpdate` runs.
 const NS3_RTT_SHIFT: u32 = 3;
 const NS3_VAR_SHIFT: u32 = 2;
-/// Past this backoff ns-3's RTO is at `max_rto` whatever the estimate (it doubles `m_rto`
+/// Past this backoff ns-3's RTO (and ns-2's with `rfc2988_`) is at `max_rto` whatever the estimate (it doubles `m_rto`
 /// itself, at most 60 s, with no cap on the count): 2^20 times the smallest RTO is far above
 /// any cap, and the product stays within u64 nanoseconds.
 const MAX_BACKOFF_NS3: u64 = 1 << 20;
@@ -249,7 +250,9 @@ impl RttEstimator {
             return;
         }
         self.timing = None;
-        if self.backoff < MAX_BACKOFF {
+        // ns-2 `rtt_backoff()`: `if (t_backoff_ < 64 || (rfc2988_ && rtt_timeout() < maxrto_))`:
+        // with `rfc2988_` the backoff goes on doubling past 64 until the RTO reaches `maxrto_`.
+        if self.backoff < MAX_BACKOFF || (self.rfc2988 && self.backoff < MAX_BACKOFF_NS3 && self.rto() < self.max_rto) {
             self.backoff <<= 1;
         }
         if self.backoff > CLOBBER_BACKOFF && self.srtt != 0 {
@@ -352,6 +355,25 @@ mod tests {
         sample(&mut ours, 10, 590);
         ours.on_timeout(0);
         assert_eq!(ours.rto(), SimTime::from_secs(3));
+    }
+
+    /// ns-2 `rtt_backoff()`: without `rfc2988_` the backoff stops at 64; with it, it doubles
+    /// while the RTO is below `maxrto_` (0.37 s: 23.68 s at 64, 47.36 s at 128, then 60 s).
+    #[test]
+    fn with_rfc2988_the_backoff_passes_64_until_the_rto_reaches_max_rto() {
+        for (rfc2988, last) in [(false, 23_680), (true, 60_000)] {
+            let mut e = RttEstimator::new(SimTime::from_millis(10), SimTime::from_secs(6), SimTime::from_millis(200), SimTime::from_secs(60)).with_ns2(SimTime::ZERO, rfc2988);
+            e.rtxcur = SimTime::from_millis(370); // as after samples (fid-outage_*)
+            let rtos: Vec<u64> = (0..10)
+                .map(|_| {
+                    e.on_timeout(0);
+                    e.rto().as_nanos() / 1_000_000
+                })
+                .collect();
+            assert_eq!(rtos[5], 23_680, "rfc2988 {rfc2988}: backoff 64");
+            assert_eq!(rtos[9], last, "rfc2988 {rfc2988}: {rtos:?}");
+            assert_eq!(rtos[6], if rfc2988 { 47_360 } else { 23_680 });
+        }
     }
 
     #[test]

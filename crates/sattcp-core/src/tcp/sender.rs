@@ -709,6 +709,11 @@ impl TcpSender {
             // The SYN or the SYN-ACK was lost: the window after the handshake is one segment.
             self.initial_window = SYN_LOSS_INITIAL_WINDOW_SEGMENTS * self.win.mss;
             self.win.cwnd = self.initial_window;
+            if self.ns2.syn_timeout_ssthresh {
+                // ns-2 `timeout()` takes the SYN for a lost packet 0, sent in a window of one:
+                // ssthresh_ = max(int(1/2), 2) (tcp/ns2.rs).
+                self.win.ssthresh = super::cc::reno::MIN_SSTHRESH_SEGMENTS * self.win.mss;
+            }
             self.send_syn(out);
             self.arm(now);
             return;
@@ -1183,6 +1188,28 @@ mod tests {
         // Without the loss: the configured window, four segments.
         let (_, out) = established(TcpConfig { initial_cwnd: 4, ..cfg() }, 100 * MSS);
         assert_eq!(out.len(), 4);
+    }
+
+    /// ns-2 `syn_timeout_ssthresh` (tcp/ns2.rs): ns-2's `timeout()` takes the lost SYN for a
+    /// lost packet 0 sent in a window of one, ssthresh_ = max(int(1/2), 2): after the SYN-ACK's
+    /// one segment, the second ACK finds cwnd = ssthresh = 2 and grows by 1/cwnd.
+    #[test]
+    fn ns2_cuts_ssthresh_to_two_segments_on_a_lost_syn() {
+        let mut c = TcpConfig { initial_cwnd: 2, ..cfg() };
+        c.ns2.syn_timeout_ssthresh = true;
+        let (mut s, out) = established_after_a_lost_syn(c, 100 * MSS);
+        assert_eq!(seqs(&out), vec![(1, 1000, 0)]);
+        assert_eq!((s.cwnd(), s.ssthresh()), (MSS, 2 * MSS), "ns-2: ssthresh_ 2, wnd_init_ 1");
+        let mut out = Vec::new();
+        s.on_segment(SimTime::from_millis(3200), &ack(1001), &mut out);
+        assert_eq!(s.cwnd(), 2 * MSS, "slow start up to ssthresh");
+        s.on_segment(SimTime::from_millis(3300), &ack(2001), &mut out);
+        assert_eq!(s.cwnd(), 2 * MSS + MSS / 2, "congestion avoidance: + MSS*MSS/cwnd");
+        // A second lost SYN changes nothing more; without a loss the switch does nothing.
+        let mut c = TcpConfig { initial_cwnd: 2, ..cfg() };
+        c.ns2.syn_timeout_ssthresh = true;
+        let (s, _) = established(c, 100 * MSS);
+        assert_eq!((s.cwnd(), s.ssthresh()), (2 * MSS, 64 * MSS));
     }
 
     /// `tcp.rto_backoff_reset` (config.rs `BackoffReset`): after a timeout the go-back-N's

@@ -108,6 +108,11 @@ for _f in FLAVOURS:
     # 40 arrivals lost in a row (minrto_ 0.2): the backoff passes 64 under rfc2988_ until the
     # RTO reaches maxrto_ (60 s)
     FIDELITY[f"outage_{_f}"] = (_f, 8, list(range(20, 60)), [], 250.0, "Agent/TCP set minrto_ 0.2", False)
+    # the SYN (packet 0) lost: resent at rtxcur_init_ (7 s); timeout() then treats it as a
+    # lost packet 0 (ssthresh_ 2 and, with bugfix_ss_, wnd_init_ 1; RFC 5681 §3.1). To 14.425 s:
+    # at 14.42556 s an arrival at r1 and a departure from its full queue fall on the same
+    # instant (the exact ties of `delack` above)
+    FIDELITY[f"syn_loss_{_f}"] = (_f, 28, [0], [], 14.425, "", False)
 for _f in ["reno", "newreno"]:
     FIDELITY[f"exitfr_off_{_f}"] = (_f, 28, [11, 12, 13, 14, 16, 17, 18, 19], [], 6.0, "Agent/TCP set exitFastRetrans_ false", False)
 # The seeds' choices in ns-2.35: Hoe's flywheel (newreno_changes_ 1) and Sack1's oldCode_.

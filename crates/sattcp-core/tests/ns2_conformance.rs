@@ -387,7 +387,8 @@ fn tcp_variants_with_limited_transmit_match_ns2_packet_for_packet() {
 /// newreno suite's test below needs it),
 /// `drop_tail_ns2` (no queue overflows), `precision_reduce` (the suite turns it off; the sack
 /// suite's test below needs it), `tick_phase` (every RTO is at the 1 s floor;
-/// `tick_phase_is_ns2s_boot_time` needs it).
+/// `tick_phase_is_ns2s_boot_time` needs it), `syn_timeout_ssthresh` (no SYN is lost; the
+/// fidelity case `syn_loss` needs it).
 #[test]
 fn every_switch_of_the_profile_is_needed() {
     use sattcp_core::tcp::ns2::BugFix;
@@ -711,6 +712,7 @@ mod fidelity {
             v.push((format!("delack_{f}"), f, 28, vec![14], vec![], delack_end, |c| c.delayed_ack = true));
             v.push((format!("outage_{f}"), f, 8, (20..60).collect(), vec![], secs(250), |c| c.min_rto = SimTime::from_millis(200)));
             v.push((format!("delack_multi_{f}"), f, 28, vec![14, 26, 28], vec![], secs(6), |c| c.delayed_ack = true));
+            v.push((format!("syn_loss_{f}"), f, 28, vec![0], vec![], SimTime::from_millis(14_425), |_| {}));
         }
         for f in ["reno", "newreno"] {
             v.push((format!("exitfr_off_{f}"), f, 28, MULTIPLE.to_vec(), vec![], secs(6), |c| c.ns2.exit_fast_retrans = false));
@@ -722,18 +724,33 @@ mod fidelity {
         v
     }
 
+    /// Runs one case with `also` applied after its tweak; the first divergence, or None.
+    fn compare_case((name, flavour, window, drops, ack_drops, end, tweak): &Case, also: impl Fn(&mut TcpConfig)) -> Option<String> {
+        let mut cfg = config(flavour, false);
+        cfg.rcv_window_field = (window * MSS) as u16;
+        cfg.initial_ssthresh = window * MSS; // ns-2 reset(): ssthresh_ = int(wnd_)
+        tweak(&mut cfg);
+        also(&mut cfg);
+        let path = Path { end: *end, ..NET4 };
+        compare_events(&format!("fid-{name}"), simulate_lossy(&cfg, &path, drops, ack_drops))
+    }
+
     #[test]
     fn situations_the_suites_do_not_cover_match_ns2_packet_for_packet() {
         let all = cases();
-        let mut bad = Vec::new();
-        for (name, flavour, window, drops, ack_drops, end, tweak) in &all {
-            let mut cfg = config(flavour, false);
-            cfg.rcv_window_field = (window * MSS) as u16;
-            cfg.initial_ssthresh = window * MSS; // ns-2 reset(): ssthresh_ = int(wnd_)
-            tweak(&mut cfg);
-            let path = Path { end: *end, ..NET4 };
-            bad.extend(compare_events(&format!("fid-{name}"), simulate_lossy(&cfg, &path, drops, ack_drops)));
-        }
+        let bad: Vec<String> = all.iter().filter_map(|c| compare_case(c, |_| {})).collect();
         assert!(bad.is_empty(), "{} of {} cases differ from ns-2.35:\n{}", bad.len(), all.len(), bad.join("\n"));
+    }
+
+    /// The lost SYN needs `syn_timeout_ssthresh` (ns-2's ssthresh_ 2) besides the one-segment
+    /// initial window that every profile has: without the switch each `syn_loss` case differs
+    /// (slow start to the window of 28 instead of congestion avoidance from 2).
+    #[test]
+    fn a_lost_syn_needs_the_ssthresh_cut() {
+        let syn: Vec<Case> = cases().into_iter().filter(|c| c.0.starts_with("syn_loss_")).collect();
+        assert_eq!(syn.len(), FLAVOURS.len());
+        for c in &syn {
+            assert!(compare_case(c, |c| c.ns2.syn_timeout_ssthresh = false).is_some(), "{}: the same without the switch", c.0);
+        }
     }
 }

@@ -227,6 +227,7 @@ pub struct RawNs2 {
     pub sack_old_code: Option<bool>,
     pub sack_dupack_needs_news: Option<bool>,
     pub rfc2988_rto: Option<bool>,
+    pub syn_timeout_ssthresh: Option<bool>,
     pub tick_phase: Option<Val>,
     pub random_tick_phase: Option<bool>,
     pub sack_option_bytes: Option<bool>,

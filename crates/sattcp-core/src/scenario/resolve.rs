@@ -122,6 +122,7 @@ fn fill_tcp(tcp: &mut RawTcp, t: &TcpConfig) {
     fill(&mut rn.sack_old_code, n.sack_old_code);
     fill(&mut rn.sack_dupack_needs_news, n.sack_dupack_needs_news);
     fill(&mut rn.rfc2988_rto, n.rfc2988_rto);
+    fill(&mut rn.syn_timeout_ssthresh, n.syn_timeout_ssthresh);
     fill(&mut rn.tick_phase, dur(n.tick_phase));
     fill(&mut rn.random_tick_phase, n.random_tick_phase);
     fill(&mut rn.sack_option_bytes, n.sack_option_bytes);

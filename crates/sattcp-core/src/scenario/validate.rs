@@ -842,6 +842,7 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: Bdp) -> TcpConfig {
         set(&mut w.sack_old_code, n.sack_old_code);
         set(&mut w.sack_dupack_needs_news, n.sack_dupack_needs_news);
         set(&mut w.rfc2988_rto, n.rfc2988_rto);
+        set(&mut w.syn_timeout_ssthresh, n.syn_timeout_ssthresh);
         let phase = w.tick_phase;
         w.tick_phase = c.duration(&format!("{p}.ns2.tick_phase"), n.tick_phase.as_ref(), phase);
         set(&mut w.sack_option_bytes, n.sack_option_bytes);

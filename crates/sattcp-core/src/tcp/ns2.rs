@@ -69,6 +69,11 @@ pub struct Ns2Compat {
     /// ns-2 `rfc2988_`: an RTO below `minrto_` is raised to it before the backoff multiplies
     /// (`minrto_ * t_backoff_`); off: the backed-off RTO is floored at `min_rto`.
     pub rfc2988_rto: bool,
+    /// ns-2 `timeout()` on a lost SYN: ns-2 takes the SYN for a lost packet 0 sent in a window
+    /// of one, so ssthresh_ = max(int(1/2), 2) = 2 packets and the connection starts in
+    /// congestion avoidance after the SYN-ACK's window of one (`wnd_init_ = 1`, RFC 5681 §3.1,
+    /// which every profile has). Off: a lost SYN keeps `initial_ssthresh`.
+    pub syn_timeout_ssthresh: bool,
     /// ns-2 `boot_time_`: the phase of the RTT tick grid (ns-2 draws it at random per agent,
     /// `Random::uniform(tcpTick_)`; here it is given, 0 = ticks at multiples of the granularity;
     /// the profile's is ns-2's draw for the suites' sender, [`Ns2Compat::boot_time`]).
@@ -102,6 +107,7 @@ impl Default for Ns2Compat {
             sack_old_code: true,
             sack_dupack_needs_news: false,
             rfc2988_rto: false,
+            syn_timeout_ssthresh: false,
             tick_phase: SimTime::ZERO,
             random_tick_phase: false,
             sack_option_bytes: false,
@@ -137,7 +143,7 @@ impl Ns2Compat {
     /// ns-2.35's agents as `test-suite-tcpVariants.tcl` configures them (`bugFix_ true`,
     /// `exitFastRetrans_ true`, `newreno_changes_ 0`, `newreno_changes1_ 0`,
     /// `partial_window_deflation_ 0`, `singledup_ 0`, `oldCode_ false`, `rfc2988_ true`,
-    /// `precisionReduce_ false`).
+    /// `precisionReduce_ false`; a lost SYN cuts ssthresh_ as `timeout()` does).
     pub fn ns235() -> Self {
         Ns2Compat {
             window_arith: true,
@@ -151,6 +157,7 @@ impl Ns2Compat {
             sack_old_code: false,
             sack_dupack_needs_news: true,
             rfc2988_rto: true,
+            syn_timeout_ssthresh: true,
             tick_phase: Ns2Compat::boot_time(NS235_TICK),
             random_tick_phase: false,
             sack_option_bytes: true,

@@ -94,6 +94,11 @@ pub struct SenderStats {
 /// (the interval itself at `max_rto`), so it cannot overflow.
 const MAX_PERSIST_BACKOFF: u32 = 16;
 
+/// RFC 5681 §3.1: "if the SYN or SYN/ACK is lost, the initial window used by a sender after a
+/// correctly transmitted SYN MUST be one segment" (Linux `tcp_init_transfer()`: cwnd 1 after a
+/// retransmitted SYN; ns-2 `timeout()` with `bugfix_ss_`: `wnd_init_ = 1`).
+const SYN_LOSS_INITIAL_WINDOW_SEGMENTS: u64 = 1;
+
 /// RFC 8985 §6.2: the reordering window starts at min_RTT / 4 (Linux `tcp_rack_reo_wnd()`).
 const RACK_REO_WND_DIVISOR: u64 = 4;
 
@@ -211,6 +216,9 @@ pub struct TcpSender {
     cc: Cc,
     /// Consecutive persist expiries (the backoff shift).
     persist_backoff: u32,
+    /// The initial window in bytes (RFC 5681's IW): `cfg.initial_cwnd` segments, one after a
+    /// SYN timeout; also the window of a slow-start restart (RFC 5681 §4.1, ns-2 `wnd_init_`).
+    initial_window: u64,
     // Cold.
     cfg: TcpConfig,
     rate: RateEstimator,
@@ -256,6 +264,7 @@ impl TcpSender {
             pacer: Pacer::default(),
             pace_wait: None,
             persist_backoff: 0,
+            initial_window: win.cwnd,
             probe: None,
             write_blocked: false,
             writable: false,
@@ -687,7 +696,7 @@ impl TcpSender {
             // recover_ = maxseq_ as after any timeout. The timer then stays idle: a further
             // expiry would change nothing.
             if self.slow_start_restart {
-                self.win.cwnd = self.cc.on_idle_restart(&self.win, self.cfg.initial_cwnd as u64 * self.win.mss);
+                self.win.cwnd = self.cc.on_idle_restart(&self.win, self.initial_window);
                 self.recover = self.snd_max;
                 self.after_timeout = true;
                 self.stats.idle_restarts += 1;
@@ -697,6 +706,14 @@ impl TcpSender {
         self.stats.timeouts += 1;
         self.rtt.on_timeout(self.snd_max);
         if self.phase == Phase::SynSent {
+            // The SYN or the SYN-ACK was lost: the window after the handshake is one segment.
+            self.initial_window = SYN_LOSS_INITIAL_WINDOW_SEGMENTS * self.win.mss;
+            self.win.cwnd = self.initial_window;
+            if self.ns2.syn_timeout_ssthresh {
+                // ns-2 `timeout()` takes the SYN for a lost packet 0, sent in a window of one:
+                // ssthresh_ = max(int(1/2), 2) (tcp/ns2.rs).
+                self.win.ssthresh = super::cc::reno::MIN_SSTHRESH_SEGMENTS * self.win.mss;
+            }
             self.send_syn(out);
             self.arm(now);
             return;
@@ -1134,6 +1151,65 @@ mod tests {
         assert!(out[1].is_syn());
         assert_eq!(s.poll_at(), Some(SimTime::from_secs(9)), "backed off to 6 s");
         assert_eq!(s.stats().timeouts, 1);
+    }
+
+    /// A sender whose SYN (or the SYN-ACK) was lost once: resent at the initial RTO (3 s),
+    /// answered 100 ms later, with `bytes` offered; returns it and what the SYN-ACK sent.
+    fn established_after_a_lost_syn(cfg: TcpConfig, bytes: u64) -> (TcpSender, Vec<Segment>) {
+        let mut s = TcpSender::new(cfg);
+        let mut out = Vec::new();
+        s.connect(T0, &mut out);
+        s.app_send(T0, bytes, &mut out);
+        s.on_timer(SimTime::from_secs(3), &mut out);
+        assert_eq!((out.len(), out[1].is_syn()), (2, true), "the SYN twice, no data");
+        out.clear();
+        s.on_segment(SimTime::from_millis(3100), &SYN_ACK, &mut out);
+        (s, out)
+    }
+
+    /// RFC 5681 §3.1: "if the SYN or SYN/ACK is lost, the initial window used by a sender
+    /// after a correctly transmitted SYN MUST be one segment"; ssthresh is kept, so slow start
+    /// goes on from one segment. The slow-start restart after idle (RFC 5681 §4.1's IW) is
+    /// that one segment too.
+    #[test]
+    fn a_lost_syn_leaves_an_initial_window_of_one_segment() {
+        let (mut s, out) = established_after_a_lost_syn(TcpConfig { initial_cwnd: 4, ..cfg() }, 100 * MSS);
+        assert_eq!(seqs(&out), vec![(1, 1000, 0)], "one segment where the initial window is four");
+        assert_eq!((s.cwnd(), s.ssthresh()), (MSS, 64 * MSS));
+        let mut out = Vec::new();
+        s.on_segment(SimTime::from_millis(3200), &ack(1001), &mut out);
+        assert_eq!(seqs(&out), vec![(1001, 1000, 0), (2001, 1000, 0)], "slow start: one more per ACK");
+        // The restart window after idle is the one-segment initial window.
+        let (mut s, _) = established_after_a_lost_syn(TcpConfig { initial_cwnd: 4, ..cfg() }, 10 * MSS);
+        let t = ack_everything(&mut s, SimTime::from_millis(3100));
+        let deadline = s.poll_at().expect("the idle timer");
+        s.on_timer(deadline, &mut out);
+        assert_eq!((s.cwnd(), s.stats().idle_restarts), (MSS, 1), "restart at one segment (idle since {t})");
+        // Without the loss: the configured window, four segments.
+        let (_, out) = established(TcpConfig { initial_cwnd: 4, ..cfg() }, 100 * MSS);
+        assert_eq!(out.len(), 4);
+    }
+
+    /// ns-2 `syn_timeout_ssthresh` (tcp/ns2.rs): ns-2's `timeout()` takes the lost SYN for a
+    /// lost packet 0 sent in a window of one, ssthresh_ = max(int(1/2), 2): after the SYN-ACK's
+    /// one segment, the second ACK finds cwnd = ssthresh = 2 and grows by 1/cwnd.
+    #[test]
+    fn ns2_cuts_ssthresh_to_two_segments_on_a_lost_syn() {
+        let mut c = TcpConfig { initial_cwnd: 2, ..cfg() };
+        c.ns2.syn_timeout_ssthresh = true;
+        let (mut s, out) = established_after_a_lost_syn(c, 100 * MSS);
+        assert_eq!(seqs(&out), vec![(1, 1000, 0)]);
+        assert_eq!((s.cwnd(), s.ssthresh()), (MSS, 2 * MSS), "ns-2: ssthresh_ 2, wnd_init_ 1");
+        let mut out = Vec::new();
+        s.on_segment(SimTime::from_millis(3200), &ack(1001), &mut out);
+        assert_eq!(s.cwnd(), 2 * MSS, "slow start up to ssthresh");
+        s.on_segment(SimTime::from_millis(3300), &ack(2001), &mut out);
+        assert_eq!(s.cwnd(), 2 * MSS + MSS / 2, "congestion avoidance: + MSS*MSS/cwnd");
+        // A second lost SYN changes nothing more; without a loss the switch does nothing.
+        let mut c = TcpConfig { initial_cwnd: 2, ..cfg() };
+        c.ns2.syn_timeout_ssthresh = true;
+        let (s, _) = established(c, 100 * MSS);
+        assert_eq!((s.cwnd(), s.ssthresh()), (2 * MSS, 64 * MSS));
     }
 
     /// `tcp.rto_backoff_reset` (config.rs `BackoffReset`): after a timeout the go-back-N's

@@ -278,6 +278,24 @@ def test_teardown_after_an_error_inside(privileged: Path, tmp_path: Path) -> Non
     assert em.stats is not None and em.stats["config"]["rate_bps"] == 2_000_000
 
 
+def test_an_interrupted_setup_removes_the_namespace_being_made(privileged: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ctrl-C while `ip netns add` runs: the namespace may exist before the call returns.
+    s = _scenario(tmp_path, 'rate = "2Mbps"\n')
+    real_ip = emulate._ip
+
+    def interrupted(*args: str) -> None:
+        real_ip(*args)
+        if args[:2] == ("netns", "add"):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(emulate, "_ip", interrupted)
+    em = Emulation(s)
+    with pytest.raises(KeyboardInterrupt), em:
+        pass
+    _gone(em)
+
+
 def test_cli_runs_both_ends_and_reports(privileged: Path, tmp_path: Path, tool: list[str]) -> None:
     s = _scenario(tmp_path, 'rate = "2Mbps"\ndelay = "5ms"\n')
     stats = tmp_path / "stats.json"

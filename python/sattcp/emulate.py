@@ -176,8 +176,10 @@ class Emulation:
 
     def _setup(self) -> None:
         for side in ("server", "client"):
-            _ip("netns", "add", self.ns[side])
+            # Counted as made before it is: a Ctrl-C while `ip netns add` runs may come after
+            # the namespace exists (close() deletes what is not there without a word).
             self._made.append(self.ns[side])
+            _ip("netns", "add", self.ns[side])
             # IPv6 off: no router solicitations or MLD reports on the emulated link.
             self._sysctl(side, "net.ipv6.conf.all.disable_ipv6", "1")
             self._sysctl(side, "net.ipv6.conf.default.disable_ipv6", "1")

@@ -13,10 +13,13 @@ import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -276,6 +279,26 @@ def test_teardown_after_an_error_inside(privileged: Path, tmp_path: Path) -> Non
         raise RuntimeError("boom")
     _gone(em)
     assert em.stats is not None and em.stats["config"]["rate_bps"] == 2_000_000
+
+
+def test_a_second_ctrl_c_during_teardown_waits_for_it(privileged: Path, tmp_path: Path) -> None:
+    # A server that ignores SIGTERM holds the teardown 5 s (its grace before SIGKILL); a second
+    # Ctrl-C then used to end close() there and leave both namespaces, the server and its child.
+    s = _scenario(tmp_path, 'rate = "2Mbps"\n')
+    em = Emulation(s)
+    em.__enter__()
+    try:
+        em.popen("server", ["sh", "-c", "trap '' TERM INT; sleep 60"])
+        time.sleep(0.3)  # the trap is set
+        kick = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+        kick.start()
+        with pytest.raises(KeyboardInterrupt):
+            em.close()  # the Ctrl-C after the teardown, not inside it
+        kick.join()
+        _gone(em)
+        assert em.stats is not None
+    finally:
+        em.close()
 
 
 def test_an_interrupted_setup_removes_the_namespace_being_made(privileged: Path, tmp_path: Path,

@@ -48,6 +48,7 @@ from typing import Any
 from .api import check_scenario_file, read_toml_file
 from .cli import EXIT_BAD_INPUT, EXIT_FAILED, _parse_set, output_path
 from .errors import SattcpError, ScenarioError
+from .interrupts import deferred_signals
 
 __all__ = ["ADDRS", "EmulateError", "Emulation", "PrivilegeError", "ServerCommand", "find_binary", "missing_privileges", "register"]
 
@@ -240,7 +241,13 @@ class Emulation:
 
     def close(self) -> dict[str, Any] | None:
         """Stops everything this emulation started and removes what it made; returns the
-        emulator's counters. Safe to call more than once."""
+        emulator's counters. Safe to call more than once. Ctrl-C and SIGTERM wait until it is
+        done (a server that ignores SIGTERM holds it 5 s): cut short, it left the namespaces
+        and what ran in them."""
+        with deferred_signals(f"sattcp emulate: removing {' and '.join(self.ns.values())} first"):
+            return self._close()
+
+    def _close(self) -> dict[str, Any] | None:
         for child in self._children:
             _stop(child)
         self._children.clear()

@@ -243,7 +243,9 @@ fn from_section(tree: &toml::Table) -> Result<EmuConfig, ScenarioError> {
     match e.get("sysctl") {
         None => {}
         Some(toml::Value::Table(t)) => {
-            for (k, v) in t {
+            let mut named = Vec::new();
+            sysctl_names("", t, &mut named);
+            for (k, v) in named {
                 let path = format!("emulate.sysctl.{k}");
                 if !k.starts_with("net.") || !k.chars().all(|ch| ch.is_ascii_alphanumeric() || "._-".contains(ch)) {
                     c.err(&path, "must be a per-namespace sysctl (net.*)", "");
@@ -257,7 +259,7 @@ fn from_section(tree: &toml::Table) -> Result<EmuConfig, ScenarioError> {
                         continue;
                     }
                 };
-                sysctl.insert(k.clone(), val);
+                sysctl.insert(k, val);
             }
         }
         Some(v) => c.err("emulate.sysctl", "must be a table of sysctl = value", v.to_string()),
@@ -286,6 +288,19 @@ fn from_section(tree: &toml::Table) -> Result<EmuConfig, ScenarioError> {
         source: "emulate".into(),
         schedule: None,
     })
+}
+
+/// The sysctls of `[emulate.sysctl]` by their dotted names: TOML's unquoted dotted keys
+/// (`net.ipv4.tcp_sack = 0`) and `--set emulate.sysctl.net.ipv4.tcp_sack=0` give nested tables
+/// (net -> ipv4 -> tcp_sack), which name the same sysctl as the quoted `"net.ipv4.tcp_sack"`.
+fn sysctl_names<'a>(prefix: &str, t: &'a toml::Table, out: &mut Vec<(String, &'a toml::Value)>) {
+    for (k, v) in t {
+        let name = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        match v {
+            toml::Value::Table(inner) => sysctl_names(&name, inner, out),
+            _ => out.push((name, v)),
+        }
+    }
 }
 
 /// A queue size in the emulator's units; a byte limit must hold one full-size packet, as the
@@ -430,6 +445,21 @@ mod tests {
             ]
         );
         assert_eq!(shown("[emulate]\ndelay = \"1ms\"\n", &[]), ["emulate.rate: is required (e.g. \"2.048Mbps\")"]);
+    }
+
+    #[test]
+    fn a_sysctl_written_as_dotted_keys_is_one_name() {
+        // TOML's unquoted dotted key and `--set emulate.sysctl.net.ipv4.tcp_sack=0` make nested
+        // tables (net -> ipv4 -> tcp_sack): the same sysctl as the quoted name, not
+        // "emulate.sysctl.net: must be a per-namespace sysctl (net.*)".
+        let dotted = load("[emulate]\nrate = \"2Mbps\"\n[emulate.sysctl]\nnet.ipv4.tcp_sack = 0\n\"net.core.rmem_max\" = 4194304\n", &[]).unwrap();
+        assert_eq!(dotted.sysctl.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect::<Vec<_>>(), [("net.core.rmem_max", "4194304"), ("net.ipv4.tcp_sack", "0")]);
+        let set = load("[emulate]\nrate = \"2Mbps\"\n", &[("emulate.sysctl.net.ipv4.tcp_slow_start_after_idle".into(), toml::Value::Integer(0))]).unwrap();
+        assert_eq!(set.sysctl["net.ipv4.tcp_slow_start_after_idle"], "0");
+        assert_eq!(shown("[emulate]\nrate = \"2Mbps\"\n[emulate.sysctl]\nkernel.panic = 1\nnet.ipv4 = true\n", &[]), [
+            "emulate.sysctl.kernel.panic: must be a per-namespace sysctl (net.*)",
+            "emulate.sysctl.net.ipv4: must be an integer or a string, got true",
+        ]);
     }
 
     #[test]

@@ -170,6 +170,27 @@ def test_a_block_that_never_finished_counts_as_no_throughput():
     assert d.fig3[(600.0, 8192)] == 0.0
 
 
+def test_a_reference_point_without_throughput_is_no_data_not_a_crash():
+    # A kernel ping-pong that finished no repeat (its deadline, a reset connection) has
+    # throughput 0; as the point another is divided by, it raised ZeroDivisionError in the
+    # analysis after the whole --real run, and no report was written.
+    f3 = fig3()
+    f3[(100.0, 32768)] = 0.0
+    c = by_id(ns.check_fig3(f3))
+    assert "F3.3" not in c and c["F3.1"].holds and "F3.4" in c
+    f3[(100.0, 65536)] = 0.0
+    assert "F3.4" not in by_id(ns.check_fig3(f3))
+    d = ber_rows(GOOD_TPUT, GOOD_CDV)
+    for x in d[1e-12]:
+        x["throughput_bps"] = 0.0
+    assert ns.check_fig4(d) == []
+    sched = {(float(r), 8192): model_rows(r, 8192, SIZES) for r in (1, 100, 400)}
+    for x in sched[(400.0, 8192)]:
+        x["throughput_bps"] = 0.0
+    c = by_id(ns.check_fig2(sched))
+    assert c["F2.1"].holds and math.isfinite(c["F2.1"].value)  # the 100 -> 400 ms step: x inf
+
+
 def test_netpipe_stops_after_the_first_group_that_takes_stoptm():
     # NetPIPE's loop checks tlast < STOPTM between groups (a size and its +-3 neighbours): the
     # group of 12288 runs whole although 12285 already took 1.2 s, then the run ends.

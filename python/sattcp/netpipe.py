@@ -22,6 +22,7 @@ that figure and bits per second.
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import subprocess
 import sys
@@ -142,8 +143,15 @@ UDP_IP = 28
 FULL_MSS = 1448
 
 
+#: SCHED_FIFO priority of the probe programs, below the emulator's own 10: a probe that waits
+#: for a core on a busy machine adds its wait to the RTT it measures, which is the machine's
+#: doing, not the link's (tests/test_emulate.py runs its probes so too).
+PROBE_RT_PRIORITY = 5
+
+
 def _probe() -> list[str]:
-    return [sys.executable, "-m", "sattcp.emulate", "probe"]
+    rt = _realtime(PROBE_RT_PRIORITY) if shutil.which("chrt") else []
+    return [*rt, sys.executable, "-m", "sattcp.emulate", "probe"]
 
 
 def cells_wire(ip_bytes: int) -> int:

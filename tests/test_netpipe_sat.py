@@ -6,6 +6,7 @@ own runs, and the kernel's side through `sattcp emulate` (skipped with its reaso
 from __future__ import annotations
 
 import csv
+import json
 import math
 import os
 import shutil
@@ -218,6 +219,47 @@ def test_pingpong_stats():
     assert r["cdv_pct"] == pytest.approx(0.1 / 0.3 * 100)
     assert r["throughput_bps"] == pytest.approx(8000 / 0.3)
     assert pingpong_stats(10, [])["repeats"] == 0
+
+
+def test_pingpong_client_fails_when_the_server_goes_away(tmp_path: Path) -> None:
+    """pp-client (the kernel side's ping-pong, sattcp.netpipe) took a server that closed the
+    connection for a deadline: it printed the repeats done and exited 0, so a crashed server
+    became a row of fewer repeats (0 of them: throughput 0, which figure 4 reads as the
+    throughput that disappears at high BER). Now it says so and exits 1 (run_pingpong raises);
+    only the deadline leaves repeats out quietly."""
+    import socket
+    import subprocess
+    import sys
+    import threading
+
+    from sattcp.netpipe import PINGPONG_PORT
+
+    ls = socket.socket()
+    try:
+        ls.bind(("127.0.0.1", PINGPONG_PORT))
+    except OSError as e:
+        pytest.skip(f"port {PINGPONG_PORT} is taken here: {e}")
+    ls.listen(1)
+
+    def one_echo_then_close() -> None:
+        c, _ = ls.accept()
+        c.recv(1)
+        c.sendall(b"s")
+        got = 0
+        while got < 100:
+            got += len(c.recv(100 - got))
+        c.sendall(bytes(100))
+        c.close()
+
+    t = threading.Thread(target=one_echo_then_close)
+    t.start()
+    p = subprocess.run([sys.executable, "-m", "sattcp.netpipe", "pp-client", "127.0.0.1", "0", "100", "3", "30"],
+                       capture_output=True, text=True, timeout=60)
+    t.join()
+    ls.close()
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert "the server closed the connection after 1 of 3 repeats" in p.stderr, p.stderr
+    assert len(json.loads(p.stdout)) == 1
 
 
 # -- the whole study on the window model (report, CSVs, every statement with a value) ----------

@@ -121,7 +121,8 @@ def run_pingpong(em: Emulation, nbytes: int, repeats: int, buffer: int | None = 
                  rt_priority: int | None = None) -> dict[str, Any]:
     """NetPIPE's ping-pong of one block size across ``em`` with every repeat kept (kernel TCP):
     :func:`pingpong_stats`' row. Repeats not finished within ``deadline_s`` are left out (the
-    row's ``repeats`` says how many finished). ``rt_priority``: as :func:`run_nptcp`'s."""
+    row's ``repeats`` says how many finished); a server that went away is an EmulateError.
+    ``rt_priority``: as :func:`run_nptcp`'s."""
     me = [*_realtime(rt_priority), sys.executable, "-m", "sattcp.netpipe"]
     buf = str(buffer or 0)
     srv = em.popen("server", [*me, "pp-server", buf, str(nbytes)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -266,7 +267,9 @@ def _recv_exactly(c: socket.socket, n: int, end: float | None = None) -> bool:
 def _pingpong_main(mode: str, args: list[str]) -> int:
     """``pp-server BUFFER BYTES``: echoes blocks of BYTES (after a 1-byte synchronisation) until
     the client closes. ``pp-client HOST BUFFER BYTES REPEATS DEADLINE_S``: prints the transfer
-    times (half round trips, s) as one JSON list."""
+    times (half round trips, s) as one JSON list; the repeats not finished by the deadline are
+    left out, and a server that closes the connection or resets it is a failure (exit 1, said on
+    stderr), not a deadline."""
     if mode == "pp-server":
         buffer, nbytes = int(args[0]), int(args[1])
         ls = _socket(buffer)
@@ -287,21 +290,29 @@ def _pingpong_main(mode: str, args: list[str]) -> int:
         end = time.monotonic() + deadline
         c.settimeout(deadline)
         times: list[float] = []
+        failure = ""
         try:
             c.sendall(b"s")
-            _recv_exactly(c, 1)
+            if not _recv_exactly(c, 1):
+                failure = "the server closed the connection before the synchronisation byte"
             block = bytes(nbytes)
-            for _ in range(repeats):
+            for _ in range(repeats if not failure else 0):
                 # sendall's timeout bounds the whole call; each read sets its own (the deadline).
                 c.settimeout(max(0.001, end - time.monotonic()))
                 t0 = time.monotonic()
                 c.sendall(block)
                 if not _recv_exactly(c, nbytes, end):
+                    failure = f"the server closed the connection after {len(times)} of {repeats} repeats"
                     break
                 times.append((time.monotonic() - t0) / 2)
-        except (TimeoutError, OSError):
-            pass
+        except TimeoutError:
+            pass  # the deadline (or TCP giving up, ETIMEDOUT): the repeats not finished are left out
+        except OSError as e:  # a reset, a broken pipe: a failure, not a deadline
+            failure = f"{e} after {len(times)} of {repeats} repeats"
         print(json.dumps(times))
+        if failure:
+            print(f"pp-client: {failure}", file=sys.stderr)
+            return 1
         return 0
     print(f"unknown mode {mode!r} (pp-server or pp-client)", file=sys.stderr)
     return 2

@@ -366,9 +366,8 @@ def ns_cells(nbytes: int, mss: int = 1460) -> int:
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("NPtcp") is None, reason="needs root (sattcp emulate) and NPtcp (netpipe-tcp)")
 def test_real_pingpong_through_the_emulator_matches_half_the_rtt(emu_binary):
-    """The kernel's TCP: a 1-byte ping-pong at RTT 100 ms takes RTT/2 plus a little (the 8 KB
-    block is one window of an 8 KB buffer, Linux doubling SO_RCVBUF: one RTT/2 plus its
-    serialisation in cells)."""
+    """The kernel's TCP: an 8 KB ping-pong at RTT 100 ms takes RTT/2 plus its serialisation in
+    cells and a little (the block is one window of an 8 KB buffer, Linux doubling SO_RCVBUF)."""
     if missing := ns.real_missing():  # after the emulator is built (emu_binary)
         pytest.skip("; ".join(missing))
     # At SCHED_FIFO 5 (--rt-priority), as the emulate tests run NPtcp: a busy machine's

@@ -519,6 +519,14 @@ def test_without_command_a_failing_server_command_ends_the_run(privileged: Path,
                                           "while the link was up (nothing on stderr)"), r.stderr
 
 
+def test_a_command_killed_by_a_signal_gives_a_shells_status(privileged: Path, tmp_path: Path) -> None:
+    # The exit status is COMMAND's as a shell reports it: 128 + N for signal N. It was
+    # Popen's -N handed to sys.exit, which the shell saw as 256 - N (241 for SIGTERM).
+    s = _scenario(tmp_path, 'rate = "2Mbps"\n')
+    r = run_cli("emulate", str(s), "--", "sh", "-c", "kill -TERM $$")
+    assert r.returncode == 128 + signal.SIGTERM, r.stderr
+
+
 def test_a_server_command_stopped_at_the_end_is_no_failure(privileged: Path, tmp_path: Path) -> None:
     s = _scenario(tmp_path, 'rate = "2Mbps"\n')
     r = run_cli("emulate", str(s), "--server", "sleep 60", "--linger", "0", "--", "true")

@@ -533,7 +533,8 @@ def cmd_emulate(args: argparse.Namespace) -> int:
             if args.wait_port:
                 em.wait_listening("server", args.wait_port, process=server)
             if command:
-                status = em.run("client", command).returncode
+                rc = em.run("client", command).returncode
+                status = rc if rc >= 0 else 128 - rc  # killed by signal N: 128 + N, as a shell says
                 # COMMAND's last bytes may still be crossing the link (a closed socket's data is
                 # sent after its program exits): give the server the time to receive them.
                 if server is not None:

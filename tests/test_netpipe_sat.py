@@ -262,6 +262,38 @@ def test_pingpong_client_fails_when_the_server_goes_away(tmp_path: Path) -> None
     assert len(json.loads(p.stdout)) == 1
 
 
+def test_pingpong_programs_end_quietly_on_ctrl_c() -> None:
+    """A Ctrl-C during sattcp reproduce netpipe-sat --real reaches the ping-pong programs too
+    (same process group); each printed a KeyboardInterrupt traceback, which the study then
+    repeated in its "failed" line. They now exit 130 without one; a server that cannot be
+    reached is one line too."""
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from sattcp.netpipe import PINGPONG_PORT
+
+    client = [sys.executable, "-m", "sattcp.netpipe", "pp-client", "127.0.0.1", "0", "100", "3", "30"]
+    ls = socket.socket()
+    try:
+        ls.bind(("127.0.0.1", PINGPONG_PORT))
+    except OSError as e:
+        pytest.skip(f"port {PINGPONG_PORT} is taken here: {e}")
+    ls.listen(1)  # never accepts: the client waits for the synchronisation byte
+    p = subprocess.Popen(client, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(1.5)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    ls.close()
+    assert p.returncode == 130 and "Traceback" not in err, err
+    r = subprocess.run(client, capture_output=True, text=True, timeout=60)  # nothing listens now
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.startswith(f"pp-client: cannot connect to 127.0.0.1 port {PINGPONG_PORT}: "), r.stderr
+
+
 # -- the whole study on the window model (report, CSVs, every statement with a value) ----------
 
 

@@ -286,7 +286,11 @@ def _pingpong_main(mode: str, args: list[str]) -> int:
     if mode == "pp-client":
         host, buffer, nbytes, repeats, deadline = args[0], int(args[1]), int(args[2]), int(args[3]), float(args[4])
         c = _socket(buffer)
-        c.connect((host, PINGPONG_PORT))
+        try:
+            c.connect((host, PINGPONG_PORT))
+        except OSError as e:
+            print(f"pp-client: cannot connect to {host} port {PINGPONG_PORT}: {e}", file=sys.stderr)
+            return 1
         end = time.monotonic() + deadline
         c.settimeout(deadline)
         times: list[float] = []
@@ -319,4 +323,7 @@ def _pingpong_main(mode: str, args: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(_pingpong_main(sys.argv[1], sys.argv[2:]) if len(sys.argv) > 1 else 2)
+    try:
+        sys.exit(_pingpong_main(sys.argv[1], sys.argv[2:]) if len(sys.argv) > 1 else 2)
+    except KeyboardInterrupt:  # Ctrl-C reaches the whole process group: the caller says it
+        sys.exit(130)

@@ -264,6 +264,54 @@ def test_pingpong_client_fails_when_the_server_goes_away(tmp_path: Path) -> None
     assert len(json.loads(p.stdout)) == 1
 
 
+def test_pingpong_client_times_its_repeats_after_an_untimed_block_with_its_own_deadline() -> None:
+    """The first round trip is untimed (it opens Linux's receive window; see pp-client) and has
+    a deadline of its own: with every echo 0.6 s late and a 2 s deadline, the three repeats
+    (1.8 s) all count, which a deadline shared with the first block (2.4 s) would cut to two."""
+    import socket
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    from sattcp.netpipe import PINGPONG_PORT
+
+    ls = socket.socket()
+    try:
+        ls.bind(("127.0.0.1", PINGPONG_PORT))
+    except OSError as e:
+        pytest.skip(f"port {PINGPONG_PORT} is taken here: {e}")
+    ls.listen(1)
+    echoed = []
+
+    def slow_echoes() -> None:
+        c, _ = ls.accept()
+        c.recv(1)
+        c.sendall(b"s")
+        while True:
+            got = 0
+            while got < 100:
+                d = c.recv(100 - got)
+                if not d:
+                    c.close()
+                    return
+                got += len(d)
+            time.sleep(0.6)
+            c.sendall(bytes(100))
+            echoed.append(1)
+
+    t = threading.Thread(target=slow_echoes)
+    t.start()
+    p = subprocess.run([sys.executable, "-m", "sattcp.netpipe", "pp-client", "127.0.0.1", "0", "100", "3", "2"],
+                       capture_output=True, text=True, timeout=60)
+    t.join(timeout=10)
+    ls.close()
+    assert p.returncode == 0, p.stderr
+    times = json.loads(p.stdout)
+    assert len(times) == 3 and len(echoed) == 4, (times, echoed)
+    assert all(0.29 <= x <= 0.45 for x in times), times  # half of 0.6 s and a little
+
+
 def test_pingpong_programs_end_quietly_on_ctrl_c() -> None:
     """A Ctrl-C during sattcp reproduce netpipe-sat --real reaches the ping-pong programs too
     (same process group); each printed a KeyboardInterrupt traceback, which the study then

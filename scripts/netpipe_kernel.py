@@ -7,7 +7,7 @@ E1 satellite path, for each congestion control x RTT x socket buffer x BER; one 
 
 Columns: cc, rtt_ms, buffer, ber, framing, bytes, time_s (NetPIPE's block transfer time, half
 the best round trip), throughput_bps, netpipe_mbps (NetPIPE's own figure, 2^20 bit/s). The
-link is scenarios/emulate/e1.toml's (2.048 Mbps, ATM cells) with delay = RTT / 2 each way.
+link is scenarios/emulate/e1.toml's (ATM cells at the E1's 1.92 Mbps cell rate) with delay = RTT / 2 each way.
 Runs are independent namespaces, so --jobs runs several at once (each mostly waits on the
 link; the emulator's timing under load is in its counters, docs/emulate.md).
 """

@@ -48,6 +48,7 @@ from typing import Any
 from .api import check_scenario_file, read_toml_file
 from .cli import EXIT_BAD_INPUT, EXIT_FAILED, _parse_set, output_path
 from .errors import SattcpError, ScenarioError
+from .interrupts import deferred_signals
 
 __all__ = ["ADDRS", "EmulateError", "Emulation", "PrivilegeError", "ServerCommand", "find_binary", "missing_privileges", "register"]
 
@@ -176,8 +177,10 @@ class Emulation:
 
     def _setup(self) -> None:
         for side in ("server", "client"):
-            _ip("netns", "add", self.ns[side])
+            # Counted as made before it is: a Ctrl-C while `ip netns add` runs may come after
+            # the namespace exists (close() deletes what is not there without a word).
             self._made.append(self.ns[side])
+            _ip("netns", "add", self.ns[side])
             # IPv6 off: no router solicitations or MLD reports on the emulated link.
             self._sysctl(side, "net.ipv6.conf.all.disable_ipv6", "1")
             self._sysctl(side, "net.ipv6.conf.default.disable_ipv6", "1")
@@ -238,7 +241,13 @@ class Emulation:
 
     def close(self) -> dict[str, Any] | None:
         """Stops everything this emulation started and removes what it made; returns the
-        emulator's counters. Safe to call more than once."""
+        emulator's counters. Safe to call more than once. Ctrl-C and SIGTERM wait until it is
+        done (a server that ignores SIGTERM holds it 5 s): cut short, it left the namespaces
+        and what ran in them."""
+        with deferred_signals(f"sattcp emulate: removing {' and '.join(self.ns.values())} first"):
+            return self._close()
+
+    def _close(self) -> dict[str, Any] | None:
         for child in self._children:
             _stop(child)
         self._children.clear()
@@ -524,7 +533,8 @@ def cmd_emulate(args: argparse.Namespace) -> int:
             if args.wait_port:
                 em.wait_listening("server", args.wait_port, process=server)
             if command:
-                status = em.run("client", command).returncode
+                rc = em.run("client", command).returncode
+                status = rc if rc >= 0 else 128 - rc  # killed by signal N: 128 + N, as a shell says
                 # COMMAND's last bytes may still be crossing the link (a closed socket's data is
                 # sent after its program exits): give the server the time to receive them.
                 if server is not None:

@@ -468,7 +468,7 @@ def check_fig2(sched: Mapping[tuple[float, int], Sequence[Mapping[str, Any]]], b
         Check("F2.1", "Fig. 2", "throughput is lower as the RTT grows",
               f"the peak throughput over the common blocks ({lo}-{hi} B) falls at each step of RTT",
               ", ".join(f"{r:g} ms: {netpipe_mbps(peak[r]):.3f}" for r in rtts) + " Mbps",
-              all(peak[a] > peak[b] for a, b in pairs), min(peak[a] / peak[b] for a, b in pairs)),
+              all(peak[a] > peak[b] for a, b in pairs), min(peak[a] / peak[b] if peak[b] else math.inf for a, b in pairs)),
         Check("F2.2", "Fig. 2", "the curve is flatter as the RTT grows",
               f"the mean slope of throughput against log2(block) from {lo} to {hi} B falls at each step of RTT",
               ", ".join(f"{r:g} ms: {netpipe_mbps(slope[r]) * 1e3:.1f}" for r in rtts) + " kbit/s per doubling",
@@ -492,7 +492,8 @@ def check_fig3(fig3: Mapping[tuple[float, int], float]) -> list[Check]:
                          f"slope within {SLOPE_TOL:.1%} of 0.0125 (the gap between the seed's slope and its own formula 8/600 = 0.0133)",
                          f"{a:.5f} Mbps per KB ({a / SEED_SLOPE_600 - 1:+.1%}); buffer/RTT {8 * 1024 / 0.6 / NETPIPE_MBPS:.5f}",
                          abs(a / SEED_SLOPE_600 - 1) <= SLOPE_TOL, a))
-    c100 = dict(curve(100.0))
+    # A point of no throughput (a kernel run that finished no repeat) is no reference to divide by.
+    c100 = {kb: t for kb, t in curve(100.0) if t > 0}
     if 32 in c100 and 64 in c100:
         r = c100[64] / c100[32]
         c6 = dict(c600)
@@ -538,7 +539,7 @@ def _at(values: Mapping[float, float], bers: Sequence[float]) -> dict[float, flo
 def check_fig4(ber: Mapping[float, Sequence[Mapping[str, Any]]]) -> list[Check]:
     """Figure 4: throughput against BER, RTT 400 ms (mean over seeds)."""
     t = _at({x["ber"]: x["throughput_bps"] for x in ber_summary(ber)}, (1e-12, 1e-6, 1e-4))
-    if t is None:
+    if t is None or t[1e-12] <= 0:  # no error-free throughput to compare with (no repeat finished)
         return []
     base = t[1e-12]
     before = (base - t[1e-6]) / 6

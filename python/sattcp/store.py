@@ -44,6 +44,7 @@ import duckdb
 import pandas as pd
 
 from sattcp.errors import OutputPathError, PlainKeyError, SattcpError, WriteError
+from sattcp.interrupts import deferred_signals
 from sattcp.paths import WholeFiles, as_path, shown
 from sattcp.worker import build_id, host_id, sattcp_version  # the build a run is keyed by (no pandas in workers)
 
@@ -1202,47 +1203,6 @@ def _refused(rec: Mapping[str, Any], e: RecordRefused) -> dict[str, Any]:
     """``rec`` as a failed run that says why its results were not stored, without them."""
     kept = {k: v for k, v in rec.items() if k not in ("summary", "flows", "links", "traces", "error")}
     return {**kept, "status": "failed", "error": f"its results cannot be stored: {e}"}
-
-
-@contextlib.contextmanager
-def deferred_signals() -> Any:
-    """SIGINT/SIGTERM wait until a commit is complete (then act as usual, once each).
-
-    The Python-level handlers are replaced for the time of the block, not the main thread's
-    signal mask: a sweep has other threads (its pool's manager, DuckDB's), to which the kernel
-    then delivered the signal, and DuckDB, which checks for Python's pending signals while it
-    runs a statement, aborted the commit ("Query interrupted"), so that a second Ctrl-C (or a
-    SIGTERM arriving during a commit) lost the finished runs it held (a review helper's finding:
-    9-13 of 10-14 finished runs lost, or the store reported as damaged). Here DuckDB's check runs
-    a handler that only notes the signal."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    caught: list[int] = []
-
-    def note(signum: int, frame: Any) -> None:
-        caught.append(signum)
-
-    old = {s: signal.signal(s, note) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            # (None: a handler installed from C, which Python cannot reinstate; the default.)
-            signal.signal(s, signal.SIG_DFL if h is None else h)
-        # Each once, in the order they came; a handler's exception (Ctrl-C's KeyboardInterrupt)
-        # after the others have run.
-        raised: BaseException | None = None
-        for s in dict.fromkeys(caught):
-            try:
-                signal.raise_signal(s)
-            except BaseException as e:  # noqa: BLE001 - re-raised below
-                raised = raised or e
-        if raised is not None:
-            raise raised
 
 
 def bench_writer(runs: int = 50, flows: int = 200) -> str:

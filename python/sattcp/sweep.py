@@ -63,9 +63,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from sattcp.errors import OutputPathError, SattcpError, WriteError
+from sattcp.interrupts import deferred_signals
 from sattcp.paths import as_path, shown
 from sattcp.pools import close, terminate
-from sattcp.store import Store, StoreWriter, deferred_signals
+from sattcp.store import Store, StoreWriter
 from sattcp.worker import Runner, RunSpec, build_id, execute, failure, outputs, worker_init
 
 __all__ = [

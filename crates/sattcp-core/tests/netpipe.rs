@@ -218,7 +218,7 @@ fn every_block_comes_back_whole_under_bit_errors_up_to_1e_4() {
 #[test]
 fn seed_003_table_1_shape_at_rtt_400ms_and_8kb_buffers() {
     // Seed 003 Table 1 (RTT 400 ms, 8 KB): 1 byte 0.2045 s, 6144 B 0.320 s, 8192 B 0.653 s,
-    // 24576 B 1.257 s (0.149 NetPIPE Mbps = 156 kbit/s). Ours (docs/netpipe.md): 0.2005 s,
+    // 24576 B 1.257 s (0.149 NetPIPE Mbps = 156 kbit/s). Ours (docs/netpipe.md): 0.2009 s,
     // 0.230 s, 0.612 s, 1.432 s (137 kbit/s).
     let r = run(E1, &[("app.last_block", "24576"), ("app.repeats", "2")]);
     let rows = rows(&r);

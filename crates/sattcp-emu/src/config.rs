@@ -33,6 +33,7 @@
 
 use sattcp_core::atm::aal5::{wire_bytes_for_ip, CELL_BYTES};
 use sattcp_core::net::link::QueueLimit;
+use sattcp_core::net::packet::{IP_HEADER, TCP_HEADER};
 use sattcp_core::net::schedule::Schedule;
 use sattcp_core::scenario::validate::SwitchKind;
 use sattcp_core::scenario::{self, Problem, ScenarioError};
@@ -243,7 +244,9 @@ fn from_section(tree: &toml::Table) -> Result<EmuConfig, ScenarioError> {
     match e.get("sysctl") {
         None => {}
         Some(toml::Value::Table(t)) => {
-            for (k, v) in t {
+            let mut named = Vec::new();
+            sysctl_names("", t, &mut named);
+            for (k, v) in named {
                 let path = format!("emulate.sysctl.{k}");
                 if !k.starts_with("net.") || !k.chars().all(|ch| ch.is_ascii_alphanumeric() || "._-".contains(ch)) {
                     c.err(&path, "must be a per-namespace sysctl (net.*)", "");
@@ -257,7 +260,7 @@ fn from_section(tree: &toml::Table) -> Result<EmuConfig, ScenarioError> {
                         continue;
                     }
                 };
-                sysctl.insert(k.clone(), val);
+                sysctl.insert(k, val);
             }
         }
         Some(v) => c.err("emulate.sysctl", "must be a table of sysctl = value", v.to_string()),
@@ -286,6 +289,19 @@ fn from_section(tree: &toml::Table) -> Result<EmuConfig, ScenarioError> {
         source: "emulate".into(),
         schedule: None,
     })
+}
+
+/// The sysctls of `[emulate.sysctl]` by their dotted names: TOML's unquoted dotted keys
+/// (`net.ipv4.tcp_sack = 0`) and `--set emulate.sysctl.net.ipv4.tcp_sack=0` give nested tables
+/// (net -> ipv4 -> tcp_sack), which name the same sysctl as the quoted `"net.ipv4.tcp_sack"`.
+fn sysctl_names<'a>(prefix: &str, t: &'a toml::Table, out: &mut Vec<(String, &'a toml::Value)>) {
+    for (k, v) in t {
+        let name = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        match v {
+            toml::Value::Table(inner) => sysctl_names(&name, inner, out),
+            _ => out.push((name, v)),
+        }
+    }
 }
 
 /// A queue size in the emulator's units; a byte limit must hold one full-size packet, as the
@@ -347,11 +363,16 @@ fn from_simulator(text: &str, overrides: &[(String, toml::Value)], emulate: &[(S
     let atm = matches!(sc.switch.kind, SwitchKind::Atm { .. });
     let framing = if atm { Framing::Atm } else { Framing::Ip };
     let rate = if atm { link.payload_rate } else { link.rate };
+    // The scenario's packets keep their size: a full segment and its IP and TCP headers.
+    let mtu = sc.tcp.mss + IP_HEADER + TCP_HEADER;
+    if mtu < MIN_MTU {
+        c.err("tcp.mss", format!("the emulated link's MTU is tcp.mss + {} (IP and TCP headers), at least {MIN_MTU} (IPv4): must be >= {}", IP_HEADER + TCP_HEADER, MIN_MTU - IP_HEADER - TCP_HEADER), sc.tcp.mss.to_string());
+    }
     let (queue_packets, queue_bytes) = if atm {
         (None, Some(sc.switch.buffer_cells.saturating_mul(CELL_BYTES)))
     } else {
         let size = link.queue.unwrap_or(sc.switch.buffer);
-        resolve_queue(&mut c, &format!("{source}.queue"), size, framing, DEFAULT_MTU, rate, link.delay, None)
+        resolve_queue(&mut c, &format!("{source}.queue"), size, framing, mtu, rate, link.delay, None)
     };
     if link.schedule.as_ref().is_some_and(|s| s.varies_rate_or_ber()) {
         c.err(&format!("{source}.schedule"), "the emulator follows a schedule's delays only (one rate, one bit-error stream): remove rate and ber from its entries", "");
@@ -368,7 +389,7 @@ fn from_simulator(text: &str, overrides: &[(String, toml::Value)], emulate: &[(S
         queue_packets,
         queue_bytes,
         framing,
-        mtu: DEFAULT_MTU,
+        mtu,
         seed: sc.seed,
         cc,
         sysctl: BTreeMap::new(),
@@ -433,6 +454,21 @@ mod tests {
     }
 
     #[test]
+    fn a_sysctl_written_as_dotted_keys_is_one_name() {
+        // TOML's unquoted dotted key and `--set emulate.sysctl.net.ipv4.tcp_sack=0` make nested
+        // tables (net -> ipv4 -> tcp_sack): the same sysctl as the quoted name, not
+        // "emulate.sysctl.net: must be a per-namespace sysctl (net.*)".
+        let dotted = load("[emulate]\nrate = \"2Mbps\"\n[emulate.sysctl]\nnet.ipv4.tcp_sack = 0\n\"net.core.rmem_max\" = 4194304\n", &[]).unwrap();
+        assert_eq!(dotted.sysctl.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect::<Vec<_>>(), [("net.core.rmem_max", "4194304"), ("net.ipv4.tcp_sack", "0")]);
+        let set = load("[emulate]\nrate = \"2Mbps\"\n", &[("emulate.sysctl.net.ipv4.tcp_slow_start_after_idle".into(), toml::Value::Integer(0))]).unwrap();
+        assert_eq!(set.sysctl["net.ipv4.tcp_slow_start_after_idle"], "0");
+        assert_eq!(shown("[emulate]\nrate = \"2Mbps\"\n[emulate.sysctl]\nkernel.panic = 1\nnet.ipv4 = true\n", &[]), [
+            "emulate.sysctl.kernel.panic: must be a per-namespace sysctl (net.*)",
+            "emulate.sysctl.net.ipv4: must be an integer or a string, got true",
+        ]);
+    }
+
+    #[test]
     fn queues_too_small_or_in_the_wrong_unit() {
         assert_eq!(
             shown("[emulate]\nrate = \"2Mbps\"\nqueue = \"1000B\"\n", &[]),
@@ -457,6 +493,21 @@ mod tests {
         let p = shown(text, &[("tcp.mss", "0")]);
         assert!(p.iter().any(|p| p.starts_with("tcp.mss")), "{p:?}");
         assert_eq!(shown("name = 3\n[emulate]\nrate = \"1Mbps\"\n[tcp]\nmss = 1\n", &[])[..2], ["tcp: unknown key (an emulate scenario has only [emulate], name and description; without [emulate] the file is read as a simulator scenario)".to_string(), "name: must be a string, got 3".to_string()]);
+    }
+
+    #[test]
+    fn a_simulator_scenarios_packets_keep_their_size() {
+        // The TUN devices' MTU is the scenario's packet size, tcp.mss + 40 (IP and TCP headers):
+        // it was 1500 whatever the MSS, so seed 000's 9180-byte segments crossed the emulated
+        // link as 1500-byte packets (other cell counts, other goodput) without a word.
+        let text = "[topology]\nkind = \"path\"\n[[links.path]]\nrate = \"2Mbps\"\ndelay = \"250ms\"\n[tcp]\nmss = 9180\n";
+        assert_eq!(load(text, &[]).unwrap().mtu, 9220);
+        let set = |k: &str, v: i64| (k.to_string(), toml::Value::Integer(v));
+        assert_eq!(load(text, &[set("tcp.mss", 1460)]).unwrap().mtu, 1500);
+        // A byte queue must hold one packet of that size.
+        let p = shown(&format!("{text}[switch]\nbuffer = \"9000B\"\n"), &[]);
+        assert!(p.iter().any(|p| p.contains("must hold at least one") && p.contains("9220")), "{p:?}");
+        assert_eq!(shown(text, &[("tcp.mss", "20")]), ["tcp.mss: the emulated link's MTU is tcp.mss + 40 (IP and TCP headers), at least 68 (IPv4): must be >= 28, got 20"]);
     }
 
     #[test]

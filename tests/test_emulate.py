@@ -288,8 +288,12 @@ def test_a_second_ctrl_c_during_teardown_waits_for_it(privileged: Path, tmp_path
     em = Emulation(s)
     em.__enter__()
     try:
-        em.popen("server", ["sh", "-c", "trap '' TERM INT; sleep 60"])
-        time.sleep(0.3)  # the trap is set
+        ready = tmp_path / "trap-set"
+        em.popen("server", ["sh", "-c", f"trap '' TERM INT; touch {ready}; sleep 60"])
+        deadline = time.monotonic() + 60
+        while not ready.exists():  # the trap is set (a condition, not a guess of how long)
+            assert time.monotonic() < deadline, "the server's shell did not start"
+            time.sleep(0.01)
         kick = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
         kick.start()
         with pytest.raises(KeyboardInterrupt):

@@ -323,17 +323,22 @@ def test_pingpong_programs_end_quietly_on_ctrl_c() -> None:
     import signal
     import subprocess
     import sys
-    import time
 
     from sattcp.netpipe import PINGPONG_PORT
 
     client = [sys.executable, "-m", "sattcp.netpipe", "pp-client", "127.0.0.1", "0", "100", "3", "30"]
-    ls = _pingpong_listener()  # never accepts: the client waits for the synchronisation byte
+    ls = _pingpong_listener()
+    ls.settimeout(60)
     p = subprocess.Popen(client, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(1.5)
+    # Wait until the client has sent its synchronisation byte (it then waits for ours, which
+    # never comes): it is inside its exchange, where the Ctrl-C is meant to find it.
+    c, _ = ls.accept()
+    c.settimeout(60)
+    assert c.recv(1) == b"s"
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=30)
+    c.close()
     ls.close()
     assert p.returncode == 130 and "Traceback" not in err, err
     r = subprocess.run(client, capture_output=True, text=True, timeout=60)  # nothing listens now

@@ -10,13 +10,21 @@ import json
 import math
 import os
 import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conftest import disk_full_on
 from sattcp import netpipe_sat as ns
-from sattcp.netpipe import NETPIPE_MBPS, pingpong_stats
+from sattcp.netpipe import NETPIPE_MBPS, PINGPONG_PORT, pingpong_stats
 
 # -- a synthetic window model (not the simulator): what the rules are tested on ----------------
 
@@ -221,129 +229,107 @@ def test_pingpong_stats():
     assert pingpong_stats(10, [])["repeats"] == 0
 
 
-def _pingpong_listener():
-    """A socket listening on the ping-pong programs' port on loopback (the test skips if the port
-    is taken)."""
-    import socket
+# -- the kernel side's ping-pong client (python -m sattcp.netpipe pp-client) on loopback ---------
 
-    from sattcp.netpipe import PINGPONG_PORT
 
+@pytest.fixture
+def pp_listener() -> Iterator[socket.socket]:
+    """A socket where pp-client looks for its server (127.0.0.1, PINGPONG_PORT)."""
     ls = socket.socket()
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # the last test's connections in TIME_WAIT
     try:
         ls.bind(("127.0.0.1", PINGPONG_PORT))
     except OSError as e:
+        ls.close()
         pytest.skip(f"port {PINGPONG_PORT} is taken here: {e}")
     ls.listen(1)
-    return ls
+    yield ls
+    ls.close()
 
 
-def test_pingpong_client_fails_when_the_server_goes_away(tmp_path: Path) -> None:
+def stand_in_server(ls: socket.socket, echoes: int, delay_s: float = 0.0, first_delay_s: float | None = None) -> threading.Thread:
+    """A ping-pong server of 100-byte blocks: the synchronisation byte, then ``echoes`` echoes,
+    each ``delay_s`` late (the first ``first_delay_s`` if given), then it closes (sooner if the
+    client does)."""
+
+    def serve() -> None:
+        c, _ = ls.accept()
+        with c:
+            c.recv(1)
+            c.sendall(b"s")
+            for i in range(echoes):
+                got = 0
+                while got < 100:
+                    d = c.recv(100 - got)
+                    if not d:
+                        return
+                    got += len(d)
+                time.sleep(first_delay_s if i == 0 and first_delay_s is not None else delay_s)
+                c.sendall(bytes(100))
+
+    t = threading.Thread(target=serve)
+    t.start()
+    return t
+
+
+def pp_client(repeats: int, deadline_s: float, **kw: Any) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "sattcp.netpipe", "pp-client", "127.0.0.1", "0", "100", str(repeats), str(deadline_s)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def test_pingpong_client_fails_when_the_server_goes_away(pp_listener: socket.socket) -> None:
     """pp-client (the kernel side's ping-pong, sattcp.netpipe) took a server that closed the
     connection for a deadline: it printed the repeats done and exited 0, so a crashed server
     became a row of fewer repeats (0 of them: throughput 0, which figure 4 reads as the
     throughput that disappears at high BER). Now it says so and exits 1 (run_pingpong raises);
     only the deadline leaves repeats out quietly."""
-    import subprocess
-    import sys
-    import threading
-
-
-    ls = _pingpong_listener()
-
-    def two_echoes_then_close() -> None:  # the untimed first block and one repeat
-        c, _ = ls.accept()
-        c.recv(1)
-        c.sendall(b"s")
-        for _ in range(2):
-            got = 0
-            while got < 100:
-                got += len(c.recv(100 - got))
-            c.sendall(bytes(100))
-        c.close()
-
-    t = threading.Thread(target=two_echoes_then_close)
-    t.start()
-    p = subprocess.run([sys.executable, "-m", "sattcp.netpipe", "pp-client", "127.0.0.1", "0", "100", "3", "30"],
-                       capture_output=True, text=True, timeout=60)
+    t = stand_in_server(pp_listener, echoes=2)  # the untimed first block and one repeat
+    p = pp_client(3, 30)
+    out, err = p.communicate(timeout=60)
     t.join()
-    ls.close()
-    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert p.returncode == 1, (out, err)
     # A close, or a reset when the next block was already on its way: a failure either way.
-    assert p.stderr.startswith("pp-client: ") and "after 1 of 3 repeats" in p.stderr, p.stderr
-    assert len(json.loads(p.stdout)) == 1
+    assert err.startswith("pp-client: ") and "after 1 of 3 repeats" in err, err
+    assert len(json.loads(out)) == 1
 
 
-def test_pingpong_client_times_its_repeats_after_an_untimed_block_with_its_own_deadline() -> None:
+def test_pingpong_client_times_its_repeats_after_an_untimed_block_with_its_own_deadline(pp_listener: socket.socket) -> None:
     """The first round trip is untimed (it opens Linux's receive window; see pp-client) and has
     a deadline of its own: with the first echo 3 s late, the others 0.5 s, and a 4 s deadline,
     the three repeats (1.5 s) all count, which a deadline shared with the first block (4.5 s)
     would cut to at most two. The margins are a second or more, for a busy machine."""
-    import subprocess
-    import sys
-    import threading
-    import time
-
-    ls = _pingpong_listener()
-    echoed = []
-
-    def slow_echoes() -> None:
-        c, _ = ls.accept()
-        c.recv(1)
-        c.sendall(b"s")
-        while True:
-            got = 0
-            while got < 100:
-                d = c.recv(100 - got)
-                if not d:
-                    c.close()
-                    return
-                got += len(d)
-            time.sleep(3.0 if not echoed else 0.5)
-            c.sendall(bytes(100))
-            echoed.append(1)
-
-    t = threading.Thread(target=slow_echoes)
-    t.start()
-    p = subprocess.run([sys.executable, "-m", "sattcp.netpipe", "pp-client", "127.0.0.1", "0", "100", "3", "4"],
-                       capture_output=True, text=True, timeout=60)
+    t = stand_in_server(pp_listener, echoes=4, delay_s=0.5, first_delay_s=3.0)
+    p = pp_client(3, 4)
+    out, err = p.communicate(timeout=60)
     t.join(timeout=10)
-    ls.close()
-    assert p.returncode == 0, p.stderr
-    times = json.loads(p.stdout)
-    assert len(times) == 3 and len(echoed) == 4, (times, echoed)
+    assert p.returncode == 0, err
+    times = json.loads(out)
+    assert len(times) == 3, times
     # Half of 0.5 s and more, never the first block's half of 3 s.
     assert all(0.25 <= x < 1.5 for x in times), times
 
 
-def test_pingpong_programs_end_quietly_on_ctrl_c() -> None:
+def test_pingpong_programs_end_quietly_on_ctrl_c(pp_listener: socket.socket) -> None:
     """A Ctrl-C during sattcp reproduce netpipe-sat --real reaches the ping-pong programs too
     (same process group); each printed a KeyboardInterrupt traceback, which the study then
     repeated in its "failed" line. They now exit 130 without one; a server that cannot be
     reached is one line too."""
-    import signal
-    import subprocess
-    import sys
-
-    from sattcp.netpipe import PINGPONG_PORT
-
-    client = [sys.executable, "-m", "sattcp.netpipe", "pp-client", "127.0.0.1", "0", "100", "3", "30"]
-    ls = _pingpong_listener()
-    ls.settimeout(60)
-    p = subprocess.Popen(client, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    # Wait until the client has sent its synchronisation byte (it then waits for ours, which
-    # never comes): it is inside its exchange, where the Ctrl-C is meant to find it.
-    c, _ = ls.accept()
+    p = pp_client(3, 30, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    # Signalled once its synchronisation byte has arrived (a condition, not a guess of how long
+    # Python takes to start): it then waits for ours, which never comes.
+    pp_listener.settimeout(60)
+    c, _ = pp_listener.accept()
     c.settimeout(60)
     assert c.recv(1) == b"s"
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=30)
     c.close()
-    ls.close()
     assert p.returncode == 130 and "Traceback" not in err, err
-    r = subprocess.run(client, capture_output=True, text=True, timeout=60)  # nothing listens now
-    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
-    assert r.stderr.startswith(f"pp-client: cannot connect to 127.0.0.1 port {PINGPONG_PORT}: "), r.stderr
+    pp_listener.close()  # nothing listens now
+    p = pp_client(3, 30)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 1 and "Traceback" not in err, err
+    assert err.startswith(f"pp-client: cannot connect to 127.0.0.1 port {PINGPONG_PORT}: "), err
 
 
 # -- the whole study on the window model (report, CSVs, every statement with a value) ----------

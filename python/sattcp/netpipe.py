@@ -122,9 +122,9 @@ def run_pingpong(em: Emulation, nbytes: int, repeats: int, buffer: int | None = 
                  rt_priority: int | None = None) -> dict[str, Any]:
     """NetPIPE's ping-pong of one block size across ``em`` with every repeat kept (kernel TCP):
     :func:`pingpong_stats`' row, after one untimed round trip (within ``deadline_s`` of its own).
-    Repeats not finished within ``deadline_s`` are left out (the
-    row's ``repeats`` says how many finished); a server that went away is an EmulateError.
-    ``rt_priority``: as :func:`run_nptcp`'s."""
+    Repeats not finished within ``deadline_s`` are left out (the row's ``repeats`` says how many
+    finished); a server that went away is an EmulateError. ``rt_priority``: as
+    :func:`run_nptcp`'s."""
     me = [*_realtime(rt_priority), sys.executable, "-m", "sattcp.netpipe"]
     buf = str(buffer or 0)
     srv = em.popen("server", [*me, "pp-server", buf, str(nbytes)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -271,9 +271,8 @@ def _pingpong_main(mode: str, args: list[str]) -> int:
     the client closes. ``pp-client HOST BUFFER BYTES REPEATS DEADLINE_S``: one untimed round
     trip of the block, then REPEATS timed ones, each part within DEADLINE_S; prints the timed
     ones' transfer times (half round trips, s) as one JSON list; the repeats not finished by
-    the deadline are
-    left out, and a server that closes the connection or resets it is a failure (exit 1, said on
-    stderr), not a deadline."""
+    the deadline are left out, and a server that closes the connection or resets it is a
+    failure (exit 1, said on stderr), not a deadline."""
     if mode == "pp-server":
         buffer, nbytes = int(args[0]), int(args[1])
         ls = _socket(buffer)

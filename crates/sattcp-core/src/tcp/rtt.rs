@@ -66,9 +66,10 @@ const CLOBBER_BACKOFF: u64 = 8;
 /// (`CheckForReciprocalPowerOfTwo`: 1/8 -> 3, 1/4 -> 2), so `IntegerUpdate` runs.
 const NS3_RTT_SHIFT: u32 = 3;
 const NS3_VAR_SHIFT: u32 = 2;
-/// Past this backoff ns-3's RTO (and ns-2's with `rfc2988_`) is at `max_rto` whatever the estimate (it doubles `m_rto`
-/// itself, at most 60 s, with no cap on the count): 2^20 times the smallest RTO is far above
-/// any cap, and the product stays within u64 nanoseconds.
+/// Past this backoff the RTO is at `max_rto` whatever the estimate: ns-3's (it doubles `m_rto`
+/// itself, at most 60 s, with no cap on the count) and ns-2's with `rfc2988_` (it doubles while
+/// the RTO is below `maxrto_`). 2^20 times the smallest RTO is far above any cap, and the
+/// product stays within u64 nanoseconds.
 const MAX_BACKOFF_NS3: u64 = 1 << 20;
 /// The SYN occupies sequence number 0: its ACK is 1 (net/packet.rs).
 const SYN_END: u64 = 1;

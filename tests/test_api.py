@@ -485,6 +485,32 @@ def test_a_long_run_warns_with_its_estimate():
     assert est["packets"] == pytest.approx(45e6 * 1e6 / (8 * 9220))
 
 
+def test_a_ping_pong_run_is_estimated_by_its_schedule_not_its_duration():
+    """A ping-pong run ends when its schedule is done: its estimate is the schedule's packets
+    (Simulation.pingpong_work), not a bulk transfer at line rate until run.duration, which
+    refused this run (about 5e12 events) and warned of hours for runs of milliseconds."""
+    import warnings
+
+    from sattcp import _core
+    from sattcp.api import check_resources, estimate_work
+
+    over = {"run.duration": "1000000s", "links.bottleneck.rate": "10Gbps", "links.bottleneck.payload_rate": "9Gbps",
+            "links.access.rate": "10Gbps", "links.access.payload_rate": "10Gbps", "app.last_block": 4096, "app.repeats": 3}
+    cfg = sattcp.resolve(SCENARIOS / "netpipe-e1.toml", overrides=over)
+    assert estimate_work(cfg)["events"] > 1e12, "by line rate alone it would be refused"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = sattcp.run(SCENARIOS / "netpipe-e1.toml", overrides=over)
+    assert list(r.netpipe.repeats.unique()) == [3] and r.netpipe.bytes.max() == 4099, "the whole schedule ran"
+    sim = _core.Simulation((SCENARIOS / "netpipe-e1.toml").read_text(), [(k, json.dumps(v)) for k, v in over.items()])
+    round_trips, nbytes = sim.pingpong_work
+    est = check_resources(cfg, pingpong_work=sim.pingpong_work)
+    assert est["packets"] == pytest.approx(2 * (nbytes / 1460 + round_trips))
+    assert r.data["events"] <= est["events"] <= 5 * r.data["events"], (r.data["events"], est)
+    bulk = sattcp.resolve(GEO, overrides={"run.duration": "1000000s"})
+    assert estimate_work(bulk, None) == estimate_work(bulk), "other applications keep the line-rate bound"
+
+
 def test_parquet_keeps_flows_links_and_traces(tmp_path):
     import pyarrow.parquet as pq
 

@@ -740,10 +740,16 @@ def _number_unit(s: Any, units: dict[str, float]) -> float | None:
     return None
 
 
-def estimate_work(config: Mapping[str, Any]) -> dict[str, float]:
+def estimate_work(config: Mapping[str, Any], pingpong_work: tuple[int, int] | None = None) -> dict[str, float]:
     """A rough upper estimate of a run's work from its resolved scenario: packets across the
     bottleneck at line rate, engine events, wall seconds, and trace points (each traced flow
-    records about three values per packet it sends, each traced queue two per packet)."""
+    records about three values per packet it sends, each traced queue two per packet).
+
+    ``pingpong_work``: a ping-pong run's (round trips, bytes each way) at most, from the core
+    (``Simulation.pingpong_work``); such a run ends when its schedule is done, so its packets
+    are at most those of the schedule (every block each way in MSS-sized segments, one partial
+    segment a block more) even where ``run.duration`` at line rate would be far more. Without
+    it (a sweep's check before its runs) the line-rate bound stands."""
     links = config.get("links", {})
     hops = links.get("path") or [links.get("bottleneck") or {}]
     rates = [_number_unit(h.get("rate"), _RATE_UNITS) for h in hops]
@@ -753,6 +759,9 @@ def estimate_work(config: Mapping[str, Any]) -> dict[str, float]:
     mss = tcp.get("mss") if isinstance(tcp.get("mss"), int) else 1024
     packet_bits = 8 * (mss + 40)
     packets = rate * duration / packet_bits if packet_bits else 0.0
+    if pingpong_work is not None:
+        round_trips, nbytes = pingpong_work
+        packets = min(packets, 2.0 * (nbytes / mss + round_trips))
     events = packets * EVENTS_PER_PACKET
     pairs = max(int(config.get("topology", {}).get("pairs") or 1), 1)
     trace = config.get("trace", {})
@@ -795,12 +804,13 @@ def _trace_size(est: Mapping[str, float]) -> str:
     return f"{est['trace_points']:.2g} time-series points, {est['packet_events']:.2g} packet events"
 
 
-def check_resources(config: Mapping[str, Any], force: bool = False, how_to_force: str | None = "force it (force=True, sattcp run --force)") -> dict[str, float]:
+def check_resources(config: Mapping[str, Any], force: bool = False, how_to_force: str | None = "force it (force=True, sattcp run --force)",
+                    pingpong_work: tuple[int, int] | None = None) -> dict[str, float]:
     """Refuses (ScenarioError) a run whose estimated work or trace memory is enormous, and warns
     (:class:`SattcpWarning`) about a long one, each with the numbers; ``force`` turns refusals
     into warnings. ``how_to_force`` ends the refusal's advice (None where nothing can force it,
-    as in a sweep)."""
-    est = estimate_work(config)
+    as in a sweep); ``pingpong_work`` as :func:`estimate_work`'s."""
+    est = estimate_work(config, pingpong_work)
     force_it = f", or {how_to_force}" if how_to_force else ""
     problems, notes = [], []
     if est["events"] > MAX_EVENTS:
@@ -857,7 +867,7 @@ def run(
     with _naming_file(scenario):
         sim = _core.Simulation(text, pairs, seed)
     config = json.loads(sim.config_json)
-    check_resources(config, force=force)
+    check_resources(config, force=force, pingpong_work=sim.pingpong_work)
     t0 = time.perf_counter()
     report: Progress | None
     if progress is True:

@@ -68,6 +68,8 @@ struct Simulation {
     config_json: String,
     /// The packet trace, kept after `finish` for `packet_columns` and `write_pcapng`.
     packets: Option<sattcp_core::trace::PacketLog>,
+    /// A ping-pong run's schedule: (round trips, bytes each way), for its work estimate.
+    pingpong_work: Option<(u64, u64)>,
     /// The time series, kept after `finish` for `take_traces` (out of its JSON: parsing
     /// millions of numbers from JSON took 2.5 s of a 3.6 s run of a packaged LEO scenario).
     traces: std::collections::BTreeMap<String, sattcp_core::metrics::result::Trace>,
@@ -98,12 +100,16 @@ impl Simulation {
         let scenario_json = serde_json::to_string(&r.tree).map_err(|e| internal_error(py, e.to_string()))?;
         let config_json = serde_json::to_string(&r.to_json()).map_err(|e| internal_error(py, e.to_string()))?;
         let mut sc = r.scenario;
+        let pingpong_work = match &sc.app {
+            scenario::validate::AppSpec::PingPong(pp) => Some(pp.work(&sc.topology)),
+            _ => None,
+        };
         if let Some(bytes) = packet_log_memory {
             sc.trace.packet_memory = sattcp_core::trace::memory::MemorySource::Fixed(bytes);
         }
         let built = catch_unwind(AssertUnwindSafe(|| sattcp_core::Simulation::new(&sc)));
         match built {
-            Ok(sim) => Ok(Simulation { sim: Some(sim), name: sc.name.clone(), seed: sc.seed, scenario_json, config_json, packets: None, traces: Default::default() }),
+            Ok(sim) => Ok(Simulation { sim: Some(sim), name: sc.name.clone(), seed: sc.seed, scenario_json, config_json, packets: None, pingpong_work, traces: Default::default() }),
             Err(p) => Err(internal_error(py, format!("panic while building scenario {:?}, seed {}: {}", sc.name, sc.seed, panic_message(p)))),
         }
     }
@@ -138,6 +144,15 @@ impl Simulation {
     #[getter]
     fn config_json(&self) -> String {
         self.config_json.clone()
+    }
+
+    /// A ping-pong run's (`app.kind = "pingpong"`) round trips and the bytes they carry each
+    /// way, warm-up included, at most (`PingPongSpec::work`; retransmissions aside): the run
+    /// ends when its schedule is done, so this bounds its work where `run.duration` does not.
+    /// None for other applications.
+    #[getter]
+    fn pingpong_work(&self) -> Option<(u64, u64)> {
+        self.pingpong_work
     }
 
     /// Runs every event due at or before `t_ns` (never past the end), without the GIL, in

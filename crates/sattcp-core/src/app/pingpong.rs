@@ -66,6 +66,29 @@ pub fn netpipe_schedule(start: u64, end: u64, perturbation: u64) -> Vec<(u64, u6
     out
 }
 
+/// The round trips a schedule makes, warm-up included, and the blocks' bytes they carry one
+/// way (the same bytes come back): an upper bound for the run's work estimate
+/// (`sattcp.api.estimate_work`), which without it took a ping-pong run for a bulk transfer at
+/// line rate until `run.duration`. `tlast_floor(n)` must be at most the transfer time of an
+/// `n`-byte block (one way), for `NRepeat::NetPipe`: NetPIPE's `nrepeat` only falls as `tlast`
+/// grows, so the floor gives each size's most round trips (the real `tlast` is known only as
+/// the run goes). Retransmissions are not counted.
+pub fn schedule_work(schedule: &[(u64, u64)], repeats: u32, nrepeat: NRepeat, tlast_floor: impl Fn(u64) -> SimTime) -> (u64, u64) {
+    let (mut round_trips, mut bytes) = (1u64, WARM_UP_BYTES);
+    let mut prev = WARM_UP_BYTES;
+    for &(size, inc) in schedule {
+        let per_trial = match nrepeat {
+            NRepeat::Fixed(n) => n.max(1),
+            NRepeat::NetPipe => netpipe_nrepeat(prev, inc, tlast_floor(prev), repeats.max(1)),
+        };
+        let n = u64::from(repeats.max(1)) * u64::from(per_trial);
+        round_trips = round_trips.saturating_add(n);
+        bytes = bytes.saturating_add(n.saturating_mul(size));
+        prev = size;
+    }
+    (round_trips, bytes)
+}
+
 /// The measurements of one block size.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Block {
@@ -397,6 +420,44 @@ mod tests {
     use crate::scenario::load;
     use crate::time::Rate;
     use crate::world::Simulation;
+
+    /// The round trips and bytes (one way, warm-up included) the run's `netpipe` rows record,
+    /// and the bound `PingPongSpec::work` gives for the scenario before it runs.
+    fn work_recorded_and_bound(text: &str) -> ((u64, u64), (u64, u64)) {
+        let sc = load(text, &[], None).unwrap_or_else(|e| panic!("{e}")).0;
+        let crate::scenario::validate::AppSpec::PingPong(pp) = &sc.app else { panic!("a ping-pong scenario") };
+        let bound = pp.work(&sc.topology);
+        let r = crate::run_toml(text, &[], None).unwrap_or_else(|e| panic!("{e}"));
+        assert!(r.warnings.is_empty(), "the schedule finished: {:?}", r.warnings);
+        let rows = r.sections["netpipe"].as_array().expect("rows").clone();
+        let n = |row: &serde_json::Value, k: &str| row[k].as_u64().unwrap_or_else(|| panic!("{k} in {row}"));
+        let recorded = rows.iter().fold((1, WARM_UP_BYTES), |(rt, b), row| {
+            let trips = n(row, "repeats") * n(row, "nrepeat");
+            (rt + trips, b + trips * n(row, "bytes"))
+        });
+        (recorded, bound)
+    }
+
+    #[test]
+    fn the_work_bound_holds_the_runs_round_trips() {
+        let base = "[run]\nduration = \"20000s\"\n[links.access]\nrate = \"25Mbps\"\ndelay = \"1ms\"\n[links.bottleneck]\nrate = \"2.048Mbps\"\ndelay = \"20ms\"\n[app]\nkind = \"pingpong\"\nlast_block = 8192\nrepeats = 3\n";
+        // A fixed nrepeat: the bound is exactly the schedule's.
+        let (recorded, bound) = work_recorded_and_bound(&format!("{base}nrepeat = 2\n"));
+        assert_eq!(recorded, bound);
+        let sizes = netpipe_sizes(1, 8192, NETPIPE_PERTURBATION);
+        assert_eq!(bound, (1 + 6 * sizes.len() as u64, 1 + 6 * sizes.iter().sum::<u64>()));
+        // NetPIPE's nrepeat: never fewer round trips than the run made, and not far above
+        // (the floor is the path's delay, 22 ms, plus the block at 2.048 Mbps; a block's real
+        // one-way time adds its headers, the access links and the ACK clocking).
+        let (recorded, bound) = work_recorded_and_bound(&format!("{base}nrepeat = \"netpipe\"\n"));
+        assert!(recorded.0 > 1 + 3 * sizes.len() as u64, "NetPIPE chose more than one round trip a trial somewhere: {recorded:?}");
+        assert!(bound.0 >= recorded.0 && bound.1 >= recorded.1, "bound {bound:?} against the run's {recorded:?}");
+        assert!(bound.0 < 2 * recorded.0 && bound.1 < 2 * recorded.1, "bound {bound:?} against the run's {recorded:?}");
+        // A path topology: its hops' delays and slowest rate.
+        let path = "[run]\nduration = \"20000s\"\n[topology]\nkind = \"path\"\n[[links.path]]\nrate = \"10Mbps\"\ndelay = \"5ms\"\n[[links.path]]\nrate = \"1Mbps\"\ndelay = \"10ms\"\n[app]\nkind = \"pingpong\"\nlast_block = 4096\nrepeats = 2\nnrepeat = \"netpipe\"\n";
+        let (recorded, bound) = work_recorded_and_bound(path);
+        assert!(bound.0 >= recorded.0 && bound.1 >= recorded.1 && bound.0 < 2 * recorded.0, "bound {bound:?} against the run's {recorded:?}");
+    }
 
     #[test]
     fn netpipe_nrepeat_by_hand() {

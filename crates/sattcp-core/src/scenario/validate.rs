@@ -230,6 +230,29 @@ impl PingPongSpec {
             None => crate::app::pingpong::netpipe_schedule(self.first_block, self.last_block, self.perturbation),
         }
     }
+
+    /// The schedule's round trips and the bytes they carry one way on `topology`
+    /// ([`crate::app::pingpong::schedule_work`]: an upper bound, retransmissions aside). NetPIPE's
+    /// `tlast` (for `nrepeat = "netpipe"`) is at least the path's propagation delay plus the
+    /// block's bits at its slowest line rate where the topology fixes them (a dumbbell's pair, a
+    /// path, neither with a moving link); elsewhere its floor is 0, and each size's bound is
+    /// NetPIPE's largest `nrepeat`.
+    pub fn work(&self, topology: &Topology) -> (u64, u64) {
+        let fixed = |links: &[&LinkSpec]| -> Option<(SimTime, Rate)> {
+            if links.iter().any(|l| l.schedule.is_some()) {
+                return None;
+            }
+            let delay = links.iter().fold(SimTime::ZERO, |t, l| t + l.delay);
+            links.iter().map(|l| l.rate).min_by_key(|r| r.as_bps()).map(|rate| (delay, rate))
+        };
+        let path = match topology {
+            Topology::Dumbbell { access, bottleneck, .. } => fixed(&[access, bottleneck, access]),
+            Topology::Path { hops } => fixed(&hops.iter().collect::<Vec<_>>()),
+            Topology::Gateway(_) | Topology::Graph(_) => None,
+        };
+        let floor = |bytes: u64| path.map_or(SimTime::ZERO, |(delay, rate)| delay + SimTime::from_nanos(((bytes as f64 * 8.0 / rate.as_bps() as f64) * 1e9) as u64));
+        crate::app::pingpong::schedule_work(&self.schedule(), self.repeats, self.nrepeat.unwrap_or(crate::app::pingpong::NRepeat::Fixed(1)), floor)
+    }
 }
 
 #[derive(Clone, Debug, serde::Serialize)]

@@ -487,8 +487,9 @@ def test_a_long_run_warns_with_its_estimate():
 
 def test_a_ping_pong_run_is_estimated_by_its_schedule_not_its_duration():
     """A ping-pong run ends when its schedule is done: its estimate is the schedule's packets
-    (Simulation.pingpong_work), not a bulk transfer at line rate until run.duration, which
-    refused this run (about 5e12 events) and warned of hours for runs of milliseconds."""
+    (the core's Simulation.pingpong_work, or _core.pingpong_work for a sweep's check), not a
+    bulk transfer at line rate until run.duration, which refused this run (about 5e12 events)
+    and warned of hours for runs of milliseconds."""
     import warnings
 
     from sattcp import _core
@@ -497,18 +498,20 @@ def test_a_ping_pong_run_is_estimated_by_its_schedule_not_its_duration():
     over = {"run.duration": "1000000s", "links.bottleneck.rate": "10Gbps", "links.bottleneck.payload_rate": "9Gbps",
             "links.access.rate": "10Gbps", "links.access.payload_rate": "10Gbps", "app.last_block": 4096, "app.repeats": 3}
     cfg = sattcp.resolve(SCENARIOS / "netpipe-e1.toml", overrides=over)
-    assert estimate_work(cfg)["events"] > 1e12, "by line rate alone it would be refused"
+    bulk = {**cfg, "app": {"kind": "bulk"}}
+    assert estimate_work(bulk)["events"] > 1e12, "a bulk run of the same links and duration is refused"
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         r = sattcp.run(SCENARIOS / "netpipe-e1.toml", overrides=over)
+        est = check_resources(cfg, how_to_force=None)  # as a sweep checks it, before it runs
     assert list(r.netpipe.repeats.unique()) == [3] and r.netpipe.bytes.max() == 4099, "the whole schedule ran"
     sim = _core.Simulation((SCENARIOS / "netpipe-e1.toml").read_text(), [(k, json.dumps(v)) for k, v in over.items()])
     round_trips, nbytes = sim.pingpong_work
-    est = check_resources(cfg, pingpong_work=sim.pingpong_work)
+    assert est == estimate_work(cfg, sim.pingpong_work), "the sweep's estimate is the run's"
     assert est["packets"] == pytest.approx(2 * (nbytes / 1460 + round_trips))
     assert r.data["events"] <= est["events"] <= 5 * r.data["events"], (r.data["events"], est)
-    bulk = sattcp.resolve(GEO, overrides={"run.duration": "1000000s"})
-    assert estimate_work(bulk, None) == estimate_work(bulk), "other applications keep the line-rate bound"
+    seed = sattcp.resolve(SCENARIOS / "netpipe-e1.toml", overrides=over, seed=2**64 - 1)
+    assert estimate_work(seed) == est, "a seed beyond TOML's integers does not lose the schedule"
 
 
 def test_parquet_keeps_flows_links_and_traces(tmp_path):

@@ -745,11 +745,14 @@ def estimate_work(config: Mapping[str, Any], pingpong_work: tuple[int, int] | No
     bottleneck at line rate, engine events, wall seconds, and trace points (each traced flow
     records about three values per packet it sends, each traced queue two per packet).
 
-    ``pingpong_work``: a ping-pong run's (round trips, bytes each way) at most, from the core
-    (``Simulation.pingpong_work``); such a run ends when its schedule is done, so its packets
+    A ping-pong run (``app.kind = "pingpong"``) ends when its schedule is done, so its packets
     are at most those of the schedule (every block each way in MSS-sized segments, one partial
-    segment a block more) even where ``run.duration`` at line rate would be far more. Without
-    it (a sweep's check before its runs) the line-rate bound stands."""
+    segment a block more) even where ``run.duration`` at line rate would be far more: the core
+    gives the schedule's (round trips, bytes each way), ``pingpong_work`` where the caller has
+    them (``Simulation.pingpong_work``), else from ``config`` (:func:`_pingpong_work`)."""
+    app = config.get("app")
+    if pingpong_work is None and isinstance(app, Mapping) and app.get("kind") == "pingpong":
+        pingpong_work = _pingpong_work(config)
     links = config.get("links", {})
     hops = links.get("path") or [links.get("bottleneck") or {}]
     rates = [_number_unit(h.get("rate"), _RATE_UNITS) for h in hops]
@@ -778,6 +781,20 @@ def estimate_work(config: Mapping[str, Any], pingpong_work: tuple[int, int] | No
         packet_events = min(packet_events, _bound(trace.get("max_packet_events")))
     return {"packets": packets, "events": events, "wall_s": events / EVENTS_PER_SECOND, "trace_points": points,
             "packet_events": packet_events, "trace_bytes": points * TRACE_BYTES_PER_POINT + packet_events * PACKET_EVENT_BYTES}
+
+
+def _pingpong_work(config: Mapping[str, Any]) -> tuple[int, int] | None:
+    """The core's (round trips, bytes each way) of a resolved ping-pong scenario (a sweep's
+    run before it is built); None, and so the line-rate bound, if the core cannot read it."""
+    from . import _core
+
+    run = config.get("run")
+    if isinstance(run, Mapping):  # a seed beyond TOML's integers; the schedule does not use it
+        config = {**config, "run": {k: v for k, v in run.items() if k != "seed"}}
+    try:
+        return _core.pingpong_work(scenario_from_dict(config))
+    except (ScenarioError, ValueError, TypeError):  # (not a scenario the core reads: no schedule)
+        return None
 
 
 def _bound(v: Any) -> float:

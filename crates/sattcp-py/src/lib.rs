@@ -276,6 +276,24 @@ fn resolve(py: Python<'_>, text: &str, overrides: Vec<(String, String)>, seed: O
     }
 }
 
+/// A ping-pong scenario's (`app.kind = "pingpong"`) round trips and the bytes they carry each
+/// way at most, as `Simulation.pingpong_work` (for the work estimate of a run not built yet: a
+/// sweep's check before its runs); None for other applications. Raises ScenarioError like
+/// `validate`.
+#[pyfunction]
+#[pyo3(signature = (text, overrides=Vec::new()))]
+fn pingpong_work(py: Python<'_>, text: &str, overrides: Vec<(String, String)>) -> PyResult<Option<(u64, u64)>> {
+    let ov = self::overrides(&overrides);
+    match catch_unwind(AssertUnwindSafe(|| scenario::load(text, &ov, None))) {
+        Ok(Ok((sc, _))) => Ok(match &sc.app {
+            scenario::validate::AppSpec::PingPong(pp) => Some(pp.work(&sc.topology)),
+            _ => None,
+        }),
+        Ok(Err(e)) => Err(scenario_error(py, &e.problems)),
+        Err(p) => Err(internal_error(py, format!("panic while validating the scenario: {}", panic_message(p)))),
+    }
+}
+
 /// The scenario's keys (crates/sattcp-core/src/scenario/schema.rs) as a JSON list of
 /// {key, ty, unit, default: {kind, value}, allowed, when, meaning}, with the link tables.
 #[pyfunction]
@@ -344,6 +362,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(closest, m)?)?;
     m.add_function(wrap_pyfunction!(beyond_toml_integers_rule, m)?)?;
     m.add_function(wrap_pyfunction!(memory, m)?)?;
+    m.add_function(wrap_pyfunction!(pingpong_work, m)?)?;
     m.add_function(wrap_pyfunction!(build_profile, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

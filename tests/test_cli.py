@@ -91,6 +91,18 @@ def test_bad_input_exits_2_with_the_field_path(args, needle):
     assert "Traceback" not in p.stderr
 
 
+def test_a_list_whose_strings_the_shell_unquoted_is_one_problem_line_with_the_value_meant():
+    """`--set trace.links=[bottleneck]` (the shell took the quotes of `'["bottleneck"]'`): toml's
+    two-line message once broke the problem list; now one line, and the value quoted."""
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "trace.links=[bottlenek]")
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert p.stderr.splitlines() == [
+        "sattcp: invalid scenario (1 problem):",
+        '  trace.links: must be a list; as written it is no TOML value (invalid array: expected `]`; '
+        'strings in it are quoted: ["bottlenek"]), got [bottlenek]',
+    ]
+
+
 def test_missing_file_and_syntax_error(tmp_path):
     p = run_cli("run", str(tmp_path / "nope.toml"))
     assert p.returncode == 2 and "scenario file not found" in p.stderr

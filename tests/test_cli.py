@@ -144,6 +144,13 @@ def test_output_problems_are_found_before_the_run(tmp_path):
         assert p.returncode == 2 and needle in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
+def test_a_folder_given_as_the_pcap_is_named_as_a_folder(tmp_path):
+    # Was "the file is pcapng; give it the suffix .pcapng" for a folder without the suffix.
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=1s", "--pcap", str(tmp_path))
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert p.stderr.strip() == f"sattcp: --pcap {tmp_path}: is a folder, not a file (give a file in it, e.g. {tmp_path}/run.pcapng)"
+
+
 @pytest.mark.parametrize("out", [pytest.param("/proc/x.parquet", marks=NEEDS_PROC), pytest.param("/proc/x.json", marks=NEEDS_PROC),
                                  "{tmp}/d.json", "{tmp}/d.links.parquet"])
 def test_an_out_that_cannot_be_written_is_named_before_the_run(tmp_path, out):

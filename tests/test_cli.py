@@ -91,6 +91,18 @@ def test_bad_input_exits_2_with_the_field_path(args, needle):
     assert "Traceback" not in p.stderr
 
 
+def test_a_list_whose_strings_the_shell_unquoted_is_one_problem_line_with_the_value_meant():
+    """`--set trace.links=[bottleneck]` (the shell took the quotes of `'["bottleneck"]'`): toml's
+    two-line message once broke the problem list; now one line, and the value quoted."""
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "trace.links=[bottlenek]")
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert p.stderr.splitlines() == [
+        "sattcp: invalid scenario (1 problem):",
+        '  trace.links: must be a list; as written it is no TOML value (invalid array: expected `]`; '
+        'strings in it are quoted: ["bottlenek"]), got [bottlenek]',
+    ]
+
+
 def test_missing_file_and_syntax_error(tmp_path):
     p = run_cli("run", str(tmp_path / "nope.toml"))
     assert p.returncode == 2 and "scenario file not found" in p.stderr
@@ -130,6 +142,13 @@ def test_output_problems_are_found_before_the_run(tmp_path):
                         (tmp_path, f"--out {tmp_path}: is a folder, not a file")):
         p = run_cli("run", "scenarios/kota-geo.toml", "--set", "run.duration=100000s", "--out", str(out))
         assert p.returncode == 2 and needle in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def test_a_folder_given_as_the_pcap_is_named_as_a_folder(tmp_path):
+    # Was "the file is pcapng; give it the suffix .pcapng" for a folder without the suffix.
+    p = run_cli("run", "scenarios/geo-bulk.toml", "--set", "run.duration=1s", "--pcap", str(tmp_path))
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert p.stderr.strip() == f"sattcp: --pcap {tmp_path}: is a folder, not a file (give a file in it, e.g. {tmp_path}/run.pcapng)"
 
 
 @pytest.mark.parametrize("out", [pytest.param("/proc/x.parquet", marks=NEEDS_PROC), pytest.param("/proc/x.json", marks=NEEDS_PROC),

@@ -499,8 +499,11 @@ def test_dask_local_cluster(tmp_path):
     distributed = pytest.importorskip("dask.distributed")
     study = write_study(tmp_path, SIMPLE)
     store = tmp_path / "r.duckdb"
+    # The dashboard on a free port: None means distributed's default, 8787, and where that is
+    # taken (any Dask dashboard on the machine) its "Hosting the HTTP server on port N instead"
+    # warning failed the test under filterwarnings = error.
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         s = run_sweep(study, store, cluster=client, runner=fake_runner, progress=False)
     assert (s.ok, s.failed) == (24, 0)

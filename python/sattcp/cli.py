@@ -176,6 +176,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.out is not None:
             check_output_path(args.out, "--out")
         if args.pcap is not None:
+            if Path(args.pcap).is_dir():  # before the suffix: "give it the suffix" misled for a folder
+                raise SattcpError(f"--pcap {args.pcap}: is a folder, not a file (give a file in it, e.g. {Path(args.pcap) / 'run.pcapng'})")
             if Path(args.pcap).suffix != ".pcapng":
                 raise SattcpError(f"--pcap {args.pcap}: the file is pcapng; give it the suffix .pcapng")
             check_file(Path(args.pcap), "--pcap")

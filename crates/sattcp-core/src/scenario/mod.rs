@@ -260,12 +260,72 @@ pub fn beyond_toml_integers_rule(path: &str) -> String {
     }
 }
 
-/// Why `s` is no TOML value, if it is none (toml's message, with the limit of its integers
-/// when it is one too long).
+/// Why `s` is no TOML value, if it is none (toml's message on one line, with the limit of its
+/// integers when it is one too long, and the value with its bare words quoted when that is
+/// one: `[bottleneck]` for `["bottleneck"]`, what a shell leaves of an unquoted `--set`).
 fn toml_literal_error(s: &str) -> Option<String> {
-    let e = format!("v = {s}").parse::<toml::Table>().err()?;
-    let why = if e.message().contains("number too large") { format!(", beyond {TOML_INTEGERS}") } else { String::new() };
-    Some(format!("{}{why}", e.message()))
+    let parses = |v: &str| format!("v = {v}").parse::<toml::Table>();
+    let e = parses(s).err()?;
+    // toml's message has a line per part ("invalid array\nexpected `]`"): one line, so that
+    // each problem stays one line of the CLI's list.
+    let message = e.message().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(": ");
+    let why = if message.contains("number too large") { format!(", beyond {TOML_INTEGERS}") } else { String::new() };
+    let quoted = quote_bare_words(s);
+    let hint = if quoted != s && parses(&quoted).is_ok() { format!("; strings in it are quoted: {}", cut(quoted)) } else { String::new() };
+    Some(format!("{message}{why}{hint}"))
+}
+
+/// `s` with every bare word that is neither a key (followed by `=`), nor a boolean, nor a
+/// number put in double quotes: `[bottleneck, 45Mbps]` -> `["bottleneck", "45Mbps"]`. Quoted
+/// strings are copied as they are.
+fn quote_bare_words(s: &str) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '"' || c == '\'' {
+            // A quoted string, to its closing quote (a basic string's \" does not close it).
+            out.push(c);
+            i += 1;
+            while i < chars.len() {
+                out.push(chars[i]);
+                if chars[i] == '\\' && c == '"' && i + 1 < chars.len() {
+                    out.push(chars[i + 1]);
+                    i += 2;
+                    continue;
+                }
+                i += 1;
+                if chars[i - 1] == c {
+                    break;
+                }
+            }
+            continue;
+        }
+        let word = |ch: char| ch.is_ascii_alphanumeric() || "_-+./".contains(ch);
+        if !word(c) {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < chars.len() && word(chars[i]) {
+            i += 1;
+        }
+        let w: String = chars[start..i].iter().collect();
+        let is_key = chars[i..].iter().find(|ch| !ch.is_whitespace()) == Some(&'=');
+        let literal = !w.chars().any(|ch| ch.is_ascii_alphabetic())
+            || matches!(w.as_str(), "true" | "false" | "inf" | "+inf" | "-inf" | "nan" | "+nan" | "-nan")
+            || w.parse::<f64>().is_ok();
+        if is_key || literal {
+            out.push_str(&w);
+        } else {
+            out.push('"');
+            out.push_str(&w);
+            out.push('"');
+        }
+    }
+    out
 }
 
 /// A value as written, for `got` (long tables and lists are cut short).
@@ -547,6 +607,19 @@ mod tests {
             shown_with(&[("run", "{seed = 18446744073709551615}")]),
             ["run: must be a table; as written it is no TOML value (number too large to fit in target type, beyond TOML's integers (-2^63 to 2^63 - 1)), got {seed = 18446744073709551615}"]
         );
+        // A list or table whose strings the shell unquoted: one line (toml's message had two),
+        // and the value that would have been meant.
+        assert_eq!(
+            shown_with(&[("trace.links", "[bottlenek]")]),
+            ["trace.links: must be a list; as written it is no TOML value (invalid array: expected `]`; strings in it are quoted: [\"bottlenek\"]), got [bottlenek]"]
+        );
+        assert_eq!(
+            shown_with(&[("tcp", "{mss = 1000, flavor = sack/cubic}")]),
+            ["tcp: must be a table; as written it is no TOML value (invalid string: expected `\"`, `'`; strings in it are quoted: {mss = 1000, flavor = \"sack/cubic\"}), got {mss = 1000, flavor = sack/cubic}"]
+        );
+        // No hint where quoting changes nothing or does not help.
+        assert_eq!(shown_with(&[("trace.flows", "[0,")]), ["trace.flows: must be a list; as written it is no TOML value (invalid array: expected `]`), got [0,"]);
+        assert_eq!(quote_bare_words(r#"{a.b = x, c = "y z", d = 'w', e = [1e-5, true, inf, 45Mbps]}"#), r#"{a.b = "x", c = "y z", d = 'w', e = [1e-5, true, inf, "45Mbps"]}"#);
         // The largest TOML integer is a seed; a string of digits that fits is still a string.
         let (s, _) = load(GOOD, &[("run.seed".into(), parse_override_value("9223372036854775807"))], None).unwrap();
         assert_eq!(s.seed, i64::MAX as u64);

@@ -277,7 +277,7 @@ pub fn parse_size(s: &str) -> Result<Size, String> {
         "cell" | "cells" => count(1.0, "cells", BELOW_1CELL).map(Size::Cells),
         "bdp" | "BDP" if n.is_finite() => Ok(Size::Bdp(n)),
         "bdp" | "BDP" => Err("too large (a bdp multiple must be finite)".into()),
-        u => Err(format!("unknown size unit {u:?} (use B, KB, MB, KiB, MiB, pkt, cells or bdp)")),
+        u => Err(format!("unknown size unit {u:?} (use B, KB, MB, GB, KiB, MiB, pkt, cells or bdp)")),
     }
 }
 
@@ -358,7 +358,7 @@ mod tests {
         assert_rule(parse_duration("5days"), "unknown time unit \"days\" (use ns, us, ms, s or min)");
         assert_rule(parse_duration("abc"), "expected a duration such as \"275ms\"");
         assert_rule(parse_size("-1B"), "must be >= 0");
-        assert_rule(parse_size("3furlongs"), "unknown size unit \"furlongs\" (use B, KB, MB, KiB, MiB, pkt, cells or bdp)");
+        assert_rule(parse_size("3furlongs"), "unknown size unit \"furlongs\" (use B, KB, MB, GB, KiB, MiB, pkt, cells or bdp)");
     }
 
     #[test]

@@ -197,6 +197,10 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
                 }
             };
             if let Some(names) = &r.satellites {
+                if names.is_empty() {
+                    c.err("constellation.satellites", "must name at least one satellite of the TLE set (or be left out for all of them)", "[]");
+                    return None;
+                }
                 if let Err(rule) = set.select(names) {
                     c.err("constellation.satellites", rule, "");
                     return None;
@@ -246,6 +250,22 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
         }
     };
     let path = router.piecewise(step, duration, offset.as_secs_f64());
+    // A satellite SGP4 cannot propagate (decayed, or decades from its TLE's epoch) would be
+    // silently out of sight: say which, when, and why, at the key that chose the instant.
+    if let Constellation::Tle(set) = &constellation {
+        if let Some(f) = set.first_failure() {
+            let key = if r.start.is_some() { "constellation.start" } else { "constellation.tle" };
+            c.err(
+                key,
+                format!(
+                    "SGP4 cannot propagate satellite {:?} {:.1} days from its TLE's epoch ({}; at {} s of the run's constellation time): choose a start near the TLEs' epochs, or leave the satellite out with constellation.satellites",
+                    f.name, f.days_from_epoch, f.reason, f.t_s
+                ),
+                r.start.clone().unwrap_or_default(),
+            );
+            return None;
+        }
+    }
     if path.segments.iter().all(|s| s.route.is_none()) {
         c.err("constellation", format!("{} and {} are never connected during the run (no satellite path above {min_el} degrees at any step)", from.name, to.name), "");
         return None;

@@ -328,7 +328,7 @@ mod tests {
         // period sampled each 15 s, from 40, 45 and 50 N (one longitude: a 360/72 degree turn
         // of the shell is the same shell, so the longitude hardly matters; eight longitudes
         // gave the same means to 0.1). Measured (cargo test -p sattcp-core --lib
-        // visible_satellites -- --nocapture): means 12.1, 18.2, 19.3; min 9, 16, 17; max 14,
+        // visible_satellites -- --nocapture): means 12.0, 18.2, 19.3; min 9, 16, 17; max 14,
         // 21, 21.
         // The published 30-50 is for the whole constellation (several shells); shell 1's
         // density peaks near its 53 degree inclination, so the count rises with latitude.

@@ -18,6 +18,12 @@ pub const DEFAULT_STEP: SimTime = SimTime::from_secs(15);
 pub const DEFAULT_MIN_ELEVATION_DEG: f64 = 25.0;
 /// Most reconfiguration steps in one run (each costs one geometry sample and one Dijkstra).
 pub const MAX_STEPS: u64 = 200_000;
+/// Most satellites x steps in one run: the routes are computed while the scenario is
+/// validated (by `sattcp run`, `--print-config`, `resolve` and every run of a sweep), at about
+/// 0.2 us per satellite and step (Starlink shell 1, 1584 satellites: 0.3 ms a step), so this
+/// bounds that to about a minute. Before it, a 100,000-satellite shell over 10^6 s at 15 s steps
+/// was accepted and took half an hour to validate, without a word.
+pub const MAX_SATELLITE_STEPS: u64 = 400_000_000;
 
 /// A constellation path as computed for a run: which hop it drives, the route of every
 /// interval, and the ground stations' names (source, destination, relays).
@@ -227,6 +233,14 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
     let step = c.positive_duration("constellation.step", r.step.as_ref(), DEFAULT_STEP);
     if !c.bad("constellation.step") && duration.0 / step.0 >= MAX_STEPS && !c.bad("run.duration") {
         c.err("constellation.step", format!("too small for run.duration (at most {MAX_STEPS} steps)"), r.step.as_ref().map(|v| v.to_string()).unwrap_or_default());
+    }
+    let satellite_steps = (duration.0 / step.0 + 1).saturating_mul(constellation.len() as u64);
+    if !c.bad("constellation.step") && !c.bad("run.duration") && duration.0 / step.0 < MAX_STEPS && satellite_steps > MAX_SATELLITE_STEPS {
+        c.err(
+            "constellation.step",
+            format!("too small for run.duration with {} satellites: at most {MAX_SATELLITE_STEPS} satellites x steps (each step places every satellite and searches a route), got {satellite_steps}", constellation.len()),
+            r.step.as_ref().map(|v| v.to_string()).unwrap_or_default(),
+        );
     }
     let offset = c.duration("constellation.offset", r.offset.as_ref(), SimTime::ZERO);
     let default_mode = if matches!(constellation, Constellation::Walker(_)) { Mode::Isl } else { Mode::BentPipe };

@@ -235,8 +235,8 @@ fn an_empty_satellite_list_is_refused_naming_it() {
 
 /// A 100,000-satellite shell over 10^6 s at 15 s steps (66,667 steps) used to be accepted and
 /// took about half an hour to validate (9.4 ms a step); it is refused at once, naming
-/// constellation.step, while Starlink shell 1 over the same run (1.1 x 10^8 satellite-steps)
-/// stays within the bound.
+/// constellation.step (Starlink shell 1 over the same run, 1.1 x 10^8 satellite-steps, about
+/// 20 s of routes, stays within the bound).
 #[test]
 fn a_constellation_too_costly_to_route_is_refused_naming_the_step() {
     let text = |planes: u32, per_plane: u32| {
@@ -249,5 +249,4 @@ fn a_constellation_too_costly_to_route_is_refused_naming_the_step() {
     assert_eq!(e.problems.len(), 1, "{e}");
     assert_eq!(e.problems[0].path, "constellation.step", "{e}");
     assert_eq!(e.problems[0].rule, "too small for run.duration with 100000 satellites: at most 400000000 satellites x steps (each step places every satellite and searches a route), got 6666700000");
-    assert!(72 * 22 * (1_000_000 / 15 + 1) < 400_000_000u64);
 }

@@ -280,14 +280,16 @@ impl Bbr {
         let full_length = ev.now - self.cycle_stamp > min_rtt;
         let gain = self.pacing_gain;
         let prior_in_flight = ev.rs.prior_in_flight;
+        // The flight targets are Linux `bbr_inflight()`: gain x BDP plus the quantization
+        // budget (3 segments, 2 more in the 5/4 phase), as for the cwnd.
         let advance = if gain == UNIT {
             full_length
         } else if gain > UNIT {
             // Probing: until the flight reaches 5/4 BDP (or a loss shows the limit).
-            full_length && (recovering(ev.state) || prior_in_flight >= self.bdp(gain, w))
+            full_length && (recovering(ev.state) || prior_in_flight >= self.target_cwnd(gain, w))
         } else {
             // Draining: as soon as the flight is down to one BDP.
-            full_length || prior_in_flight <= self.bdp(UNIT, w)
+            full_length || prior_in_flight <= self.target_cwnd(UNIT, w)
         };
         if advance {
             self.cycle_idx = (self.cycle_idx + 1) % CYCLE_LEN;
@@ -424,5 +426,46 @@ impl Bbr {
             }
         }
         w.cwnd
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::rate::RateSample;
+
+    const MSS: u64 = 1000;
+
+    /// A flow in PROBE_BW with BtlBw 1 MB/s and min RTT 100 ms (BDP 100 segments), in `phase`.
+    fn probing(phase: usize) -> Bbr {
+        let mut b = Bbr { mode: Mode::ProbeBw, min_rtt: Some(SimTime::from_millis(100)), full_bw_reached: true, ..Default::default() };
+        b.bw_rounds[0] = (0, 1_000_000);
+        b.cycle_idx = phase;
+        b.pacing_gain = PACING_GAIN[phase];
+        b
+    }
+
+    #[track_caller]
+    fn ack(b: &mut Bbr, now_ms: u64, prior_in_flight: u64) {
+        let w = Window { cwnd: 200 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let rs = RateSample { prior_in_flight, ..Default::default() };
+        b.update_cycle_phase(&w, &RateEvent { now: SimTime::from_millis(now_ms), rs, delivered: 0, in_flight: prior_in_flight, state: CongState::Open, srtt: None });
+    }
+
+    /// Linux `bbr_is_next_cycle_phase()` compares the flight with `bbr_inflight()`, which adds
+    /// the quantization budget to gain x BDP: the 3/4 phase ends once the flight is down to
+    /// BDP + 3 segments (103 here, not 100), and the 5/4 phase lasts until 125 + 5.
+    #[test]
+    fn gain_cycling_compares_the_flight_with_bdp_plus_the_quantization_budget() {
+        let mut b = probing(1);
+        ack(&mut b, 10, 104 * MSS);
+        assert_eq!(b.cycle_idx, 1, "104 segments: still draining");
+        ack(&mut b, 20, 103 * MSS);
+        assert_eq!(b.cycle_idx, 2, "103 segments = BDP + 3: drained");
+        let mut b = probing(0);
+        ack(&mut b, 150, 129 * MSS);
+        assert_eq!(b.cycle_idx, 0, "129 segments: still probing");
+        ack(&mut b, 160, 130 * MSS);
+        assert_eq!(b.cycle_idx, 1, "130 segments = 5/4 BDP + 3 + 2");
     }
 }

@@ -16,7 +16,8 @@
 //!   any satellite each station sees as first and last hop (a bent-pipe path is the special
 //!   case with no ISL hop, and is taken when it is the shortest).
 //!
-//! Ground stations are only end points, never relays.
+//! Ground stations other than the two ends are relays only when given as such (`relays`, Handley
+//! 2019): a relay takes a satellite hop down and sends it up again, in either mode.
 
 use super::{delay_ns, elevation, rad, Constellation, GroundStation, Vec3};
 use crate::time::SimTime;

@@ -170,3 +170,53 @@ fn one_bbr_flow_keeps_most_of_the_lossy_geo_link() {
     let (cubic, _) = eff("sack/cubic");
     assert!(cubic < 0.1 && bbr > 5.0 * cubic, "CUBIC {cubic:.3}");
 }
+
+/// One BBR flow on a 20 ms, 45 Mbps path whose delay rises by 20 us each second (a LEO path
+/// whose satellites move away): no RTT sample ever matches the minimum again, so BBR's
+/// 10 s min-RTT filter expires and PROBE_RTT runs at about 10 s and 20 s (cwnd 4 packets for
+/// max(200 ms, 1 round)). Linux marks the samples of what it sends then application-limited
+/// ("Ignore low rate samples during this mode", `bbr_update_min_rtt()`), and its max filter
+/// ages only when it takes a sample, so PROBE_RTT costs about its 200 ms. Before the fix our
+/// filter aged by rounds and took PROBE_RTT's samples: 200 ms is 10 rounds of this path, so
+/// it came out of PROBE_RTT holding only the 4-packet rate and needed two seconds to regrow
+/// (43.4 Mbps before, 4.3 / 11.1 / 36.3 Mbps in the three seconds after 10 s; efficiency
+/// 0.874).
+#[test]
+fn probe_rtt_on_a_short_path_costs_about_its_200_ms_not_the_bandwidth_estimate() {
+    let schedule: Vec<String> = (0..31).map(|s| format!("{{ at = \"{s}s\", delay = \"{}us\" }}", 10_000 + 20 * s)).collect();
+    let text = format!(
+        r#"
+        [run]
+        duration = "30s"
+        [topology]
+        kind = "path"
+        [[links.path]]
+        rate = "45Mbps"
+        queue = "1bdp"
+        schedule = [{}]
+        [tcp]
+        flavor = "sack/bbr"
+        mss = 1460
+        window = 65535
+        window_scale = 8
+        initial_cwnd = 10
+        [app]
+        kind = "bulk"
+        [trace]
+        flows = [0]
+    "#,
+        schedule.join(", ")
+    );
+    let r = run(&text, &[]);
+    let cwnd = &r.traces["flow/0/cwnd"];
+    let probes: Vec<f64> = cwnd.t.iter().zip(&cwnd.v).filter(|(_, v)| **v <= 4.0 * 1460.0).map(|(t, _)| *t).collect();
+    assert!(probes.iter().any(|t| (10.0..12.0).contains(t)) && probes.iter().any(|t| (20.0..22.0).contains(t)), "PROBE_RTT at 10 s and 20 s: {probes:?}");
+    let acked = &r.traces["flow/0/acked"];
+    let at = |x: f64| acked.v[acked.t.partition_point(|&t| t <= x).saturating_sub(1)];
+    let mbps = |a: f64, b: f64| (at(b) - at(a)) * 8.0 / (b - a) / 1e6;
+    let eff = r.summary.efficiency;
+    eprintln!("BBR, rising 20 ms path: efficiency {eff:.3}, Mbps over [10, 13) s {:.1}, [20, 23) s {:.1}, [5, 8) s {:.1}", mbps(10.0, 13.0), mbps(20.0, 23.0), mbps(5.0, 8.0));
+    // The link's payload rate is 43.4 Mbps; one PROBE_RTT of ~0.25 s in 3 s leaves > 38.
+    assert!(mbps(10.0, 13.0) > 38.0 && mbps(20.0, 23.0) > 38.0, "{} {}", mbps(10.0, 13.0), mbps(20.0, 23.0));
+    assert!(eff > 0.95, "{eff}");
+}

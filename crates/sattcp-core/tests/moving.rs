@@ -181,3 +181,72 @@ fn constellation_errors_name_their_field() {
     assert!(e.problems.iter().any(|p| p.path == "constellation" && p.rule.contains("never connected")), "{e}");
     let _ = SimTime::ZERO;
 }
+
+/// The ISS TLE of 2008 (the `sgp4` crate's documentation) over a one-minute path between two
+/// stations near its ground track at 12:30 UTC on its epoch's day (45.5 N, 173.6 W).
+fn iss_path(start: &str, satellites: &str) -> String {
+    format!(
+        r#"
+    [run]
+    duration = "60s"
+    [topology]
+    kind = "path"
+    [[links.path]]
+    rate = "10Mbps"
+    queue = "100pkt"
+    [constellation]
+    tle = """
+ISS (ZARYA)
+1 25544U 98067A   08264.51782528 -.00002182  00000-0 -11606-4 0  2927
+2 25544  51.6416 247.4627 0006703 130.5360 325.0288 15.72125391563537
+"""
+    {start}
+    {satellites}
+    from = {{ lat = 44, lon = -175 }}
+    to = {{ lat = 47, lon = -172 }}
+    min_elevation_deg = 0
+"#
+    )
+}
+
+/// A satellite SGP4 cannot place (here 58 years before its TLE's epoch SGP4 reports no error
+/// but puts the ISS 1789 km under the ground) is refused at the key that chose the instant,
+/// naming it, where it used to be silently out of sight ("never connected").
+#[test]
+fn a_satellite_sgp4_cannot_place_is_refused_at_constellation_start() {
+    let e = sattcp_core::scenario::load(&iss_path("start = \"1950-01-01T00:00:00Z\"", ""), &[], None).unwrap_err();
+    assert_eq!(e.problems.len(), 1, "{e}");
+    let p = &e.problems[0];
+    assert_eq!(p.path, "constellation.start", "{e}");
+    assert!(p.rule.starts_with("SGP4 cannot propagate satellite \"ISS (ZARYA)\" -21447.5 days from its TLE's epoch (SGP4 puts it at -1789 km of altitude, below 100 km;"), "{}", p.rule);
+    assert_eq!(p.got, "1950-01-01T00:00:00Z");
+    // At its epoch the same scenario is valid.
+    assert!(sattcp_core::scenario::load(&iss_path("start = \"2008-09-20T12:30:00Z\"", ""), &[], None).is_ok());
+}
+
+/// `constellation.satellites = []` selected nothing and was reported as "never connected".
+#[test]
+fn an_empty_satellite_list_is_refused_naming_it() {
+    let e = sattcp_core::scenario::load(&iss_path("start = \"2008-09-20T12:30:00Z\"", "satellites = []"), &[], None).unwrap_err();
+    assert_eq!(e.problems.len(), 1, "{e}");
+    assert_eq!(e.problems[0].path, "constellation.satellites", "{e}");
+    assert!(e.problems[0].rule.starts_with("must name at least one satellite"), "{e}");
+}
+
+/// A 100,000-satellite shell over 10^6 s at 15 s steps (66,667 steps) used to be accepted and
+/// took about half an hour to validate (9.4 ms a step); it is refused at once, naming
+/// constellation.step (Starlink shell 1 over the same run, 1.1 x 10^8 satellite-steps, about
+/// 20 s of routes, stays within the bound).
+#[test]
+fn a_constellation_too_costly_to_route_is_refused_naming_the_step() {
+    let text = |planes: u32, per_plane: u32| {
+        LEO.replace("duration = \"100s\"", "duration = \"1000000s\"")
+            .replace("planes = 72, per_plane = 22", &format!("planes = {planes}, per_plane = {per_plane}"))
+    };
+    let t = std::time::Instant::now();
+    let e = sattcp_core::scenario::load(&text(400, 250), &[], None).unwrap_err();
+    assert!(t.elapsed().as_secs() < 5, "{:?}", t.elapsed());
+    assert_eq!(e.problems.len(), 1, "{e}");
+    assert_eq!(e.problems[0].path, "constellation.step", "{e}");
+    assert_eq!(e.problems[0].rule, "too small for run.duration with 100000 satellites: at most 400000000 satellites x steps (each step places every satellite and searches a route), got 6666700000");
+}

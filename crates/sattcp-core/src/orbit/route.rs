@@ -16,7 +16,8 @@
 //!   any satellite each station sees as first and last hop (a bent-pipe path is the special
 //!   case with no ISL hop, and is taken when it is the shortest).
 //!
-//! Ground stations are only end points, never relays.
+//! Ground stations other than the two ends are relays only when given as such (`relays`, Handley
+//! 2019): a relay takes a satellite hop down and sends it up again, in either mode.
 
 use super::{delay_ns, elevation, rad, Constellation, GroundStation, Vec3};
 use crate::time::SimTime;
@@ -287,7 +288,7 @@ mod tests {
 
     #[test]
     fn bent_pipe_rtt_at_zenith_is_4h_over_c() {
-        // Both stations under the satellite (at the same point): RTT = 4 h / c = 7.3386 ms.
+        // Both stations under the satellite (at the same point): RTT = 4 h / c = 7.3384 ms (2200 km / c).
         let c = lone_satellite(550.0);
         let g = GroundStation::new("g", 0.0, 0.0);
         let mut r = Router::new(&c, &g, &g, &[], STARLINK_MIN_ELEVATION, Mode::BentPipe).unwrap();
@@ -328,7 +329,7 @@ mod tests {
         // period sampled each 15 s, from 40, 45 and 50 N (one longitude: a 360/72 degree turn
         // of the shell is the same shell, so the longitude hardly matters; eight longitudes
         // gave the same means to 0.1). Measured (cargo test -p sattcp-core --lib
-        // visible_satellites -- --nocapture): means 12.1, 18.2, 19.3; min 9, 16, 17; max 14,
+        // visible_satellites -- --nocapture): means 12.0, 18.2, 19.3; min 9, 16, 17; max 14,
         // 21, 21.
         // The published 30-50 is for the whole constellation (several shells); shell 1's
         // density peaks near its 53 degree inclination, so the count rises with latitude.

@@ -11,10 +11,13 @@
 //! Time: a TLE set is propagated from a start instant (UTC, `YYYY-MM-DDTHH:MM:SS[.fff]Z`, or
 //! by default the latest epoch in the set); `t_s` is seconds after that start.
 
-use super::Vec3;
+use super::{Vec3, EARTH_RADIUS_KM};
 use sgp4::{Constants, Elements, MinutesSinceEpoch};
 use std::f64::consts::PI;
 
+/// The lowest altitude a propagated satellite may have, km: the Kármán line. Below it an
+/// orbit has re-entered (or SGP4 was run far outside its validity, see `TleSet::propagate`).
+pub const MIN_ALTITUDE_KM: f64 = 100.0;
 /// Julian date of the Unix epoch, 1970-01-01T00:00:00Z.
 const JD_UNIX_EPOCH: f64 = 2_440_587.5;
 /// Julian date of J2000.0 (2000-01-01T12:00:00 TT, used as UT1 in the GMST expression).
@@ -117,6 +120,21 @@ pub struct TleSet {
     sats: Vec<TleSat>,
     /// The instant `t_s = 0`.
     pub start: Utc,
+    /// The first (satellite, `t_s`) SGP4 could not propagate in [`TleSet::positions_ecef`]
+    /// (its position is then NaN): for the scenario's check ([`TleSet::first_failure`]).
+    failed: std::cell::Cell<Option<(usize, f64)>>,
+}
+
+/// A satellite SGP4 could not propagate: which, when, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PropagationFailure {
+    pub name: String,
+    /// Seconds after the set's start.
+    pub t_s: f64,
+    /// Days from the satellite's TLE epoch to that instant (negative: before it).
+    pub days_from_epoch: f64,
+    /// SGP4's reason.
+    pub reason: String,
 }
 
 impl TleSet {
@@ -148,7 +166,17 @@ impl TleSet {
             return Err("no TLE found".into());
         }
         let start = start.unwrap_or_else(|| sats.iter().map(|s| s.epoch).max().expect("non-empty"));
-        Ok(TleSet { sats, start })
+        Ok(TleSet { sats, start, failed: std::cell::Cell::new(None) })
+    }
+
+    /// The first satellite SGP4 failed to propagate since the set was made (a decayed orbit,
+    /// or an instant decades from its TLE's epoch), if any.
+    pub fn first_failure(&self) -> Option<PropagationFailure> {
+        let (i, t_s) = self.failed.get()?;
+        let s = &self.sats[i];
+        let days_from_epoch = (s.epoch.secs_until(self.start) + t_s) / 86_400.0;
+        let reason = self.propagate(i, t_s).err().unwrap_or_default();
+        Some(PropagationFailure { name: s.name.clone(), t_s, days_from_epoch, reason })
     }
 
     pub fn len(&self) -> usize {
@@ -172,12 +200,25 @@ impl TleSet {
     }
 
     /// TEME position of satellite `i` at `t_s` after the start, km (None if SGP4 fails, e.g.
-    /// a decayed orbit).
+    /// a decayed orbit, or gives a point below [`MIN_ALTITUDE_KM`]).
     pub fn position_teme(&self, i: usize, t_s: f64) -> Option<Vec3> {
+        self.propagate(i, t_s).ok()
+    }
+
+    /// SGP4 for satellite `i` at `t_s`, or why there is no position. SGP4 reports a decayed
+    /// orbit only through some of its variables: run decades from its epoch, the ISS TLE of
+    /// 2008 gives a point 1789 km under the ground in 1950 and no error, so a position below
+    /// the Kármán line counts as a failure too.
+    fn propagate(&self, i: usize, t_s: f64) -> Result<Vec3, String> {
         let s = &self.sats[i];
         let minutes = (s.epoch.secs_until(self.start) + t_s) / 60.0;
-        let p = s.constants.propagate(MinutesSinceEpoch(minutes)).ok()?;
-        Some(Vec3::new(p.position[0], p.position[1], p.position[2]))
+        let p = s.constants.propagate(MinutesSinceEpoch(minutes)).map_err(|e| e.to_string())?;
+        let v = Vec3::new(p.position[0], p.position[1], p.position[2]);
+        let alt = v.norm() - EARTH_RADIUS_KM;
+        if alt.is_nan() || alt < MIN_ALTITUDE_KM {
+            return Err(format!("SGP4 puts it at {alt:.0} km of altitude, below {MIN_ALTITUDE_KM} km"));
+        }
+        Ok(v)
     }
 
     /// ECEF positions of every satellite at `t_s`; a satellite SGP4 cannot propagate gets a
@@ -186,7 +227,11 @@ impl TleSet {
         out.clear();
         let theta = gmst(self.start.julian_date_plus(t_s));
         for i in 0..self.sats.len() {
-            out.push(self.position_teme(i, t_s).map(|p| p.rot_z(-theta)).unwrap_or(Vec3::new(f64::NAN, f64::NAN, f64::NAN)));
+            let p = self.position_teme(i, t_s);
+            if p.is_none() && self.failed.get().is_none() {
+                self.failed.set(Some((i, t_s)));
+            }
+            out.push(p.map(|p| p.rot_z(-theta)).unwrap_or(Vec3::new(f64::NAN, f64::NAN, f64::NAN)));
         }
     }
 }
@@ -194,7 +239,7 @@ impl TleSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::orbit::{deg, EARTH_RADIUS_KM};
+    use crate::orbit::deg;
 
     /// The repository's TLE fixture: published test TLE 00005 (Vallado et al. 2006,
     /// "Revisiting Spacetrack Report #3", AIAA 2006-6753, SGP4-VER.TLE), the ISS TLE of the
@@ -273,6 +318,28 @@ mod tests {
             assert!(lat.abs() < 0.1, "t={h} h: lat {lat}");
             assert!((p.norm() - EARTH_RADIUS_KM - 35_786.0).abs() < 30.0, "t={h} h: alt {}", p.norm() - EARTH_RADIUS_KM);
         }
+    }
+
+    /// Run 58 years before its epoch, the ISS TLE of 2008 comes out of SGP4 without an error
+    /// but 1789 km under the ground: no position, and the set names the satellite, the instant
+    /// and the reason (the scenario's check, `scenario::validate::moving`).
+    #[test]
+    fn a_position_under_the_ground_is_a_failure_named_with_its_satellite() {
+        let set = TleSet::parse(FIXTURE, Some(Utc::parse("1950-01-01T00:00:00Z").unwrap())).unwrap();
+        let iss = (0..set.len()).find(|&i| set.name(i) == "ISS (ZARYA)").unwrap();
+        assert_eq!(set.first_failure(), None);
+        assert_eq!(set.position_teme(iss, 0.0), None);
+        let mut pos = Vec::new();
+        set.positions_ecef(0.0, &mut pos);
+        assert!(pos[iss].x.is_nan());
+        let f = set.first_failure().expect("a failure recorded");
+        assert_eq!((f.name.as_str(), f.t_s), ("ISS (ZARYA)", 0.0));
+        assert!((f.days_from_epoch - -21_447.518).abs() < 1e-3, "{f:?}");
+        assert_eq!(f.reason, "SGP4 puts it at -1789 km of altitude, below 100 km");
+        // At its epoch it is where the ISS flies.
+        let set = TleSet::parse(FIXTURE, Some(Utc::parse("2008-09-20T12:25:40Z").unwrap())).unwrap();
+        let alt = set.position_teme(iss, 0.0).unwrap().norm() - EARTH_RADIUS_KM;
+        assert!((330.0..360.0).contains(&alt), "{alt}");
     }
 
     #[test]

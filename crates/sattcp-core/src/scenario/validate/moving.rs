@@ -18,6 +18,12 @@ pub const DEFAULT_STEP: SimTime = SimTime::from_secs(15);
 pub const DEFAULT_MIN_ELEVATION_DEG: f64 = 25.0;
 /// Most reconfiguration steps in one run (each costs one geometry sample and one Dijkstra).
 pub const MAX_STEPS: u64 = 200_000;
+/// Most satellites x steps in one run: the routes are computed while the scenario is
+/// validated (by `sattcp run`, `--print-config`, `resolve` and every run of a sweep), at about
+/// 0.2 us per satellite and step (Starlink shell 1, 1584 satellites: 0.3 ms a step), so this
+/// bounds that to about a minute. Before it, a 100,000-satellite shell over 10^6 s at 15 s steps
+/// was accepted and took half an hour to validate, without a word.
+pub const MAX_SATELLITE_STEPS: u64 = 400_000_000;
 
 /// A constellation path as computed for a run: which hop it drives, the route of every
 /// interval, and the ground stations' names (source, destination, relays).
@@ -197,6 +203,10 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
                 }
             };
             if let Some(names) = &r.satellites {
+                if names.is_empty() {
+                    c.err("constellation.satellites", "must name at least one satellite of the TLE set (or be left out for all of them)", "[]");
+                    return None;
+                }
                 if let Err(rule) = set.select(names) {
                     c.err("constellation.satellites", rule, "");
                     return None;
@@ -224,6 +234,14 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
     if !c.bad("constellation.step") && duration.0 / step.0 >= MAX_STEPS && !c.bad("run.duration") {
         c.err("constellation.step", format!("too small for run.duration (at most {MAX_STEPS} steps)"), r.step.as_ref().map(|v| v.to_string()).unwrap_or_default());
     }
+    let satellite_steps = (duration.0 / step.0 + 1).saturating_mul(constellation.len() as u64);
+    if !c.bad("constellation.step") && !c.bad("run.duration") && duration.0 / step.0 < MAX_STEPS && satellite_steps > MAX_SATELLITE_STEPS {
+        c.err(
+            "constellation.step",
+            format!("too small for run.duration with {} satellites: at most {MAX_SATELLITE_STEPS} satellites x steps (each step places every satellite and searches a route), got {satellite_steps}", constellation.len()),
+            r.step.as_ref().map(|v| v.to_string()).unwrap_or_default(),
+        );
+    }
     let offset = c.duration("constellation.offset", r.offset.as_ref(), SimTime::ZERO);
     let default_mode = if matches!(constellation, Constellation::Walker(_)) { Mode::Isl } else { Mode::BentPipe };
     let mode = c.keyword("constellation.routing", r.routing.as_deref(), default_mode)?;
@@ -246,6 +264,22 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
         }
     };
     let path = router.piecewise(step, duration, offset.as_secs_f64());
+    // A satellite SGP4 cannot propagate (decayed, or decades from its TLE's epoch) would be
+    // silently out of sight: say which, when, and why, at the key that chose the instant.
+    if let Constellation::Tle(set) = &constellation {
+        if let Some(f) = set.first_failure() {
+            let key = if r.start.is_some() { "constellation.start" } else { "constellation.tle" };
+            c.err(
+                key,
+                format!(
+                    "SGP4 cannot propagate satellite {:?} {:.1} days from its TLE's epoch ({}; at {} s of the run's constellation time): choose a start near the TLEs' epochs, or leave the satellite out with constellation.satellites",
+                    f.name, f.days_from_epoch, f.reason, f.t_s
+                ),
+                r.start.clone().unwrap_or_default(),
+            );
+            return None;
+        }
+    }
     if path.segments.iter().all(|s| s.route.is_none()) {
         c.err("constellation", format!("{} and {} are never connected during the run (no satellite path above {min_el} degrees at any step)", from.name, to.name), "");
         return None;

@@ -92,6 +92,13 @@ pub struct Bbr {
     init_cwnd: Option<u64>,
     /// PROBE_RTT ended: the next cwnd is at least `prior_cwnd` (Linux `bbr_exit_probe_rtt`).
     restore_cwnd: bool,
+    /// The round of the latest sample the max filter took: the filter's window ends there
+    /// (Linux's `minmax_running_max` expires samples only when it takes a new one).
+    bw_last_round: u64,
+    /// Samples of packets sent during PROBE_RTT count as application-limited (Linux sets
+    /// `tp->app_limited = delivered + in flight` on every PROBE_RTT ACK: "Ignore low rate
+    /// samples during this mode"): a packet whose `prior_delivered` is in `[from, mark]`.
+    probe_rtt_app_limited: Option<(u64, u64)>,
 }
 
 /// Loss recovery or the loss state of a timeout (Linux `state >= TCP_CA_Recovery`).
@@ -125,6 +132,8 @@ impl Default for Bbr {
             pacing_rate: None,
             init_cwnd: None,
             restore_cwnd: false,
+            bw_last_round: 0,
+            probe_rtt_app_limited: None,
         }
     }
 }
@@ -133,9 +142,22 @@ impl Bbr {
     pub fn mode(&self) -> Mode {
         self.mode
     }
-    /// BtlBw: the windowed maximum of the delivery rate, bytes per second.
+    /// BtlBw: the windowed maximum of the delivery rate, bytes per second: the largest sample
+    /// of the `BW_WINDOW_ROUNDS` rounds up to the latest one that gave the filter a sample.
+    /// Rounds without a sample (PROBE_RTT, application-limited stretches) age nothing, as in
+    /// Linux, where `bbr_max_bw()` reads the `minmax` filter, which expires samples only when
+    /// a new one arrives. (Aged by the round count instead, the 200 ms of PROBE_RTT, 10 rounds
+    /// of a 20 ms path, emptied the filter of everything but PROBE_RTT's own 4-packet rate.)
     pub fn btl_bw(&self) -> u64 {
-        self.bw_rounds.iter().filter(|(r, _)| r + BW_WINDOW_ROUNDS as u64 > self.round_count).map(|&(_, b)| b).max().unwrap_or(0)
+        self.bw_rounds.iter().filter(|(r, _)| r + BW_WINDOW_ROUNDS as u64 > self.bw_last_round).map(|&(_, b)| b).max().unwrap_or(0)
+    }
+
+    /// Whether the sample is application-limited: the sender says so, or the packet left
+    /// while the latest PROBE_RTT's mark was up (Linux `tcp_rate_skb_sent` copies
+    /// `tp->app_limited` into each packet; `tcp_rate_gen` clears it once `delivered` passes
+    /// it, so exactly the packets sent with `prior_delivered` in `[from, mark]` carry it).
+    fn app_limited(&self, rs: &crate::tcp::rate::RateSample) -> bool {
+        rs.is_app_limited || self.probe_rtt_app_limited.is_some_and(|(from, mark)| (from..=mark).contains(&rs.prior_delivered))
     }
     pub fn min_rtt(&self) -> Option<SimTime> {
         self.min_rtt
@@ -185,18 +207,20 @@ impl Bbr {
             self.packet_conservation = false;
         }
         // BtlBw max filter (draft §4.1.1.5): app-limited samples only if they raise it.
+        let app_limited = self.app_limited(rs);
         if rs.is_valid() {
             let bw = rs.rate_bytes_per_sec();
-            if !rs.is_app_limited || bw >= self.btl_bw() {
+            if !app_limited || bw >= self.btl_bw() {
                 let slot = &mut self.bw_rounds[(self.round_count % BW_WINDOW_ROUNDS as u64) as usize];
                 if slot.0 != self.round_count {
                     *slot = (self.round_count, 0);
                 }
                 slot.1 = slot.1.max(bw);
+                self.bw_last_round = self.round_count;
             }
         }
         self.update_cycle_phase(w, ev);
-        self.check_full_bw_reached(rs.is_app_limited);
+        self.check_full_bw_reached(app_limited);
         self.check_drain(w, ev);
         self.update_min_rtt(w, ev);
         // Pacing rate (Linux bbr_set_pacing_rate): before full bandwidth is reached, only up.
@@ -256,14 +280,16 @@ impl Bbr {
         let full_length = ev.now - self.cycle_stamp > min_rtt;
         let gain = self.pacing_gain;
         let prior_in_flight = ev.rs.prior_in_flight;
+        // The flight targets are Linux `bbr_inflight()`: gain x BDP plus the quantization
+        // budget (3 segments, 2 more in the 5/4 phase), as for the cwnd.
         let advance = if gain == UNIT {
             full_length
         } else if gain > UNIT {
             // Probing: until the flight reaches 5/4 BDP (or a loss shows the limit).
-            full_length && (recovering(ev.state) || prior_in_flight >= self.bdp(gain, w))
+            full_length && (recovering(ev.state) || prior_in_flight >= self.target_cwnd(gain, w))
         } else {
             // Draining: as soon as the flight is down to one BDP.
-            full_length || prior_in_flight <= self.bdp(UNIT, w)
+            full_length || prior_in_flight <= self.target_cwnd(UNIT, w)
         };
         if advance {
             self.cycle_idx = (self.cycle_idx + 1) % CYCLE_LEN;
@@ -316,7 +342,8 @@ impl Bbr {
                 self.min_rtt_stamp = ev.now;
             }
         }
-        if expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
+        let entered = expired && !self.idle_restart && self.mode != Mode::ProbeRtt;
+        if entered {
             self.save_cwnd(w);
             self.mode = Mode::ProbeRtt;
             self.pacing_gain = UNIT;
@@ -324,6 +351,12 @@ impl Bbr {
             self.probe_rtt_done = None;
         }
         if self.mode == Mode::ProbeRtt {
+            // Linux: "Ignore low rate samples during this mode" (tp->app_limited).
+            let mark = (ev.delivered + ev.in_flight).max(1);
+            self.probe_rtt_app_limited = Some(match self.probe_rtt_app_limited {
+                Some((from, _)) if !entered => (from, mark),
+                _ => (ev.delivered, mark),
+            });
             match self.probe_rtt_done {
                 None if ev.in_flight <= MIN_CWND_SEGMENTS * w.mss => {
                     self.probe_rtt_done = Some(ev.now + PROBE_RTT_TIME);
@@ -393,5 +426,46 @@ impl Bbr {
             }
         }
         w.cwnd
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::rate::RateSample;
+
+    const MSS: u64 = 1000;
+
+    /// A flow in PROBE_BW with BtlBw 1 MB/s and min RTT 100 ms (BDP 100 segments), in `phase`.
+    fn probing(phase: usize) -> Bbr {
+        let mut b = Bbr { mode: Mode::ProbeBw, min_rtt: Some(SimTime::from_millis(100)), full_bw_reached: true, ..Default::default() };
+        b.bw_rounds[0] = (0, 1_000_000);
+        b.cycle_idx = phase;
+        b.pacing_gain = PACING_GAIN[phase];
+        b
+    }
+
+    #[track_caller]
+    fn ack(b: &mut Bbr, now_ms: u64, prior_in_flight: u64) {
+        let w = Window { cwnd: 200 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let rs = RateSample { prior_in_flight, ..Default::default() };
+        b.update_cycle_phase(&w, &RateEvent { now: SimTime::from_millis(now_ms), rs, delivered: 0, in_flight: prior_in_flight, state: CongState::Open, srtt: None });
+    }
+
+    /// Linux `bbr_is_next_cycle_phase()` compares the flight with `bbr_inflight()`, which adds
+    /// the quantization budget to gain x BDP: the 3/4 phase ends once the flight is down to
+    /// BDP + 3 segments (103 here, not 100), and the 5/4 phase lasts until 125 + 5.
+    #[test]
+    fn gain_cycling_compares_the_flight_with_bdp_plus_the_quantization_budget() {
+        let mut b = probing(1);
+        ack(&mut b, 10, 104 * MSS);
+        assert_eq!(b.cycle_idx, 1, "104 segments: still draining");
+        ack(&mut b, 20, 103 * MSS);
+        assert_eq!(b.cycle_idx, 2, "103 segments = BDP + 3: drained");
+        let mut b = probing(0);
+        ack(&mut b, 150, 129 * MSS);
+        assert_eq!(b.cycle_idx, 0, "129 segments: still probing");
+        ack(&mut b, 160, 130 * MSS);
+        assert_eq!(b.cycle_idx, 1, "130 segments = 5/4 BDP + 3 + 2");
     }
 }

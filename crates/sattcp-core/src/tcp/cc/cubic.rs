@@ -17,9 +17,9 @@ pub const ALPHA: f64 = 3.0 * (1.0 - BETA) / (1.0 + BETA);
 
 #[derive(Clone, Debug, Default)]
 pub struct Cubic {
-    /// W_max in segments (RFC 9438 §4.2), and the previous one for fast convergence (§4.7).
+    /// W_max in segments (RFC 9438 §4.2; Linux `last_max_cwnd`), what fast convergence (§4.7)
+    /// compares the next loss's cwnd with. 0 before the first loss and after a timeout.
     w_max: f64,
-    w_last_max: f64,
     /// Start of the current congestion-avoidance epoch.
     epoch: Option<SimTime>,
     k: f64,
@@ -85,9 +85,10 @@ impl Cubic {
             h.on_congestion();
         }
         let cwnd = w.cwnd as f64 / w.mss as f64;
-        // RFC 9438 §4.7 fast convergence.
-        self.w_max = if cwnd < self.w_last_max { cwnd * (1.0 + BETA) / 2.0 } else { cwnd };
-        self.w_last_max = cwnd;
+        // RFC 9438 §4.7 fast convergence: a loss below the W_max of the previous one (as that
+        // loss set it, fast convergence included: Linux `cubictcp_recalc_ssthresh()` compares
+        // with `last_max_cwnd`) releases bandwidth: W_max = cwnd (1 + beta) / 2.
+        self.w_max = if cwnd < self.w_max { cwnd * (1.0 + BETA) / 2.0 } else { cwnd };
         self.epoch = None;
         ((w.cwnd as f64 * BETA) as u64).max(2 * w.mss)
     }
@@ -99,8 +100,12 @@ impl Cubic {
     }
 
     pub fn on_timeout(&mut self, w: &Window, _basis: u64) -> Reduction {
-        // RFC 9438 §4.8: ssthresh as for a loss, cwnd = 1 segment.
+        // RFC 9438 §4.8: ssthresh as for a loss, cwnd = 1 segment; "during the first
+        // congestion avoidance stage after a timeout ... K is set to 0, and W_max is set to the
+        // congestion window size at the beginning of the current congestion avoidance stage"
+        // (Linux: `cubictcp_state(TCP_CA_Loss)` -> `bictcp_reset()` zeroes `last_max_cwnd`).
         let ssthresh = self.congestion(w);
+        self.w_max = 0.0;
         Reduction { ssthresh, cwnd: w.mss }
     }
 }
@@ -110,6 +115,44 @@ mod tests {
     use super::*;
 
     const MSS: u64 = 1000;
+
+    #[track_caller]
+    fn window(cwnd_segments: u64) -> Window {
+        Window { cwnd: cwnd_segments * MSS, ssthresh: cwnd_segments * MSS, mss: MSS }
+    }
+
+    /// RFC 9438 §4.7 and Linux `cubictcp_recalc_ssthresh()`: each loss compares its cwnd with
+    /// the W_max the previous loss set. Losses at 100, 95, 90 segments: W_max 100; 95 < 100 so
+    /// 95 x 1.7 / 2 = 80.75; 90 >= 80.75 so 90. (Compared with the previous loss's cwnd
+    /// instead, the third was 90 < 95: 76.5.)
+    #[test]
+    fn fast_convergence_compares_with_the_previous_w_max() {
+        let mut c = Cubic::default();
+        let mut got = Vec::new();
+        for segs in [100, 95, 90] {
+            c.on_dupack_loss(&window(segs), segs * MSS);
+            got.push(c.w_max);
+        }
+        assert_eq!(got, vec![100.0, 95.0 * 1.7 / 2.0, 90.0]);
+    }
+
+    /// RFC 9438 §4.8: after a timeout the first congestion-avoidance epoch has K = 0 and
+    /// W_max = the cwnd it starts at (Linux zeroes `last_max_cwnd` entering TCP_CA_Loss): the
+    /// window grows convexly from there at once, not along a concave approach to the W_max of
+    /// before the timeout.
+    #[test]
+    fn after_a_timeout_the_first_epoch_starts_with_k_zero() {
+        let mut c = Cubic::default();
+        c.on_dupack_loss(&window(100), 100 * MSS);
+        let r = c.on_timeout(&window(100), 100 * MSS);
+        // Fast convergence: 100 is not below W_max = 100, so ssthresh = 0.7 x 100.
+        assert_eq!(r, Reduction { ssthresh: 70 * MSS, cwnd: MSS });
+        // Slow start back to ssthresh, then the first ACK in congestion avoidance.
+        let w = Window { cwnd: 70 * MSS, ssthresh: 70 * MSS, mss: MSS };
+        let srtt = Some(SimTime::from_millis(100));
+        c.on_ack(&w, &AckSample { now: SimTime::from_secs(20), acked: MSS, srtt });
+        assert_eq!((c.k, c.w_max), (0.0, 70.0));
+    }
 
     #[test]
     fn cut_by_beta_then_regrow_to_w_max_in_k_seconds() {

@@ -42,7 +42,15 @@ impl Hybla {
             rho * rho * mss * mss / w.cwnd as f64
         };
         // Cap one ACK's growth so a GEO rho (~22) cannot overflow: at most doubling.
-        w.cwnd + (inc.min(w.cwnd as f64) as u64).max(1)
+        let grown = w.cwnd + (inc.min(w.cwnd as f64) as u64).max(1);
+        if w.cwnd < w.ssthresh {
+            // Linux `hybla_cong_avoid()` (and ns-3's TcpHybla): "clamp down slowstart cwnd to
+            // ssthresh value". Without it one ACK of a GEO slow start (2^16 - 1 segments, capped
+            // at doubling) took the window from just under ssthresh to nearly twice it.
+            grown.min(w.ssthresh)
+        } else {
+            grown
+        }
     }
 
     pub fn on_dupack_loss(&mut self, w: &Window, basis: u64) -> Reduction {
@@ -76,6 +84,18 @@ mod tests {
         // ... and stays so when queueing inflates the SRTT: rho is the least SRTT's (Linux).
         let s = AckSample { srtt: Some(SimTime::from_millis(4400)), ..s };
         assert_eq!(h.on_ack(&w, &s), 10 * MSS + 100, "rho = 1: Reno's MSS^2 / cwnd");
+    }
+
+    /// Linux `hybla_cong_avoid()`: a slow-start ACK never takes cwnd past ssthresh. rho = 22
+    /// (550 ms): one ACK at 60 segments under an ssthresh of 100 gives 100, not 120.
+    #[test]
+    fn slow_start_stops_at_ssthresh() {
+        let s = AckSample { now: SimTime::ZERO, acked: MSS, srtt: Some(SimTime::from_millis(550)) };
+        let w = Window { cwnd: 60 * MSS, ssthresh: 100 * MSS, mss: MSS };
+        assert_eq!(Hybla::default().on_ack(&w, &s), 100 * MSS);
+        // Congestion avoidance is not clamped: rho^2 = 484 segments^2 / 100 segments.
+        let ca = Window { cwnd: 100 * MSS, ..w };
+        assert_eq!(Hybla::default().on_ack(&ca, &s), 100 * MSS + 4840);
     }
 
     #[test]

@@ -221,6 +221,9 @@ pub struct TcpSender {
     initial_window: u64,
     // Cold.
     cfg: TcpConfig,
+    /// `snd_una` at the last retransmission timeout: a timeout again before an ACK passes it
+    /// is a repeated one (Linux's `icsk_retransmits` > 0, [`Cc::holds_ssthresh_within_a_window`]).
+    rto_una: Option<u64>,
     rate: RateEstimator,
     /// The last ACK's rate sample.
     last_rs: RateSample,
@@ -254,6 +257,7 @@ impl TcpSender {
             dupacks: 0,
             recover: 0,
             after_timeout: false,
+            rto_una: None,
             sb: Scoreboard::default(),
             rtt,
             timer: Timer::Idle,
@@ -721,12 +725,25 @@ impl TcpSender {
         if self.snd_una >= self.snd_max {
             return; // nothing outstanding (ns-2: "if no outstanding data, don't do anything")
         }
+        // Linux's tcp_enter_loss: "Reduce ssthresh if it has not yet been made inside this
+        // window": not during fast recovery, nor on a timeout again with nothing acknowledged
+        // since the last (RFC 5681 §3.1's note), where `recover` is still ahead.
+        let reduced_in_this_window = self.snd_una < self.recover
+            && match self.state {
+                CongState::Recovery => true,
+                CongState::Loss => self.rto_una == Some(self.snd_una),
+                CongState::Open | CongState::Disorder => false,
+            };
+        let hold = reduced_in_this_window && self.cc.holds_ssthresh_within_a_window();
+        self.rto_una = Some(self.snd_una);
         let mut cx = cx!(self, now, 0);
         let basis = self.rec.on_timeout(&mut cx);
         let r = self.cc.on_timeout(&self.win, basis);
         let mss = self.win.mss;
-        // ns-2 counts ssthresh in whole segments (`ssthresh_ = int(window() / 2)`).
-        self.win.ssthresh = (r.ssthresh / mss).max(super::cc::reno::MIN_SSTHRESH_SEGMENTS) * mss;
+        if !hold {
+            // ns-2 counts ssthresh in whole segments (`ssthresh_ = int(window() / 2)`).
+            self.win.ssthresh = (r.ssthresh / mss).max(super::cc::reno::MIN_SSTHRESH_SEGMENTS) * mss;
+        }
         self.win.cwnd = r.cwnd;
         self.state = CongState::Loss;
         // ns-2 `timeout()`: recover_ = maxseq_; RFC 6582 §3.2 step 1 likewise.
@@ -1321,6 +1338,33 @@ mod tests {
         s.on_segment(SimTime::from_millis(200), &ack(1001), &mut out);
         assert_eq!(seqs(&out), vec![(2001, 1000, 0), (3001, 1000, 0)], "slow start: +1 segment per ACK");
         assert_eq!(s.cwnd(), 3 * MSS);
+    }
+
+    #[test]
+    fn cubic_keeps_ssthresh_on_a_repeated_timeout_as_linux() {
+        use super::super::config::CcKind;
+        let (mut s, _) = established(TcpConfig { initial_cwnd: 20, cc: CcKind::Cubic, ..cfg() }, 100 * MSS);
+        let mut out = Vec::new();
+        let rto = s.poll_at().unwrap();
+        s.on_timer(rto, &mut out);
+        assert_eq!((s.cwnd(), s.ssthresh()), (MSS, 14 * MSS), "beta 0.7 of 20 segments");
+        // Again, nothing acknowledged: Linux's tcp_enter_loss keeps ssthresh (it was 2
+        // segments, CUBIC's beta of the one-segment window).
+        let rto2 = s.poll_at().unwrap();
+        s.on_timer(rto2, &mut out);
+        assert_eq!((s.cwnd(), s.ssthresh(), s.stats().timeouts), (MSS, 14 * MSS, 2));
+        // An ACK of the retransmission, then a timeout: a new window, reduced again.
+        s.on_segment(rto2 + SimTime::from_millis(100), &ack(1001), &mut out);
+        let rto3 = s.poll_at().unwrap();
+        s.on_timer(rto3, &mut out);
+        assert_eq!((s.cwnd(), s.ssthresh(), s.stats().timeouts), (MSS, 2 * MSS, 3));
+        // Reno AIMD with ns-2's recovery halves the one-segment window again, as ns-2 does.
+        let (mut s, _) = established(TcpConfig { initial_cwnd: 20, ..cfg() }, 100 * MSS);
+        for _ in 0..2 {
+            let rto = s.poll_at().unwrap();
+            s.on_timer(rto, &mut out);
+        }
+        assert_eq!(s.ssthresh(), 2 * MSS);
     }
 
     #[test]

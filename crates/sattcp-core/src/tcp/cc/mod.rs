@@ -137,6 +137,20 @@ impl Cc {
         }
     }
 
+    /// Whether a timeout leaves ssthresh as it is where it was already reduced in this window
+    /// of data (a timeout during fast recovery, or again before anything sent before the last
+    /// timeout is acknowledged), as Linux's `tcp_enter_loss` does ("Reduce ssthresh if it has
+    /// not yet been made inside this window") and RFC 5681 §3.1's note asks for a segment
+    /// already retransmitted by the timer. True for the controllers whose reference is Linux's
+    /// (CUBIC, Hybla): they computed ssthresh from the one-segment window of the first timeout,
+    /// 2 segments after every repeated one. Reno AIMD keeps its recoveries' rules (ns-2's halve
+    /// the window again, seeds' study; RFC 5681's FlightSize gives the same ssthresh again);
+    /// BBR keeps ssthresh at every timeout, and Westwood+ sets it from its bandwidth estimate at
+    /// each, as Linux's `CA_EVENT_LOSS`.
+    pub fn holds_ssthresh_within_a_window(&self) -> bool {
+        matches!(self, Cc::Cubic(_) | Cc::Hybla(_))
+    }
+
     /// Whether the SACK recoveries keep the scoreboard's SACK information until the cumulative
     /// ACK passes it, across recovery phases and timeouts (Linux; RFC 2018 §8 allows forgetting
     /// it, and ns-2's Sack1 forgot it at every new ACK outside recovery and at a timeout). True

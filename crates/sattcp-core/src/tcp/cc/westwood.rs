@@ -79,8 +79,9 @@ impl Westwood {
         RenoAimd::default().on_ack(w, acked)
     }
 
-    /// Fast retransmit: ssthresh = cwnd = BWE x RTTmin (never above the current cwnd, as
-    /// Linux's `tcp_westwood_event(CA_EVENT_COMPLETE_CWR)` only lowers it).
+    /// Fast retransmit: ssthresh = cwnd = BWE x RTTmin, never above the current cwnd (the
+    /// papers' "if (cwnd > ssthresh) cwnd = ssthresh"; Linux instead halves here and sets
+    /// both to BWE x RTTmin, higher or lower, when recovery ends: docs/tcp.md, Westwood+).
     pub fn on_dupack_loss(&mut self, w: &Window, _basis: u64) -> Reduction {
         let s = self.bw_rttmin(w).min(w.cwnd.max(MIN_SSTHRESH_SEGMENTS * w.mss));
         Reduction { ssthresh: s, cwnd: s }

@@ -224,6 +224,24 @@ fn a_satellite_sgp4_cannot_place_is_refused_at_constellation_start() {
     assert!(sattcp_core::scenario::load(&iss_path("start = \"2008-09-20T12:30:00Z\"", ""), &[], None).is_ok());
 }
 
+/// A TLE set placed months from its epoch runs (SGP4 gives positions) but drifts from the real
+/// orbit: the run warns, naming the satellite and the days, at the key that chose the instant.
+#[test]
+fn a_tle_set_far_from_its_epoch_is_warned_of() {
+    // A day, so that the ISS passes over the two stations at some step.
+    let text = iss_path("start = \"2008-11-20T12:30:00Z\"", "").replace("duration = \"60s\"", "duration = \"86400s\"");
+    let (sc, _) = sattcp_core::scenario::load(&text, &[], None).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(sc.notes.len(), 1, "{:?}", sc.notes);
+    assert!(sc.notes[0].starts_with("constellation.start: satellite \"ISS (ZARYA)\" is placed 62."), "{}", sc.notes[0]);
+    let over = [("app.kind".to_string(), toml::Value::from("transfer")), ("app.bytes".to_string(), toml::Value::from(10_000))];
+    let r = sattcp_core::run_toml(&text, &over, None).unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.warnings.iter().any(|w| w == &sc.notes[0]), "the run repeats it: {:?}", r.warnings);
+    // Within 30 days of the epoch, nothing.
+    let near = text.replace("2008-11-20", "2008-10-10");
+    let (sc, _) = sattcp_core::scenario::load(&near, &[], None).unwrap_or_else(|e| panic!("{e}"));
+    assert!(sc.notes.is_empty(), "{:?}", sc.notes);
+}
+
 /// `constellation.satellites = []` selected nothing and was reported as "never connected".
 #[test]
 fn an_empty_satellite_list_is_refused_naming_it() {

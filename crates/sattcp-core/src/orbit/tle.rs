@@ -179,6 +179,20 @@ impl TleSet {
         Some(PropagationFailure { name: s.name.clone(), t_s, days_from_epoch, reason })
     }
 
+    /// The satellite whose TLE epoch is farthest from the instants `from_s..=to_s` (seconds
+    /// after the set's start) it is placed at, with how far in days (negative: before the
+    /// epoch), as [`PropagationFailure::days_from_epoch`].
+    pub fn farthest_from_epoch(&self, from_s: f64, to_s: f64) -> Option<(String, f64)> {
+        self.sats
+            .iter()
+            .map(|s| {
+                let at = |t_s: f64| (s.epoch.secs_until(self.start) + t_s) / 86_400.0;
+                let (a, b) = (at(from_s), at(to_s));
+                (s.name.clone(), if a.abs() >= b.abs() { a } else { b })
+            })
+            .max_by(|x, y| x.1.abs().total_cmp(&y.1.abs()))
+    }
+
     pub fn len(&self) -> usize {
         self.sats.len()
     }

@@ -350,6 +350,12 @@ impl Resolved {
                 head += &format!("#   {line}\n");
             }
         }
+        if !self.scenario.notes.is_empty() {
+            head += "# valid but doubtful (the run warns of each):\n";
+            for line in &self.scenario.notes {
+                head += &format!("#   {line}\n");
+            }
+        }
         head + &text
     }
 

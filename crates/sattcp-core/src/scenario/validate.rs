@@ -308,6 +308,9 @@ pub struct Scenario {
     /// a `--set app.kind = "bulk"` over a transfer keeps the file's `app.bytes`), each as
     /// "PATH: why: ignored"; the run's warnings repeat them, so that none is lost in silence.
     pub ignored: Vec<String>,
+    /// Values valid but doubtful (a TLE set used far from its epoch), each as "PATH: why": the
+    /// run's warnings repeat them after [`Scenario::ignored`].
+    pub notes: Vec<String>,
 }
 
 /// Longest `run.duration` accepted: a run of centuries could never finish.
@@ -441,6 +444,8 @@ struct Ctx {
     derived: Vec<(String, String)>,
     /// Keys given that the scenario's kinds do not use ([`Ctx::ignore`]), for the run's warnings.
     ignored: Vec<String>,
+    /// Valid values whose results the run should warn of ([`Ctx::note`]).
+    notes: Vec<String>,
 }
 
 /// `path` is `at` or lies under it ("tcp.mss" under "tcp").
@@ -462,6 +467,12 @@ impl Ctx {
     /// problem ([`Scenario::ignored`]).
     fn ignore(&mut self, path: &str, why: &str) {
         self.ignored.push(format!("{path}: {why}: ignored"));
+    }
+
+    /// `path`'s value is valid but its results doubtful: a warning of the run, not a problem
+    /// ([`Scenario::notes`]).
+    fn note(&mut self, path: &str, why: &str) {
+        self.notes.push(format!("{path}: {why}"));
     }
 
     fn err(&mut self, path: &str, rule: impl Into<String>, got: impl Into<String>) {
@@ -1150,7 +1161,7 @@ pub fn validate(raw: &RawScenario, seed_override: Option<u64>) -> Result<Scenari
 /// [`section_links`], [`section_tcp`] and [`section_tcp_groups`], [`section_switch`],
 /// [`section_app`], [`section_loss`], [`section_trace`].
 pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[String]) -> Result<Scenario, ScenarioError> {
-    let mut c = Ctx { problems: Vec::new(), unread: unread.to_vec(), queues: Vec::new(), derived: Vec::new(), ignored: Vec::new() };
+    let mut c = Ctx { problems: Vec::new(), unread: unread.to_vec(), queues: Vec::new(), derived: Vec::new(), ignored: Vec::new(), notes: Vec::new() };
     // Links cannot be judged against a topology whose kind is unknown.
     if c.bad("topology.kind") {
         c.unread.push("links".into());
@@ -1188,6 +1199,7 @@ pub fn validate_read(raw: &RawScenario, seed_override: Option<u64>, unread: &[St
         trace,
         constellation,
         ignored: c.ignored,
+        notes: c.notes,
     })
 }
 
@@ -1411,7 +1423,7 @@ fn section_tcp_groups(c: &mut Ctx, raw: &RawScenario, bdp: Bdp, flows: Flows) ->
     let mut tcp_of_flow = std::collections::BTreeMap::new();
     for (i, g) in raw.tcp.groups.iter().flatten().enumerate() {
         let p = format!("tcp.groups.{i}");
-        let mut scratch = Ctx { problems: Vec::new(), unread: c.unread.clone(), queues: Vec::new(), derived: Vec::new(), ignored: Vec::new() };
+        let mut scratch = Ctx { problems: Vec::new(), unread: c.unread.clone(), queues: Vec::new(), derived: Vec::new(), ignored: Vec::new(), notes: Vec::new() };
         let cfg = section_tcp(&mut scratch, &p, &raw.tcp.with_group(g), bdp);
         let given = g.given();
         for pr in scratch.problems {

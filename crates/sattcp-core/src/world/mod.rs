@@ -352,8 +352,8 @@ pub struct World {
     /// ports, custom hops), so that the link's line can be prefetched beside the hop's instead
     /// of after reading it (issue 15); empty where the loop does not prefetch.
     hop_link: Vec<LinkId>,
-    /// Keys the scenario gave but does not use (`Scenario::ignored`), first among the warnings
-    /// (last here: read once, at the end).
+    /// Keys the scenario gave but does not use (`Scenario::ignored`) and its doubtful values
+    /// (`Scenario::notes`), first among the warnings (last here: read once, at the end).
     ignored: Vec<String>,
 }
 
@@ -582,7 +582,7 @@ impl Simulation {
             flows,
             packets: Packets::default(),
             next_uid: 0,
-            ignored: sc.ignored.clone(),
+            ignored: sc.ignored.iter().chain(&sc.notes).cloned().collect(),
             losses: sc.losses.iter().filter(|l| l.at.is_none()).cloned().collect(),
             link_losses,
             out: Vec::with_capacity(64),

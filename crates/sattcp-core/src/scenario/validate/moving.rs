@@ -24,6 +24,11 @@ pub const MAX_STEPS: u64 = 200_000;
 /// bounds that to about a minute. Before it, a 100,000-satellite shell over 10^6 s at 15 s steps
 /// was accepted and took half an hour to validate, without a word.
 pub const MAX_SATELLITE_STEPS: u64 = 400_000_000;
+/// Days from a TLE's epoch beyond which the run warns: two-line elements are fit to a few days
+/// of tracking and are meant for propagation over days to weeks from their epoch (CelesTrak
+/// replaces them daily); SGP4 gives a position for decades without an error, ever further off
+/// (the ISS TLE of 2008 placed in 2024 differs by about 380 km between two SGP4 codes).
+pub const STALE_TLE_DAYS: f64 = 30.0;
 
 /// A constellation path as computed for a run: which hop it drives, the route of every
 /// interval, and the ground stations' names (source, destination, relays).
@@ -278,6 +283,18 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
                 r.start.clone().unwrap_or_default(),
             );
             return None;
+        }
+        let first = offset.as_secs_f64();
+        if let Some((name, days)) = set.farthest_from_epoch(first, first + duration.as_secs_f64()) {
+            if days.abs() > STALE_TLE_DAYS {
+                let key = if r.start.is_some() { "constellation.start" } else { "constellation.tle" };
+                c.note(
+                    key,
+                    &format!(
+                        "satellite {name:?} is placed {days:.1} days from its TLE's epoch: SGP4 places it without an error, but its positions drift from the real orbit as the time from the epoch grows (of the order of kilometres a day in LEO); use elements from within {STALE_TLE_DAYS} days of the run"
+                    ),
+                );
+            }
         }
     }
     if path.segments.iter().all(|s| s.route.is_none()) {

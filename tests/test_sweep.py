@@ -500,7 +500,7 @@ def test_dask_local_cluster(tmp_path):
     study = write_study(tmp_path, SIMPLE)
     store = tmp_path / "r.duckdb"
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         s = run_sweep(study, store, cluster=client, runner=fake_runner, progress=False)
     assert (s.ok, s.failed) == (24, 0)

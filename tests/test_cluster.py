@@ -91,9 +91,12 @@ def test_a_run_the_cluster_drops_is_not_recorded_as_failed(tmp_path, monkeypatch
                 try:
                     wait_for(lambda: sum(written) >= 1, "a first run stored", timeout=60)
                     with distributed.Client(cluster.scheduler_address) as other:
-                        wait_for(lambda: any(waiting[0] in keys for keys in other.processing().values()),
-                                 "the first run of seed 2 running", timeout=60)
-                        other.cancel([distributed.Future(waiting[0], other)], force=True)
+                        def running() -> list[str]:
+                            return [k for keys in other.processing().values() for k in keys
+                                    if str(k).startswith(waiting[0] + "-")]  # (KEY-TOKEN)
+
+                        key = wait_for(running, "the first run of seed 2 running", timeout=60)[0]
+                        other.cancel([distributed.Future(key, other)], force=True)
                     if not stopped.wait(60):  # the sweep went on, the others waiting at the gate
                         gate.touch()
                 except BaseException:
@@ -118,6 +121,28 @@ def test_a_run_the_cluster_drops_is_not_recorded_as_failed(tmp_path, monkeypatch
     finally:
         gate.touch()  # (the worker threads of seed 2's runs end)
     assert (s.skipped, s.ok, s.failed) == (len(kept), 24, 0)
+
+
+def test_a_worker_of_another_build_stops_the_sweep(tmp_path, monkeypatch):
+    """Before: each run such a worker took was recorded as failed ("this worker runs sattcp build
+    ..."), a random part of the study on a mixed cluster, which only --retry-failed ran again."""
+    import sattcp.worker
+
+    study = write_study(tmp_path, SIMPLE)
+    store = tmp_path / "r.duckdb"
+    with _cluster() as cluster, distributed.Client(cluster) as client:
+        monkeypatch.setattr(sattcp.worker, "build_id", lambda: "0.1.0+another")  # (the workers' only)
+        # (excinfo keeps the sweep's frames, so its futures, as a notebook's last traceback does:
+        # the rerun on the same client got the failed tasks' results again, before the sweep's
+        # task keys were its own and it cancelled what it left in flight.)
+        with pytest.raises(ClusterError, match=r"at run \w+ \(BuildMismatch: the worker on .* runs sattcp "
+                           r"build 0\.1\.0\+another, the sweep was planned with build .*: install the same") as excinfo:
+            run_sweep(study, store, cluster=client, runner=fake_runner, progress=False)
+        assert _stored(store) == 0
+        monkeypatch.undo()
+        s = run_sweep(study, store, cluster=client, runner=fake_runner, progress=False)
+    assert (s.skipped, s.ok, s.failed) == (0, 24, 0)
+    assert excinfo.value
 
 
 #: Runs of the in-process cluster running at once, and the most seen (test_workers_that_come_later).

@@ -1253,13 +1253,19 @@ def _run_dask(todo: list[RunSpec], writer: StoreWriter, cluster: Any, runner: Ru
     try:
         pending = list(reversed(todo))
         by_key: dict[Any, RunSpec] = {}
+        futures: dict[Any, Any] = {}
         ac = as_completed()
         threads, asked = 1, -math.inf
+        # Task keys of this sweep's own: a key the scheduler still holds (an earlier sweep's
+        # failed task that something keeps referenced, or another client's sweep with another
+        # runner) would give its result instead of running the run.
+        token = os.urandom(4).hex()
 
         def submit() -> None:
             spec = pending.pop()
-            fut = client.submit(execute, spec, runner, pure=False, key=f"sattcp-run-{spec.run_key}")
+            fut = client.submit(execute, spec, runner, pure=False, key=f"sattcp-run-{spec.run_key}-{token}")
             by_key[fut.key] = spec
+            futures[fut.key] = fut
             ac.add(fut)
 
         while pending or by_key:
@@ -1291,6 +1297,7 @@ def _run_dask(todo: list[RunSpec], writer: StoreWriter, cluster: Any, runner: Ru
                 except Exception as e:  # noqa: BLE001 - the cluster's failure, not the run's
                     raise _cluster_failed(e, spec.run_key) from None
                 finally:
+                    futures.pop(fut.key, None)
                     fut.release()
                 _tally(prog, _record(writer, spec, rec))
             writer.flush_due()
@@ -1300,6 +1307,11 @@ def _run_dask(todo: list[RunSpec], writer: StoreWriter, cluster: Any, runner: Ru
                 client.close()
         raise
     finally:
+        # Runs in flight when the sweep stops (Ctrl-C, a cluster's failure) are cancelled, also
+        # on a client passed in, which outlives the sweep.
+        if futures and client.status == "running":
+            with contextlib.suppress(Exception), _quiet_dask():
+                client.cancel(list(futures.values()))
         if own and client.status != "closed":
             client.close()
 

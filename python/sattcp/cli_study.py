@@ -95,7 +95,8 @@ def _guard(cmd: str, body: Callable[[], int], kept: str | None = SAVED) -> int:
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", "-j", type=positive_int, default=None,
-                   help="parallel runs on this machine (default: all cores)")
+                   help="parallel runs on this machine (default: all cores); with --cluster, the most "
+                        "runs in flight (default: twice the cluster's worker threads)")
     p.add_argument("--cluster", metavar="ADDRESS", default=None,
                    help="run on a Dask distributed scheduler, e.g. tcp://10.0.0.1:8786")
     p.add_argument("--retry-failed", action="store_true", help="run again the runs that failed")

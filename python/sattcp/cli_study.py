@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -36,6 +37,11 @@ def _load_runner(spec: str | None, cluster: str | None) -> Callable[..., Any] | 
     mod, _, name = spec.partition(":")
     if not name:
         raise ValueError(f"--runner must be MODULE:FUNCTION, got {spec!r}")
+    # MODULE may be a file in the working folder, as with `python -m` (and gunicorn's or uvicorn's
+    # MODULE:FUNCTION), which the `sattcp` command's path lacks: appended, so that it shadows no
+    # installed module (a sweep's spawned workers inherit the path; a cluster's need it their own).
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
     try:
         fn = getattr(importlib.import_module(mod), name)
     except (ImportError, AttributeError) as e:

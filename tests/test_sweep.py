@@ -495,6 +495,26 @@ def test_a_full_disk_stops_the_sweep_naming_the_store_keeps_what_was_written_and
         subprocess.run(["umount", str(disk)], check=True)
 
 
+def test_cli_runner_module_in_the_working_folder(tmp_path):
+    """`sattcp sweep --runner mymod:run` run from mymod.py's folder: before, the `sattcp` command
+    (a console script, whose path lacks the working folder) said "No module named 'mymod'"
+    (exit 2), where `python -m sattcp.cli` found it."""
+    study = write_study(tmp_path, SIMPLE)
+    (tmp_path / "mymod.py").write_text(textwrap.dedent("""
+        from types import SimpleNamespace
+
+        def run(scenario, seed=None, overrides=None, progress=False):
+            return SimpleNamespace(summary={"efficiency": 0.5, "fairness": 1.0, "custom_metric": seed})
+    """))
+    sattcp = Path(sys.executable).parent / "sattcp"
+    if not sattcp.exists():
+        pytest.skip(f"no sattcp command beside {sys.executable}")
+    proc = subprocess.run([str(sattcp), "sweep", study.name, "--runner", "mymod:run", "--store", "r.duckdb",
+                           "-j", "2", "--no-progress"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "24 ok, 0 failed" in proc.stdout
+
+
 def test_dask_local_cluster(tmp_path):
     distributed = pytest.importorskip("dask.distributed")
     study = write_study(tmp_path, SIMPLE)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -36,6 +37,11 @@ def _load_runner(spec: str | None, cluster: str | None) -> Callable[..., Any] | 
     mod, _, name = spec.partition(":")
     if not name:
         raise ValueError(f"--runner must be MODULE:FUNCTION, got {spec!r}")
+    # MODULE may be a file in the working folder, as with `python -m` (and gunicorn's or uvicorn's
+    # MODULE:FUNCTION), which the `sattcp` command's path lacks: appended, so that it shadows no
+    # installed module (a sweep's spawned workers inherit the path; a cluster's need it their own).
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
     try:
         fn = getattr(importlib.import_module(mod), name)
     except (ImportError, AttributeError) as e:
@@ -95,7 +101,8 @@ def _guard(cmd: str, body: Callable[[], int], kept: str | None = SAVED) -> int:
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", "-j", type=positive_int, default=None,
-                   help="parallel runs on this machine (default: all cores)")
+                   help="parallel runs on this machine (default: all cores); with --cluster, the most "
+                        "runs in flight (default: twice the cluster's worker threads)")
     p.add_argument("--cluster", metavar="ADDRESS", default=None,
                    help="run on a Dask distributed scheduler, e.g. tcp://10.0.0.1:8786")
     p.add_argument("--retry-failed", action="store_true", help="run again the runs that failed")

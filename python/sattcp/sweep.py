@@ -72,6 +72,7 @@ from sattcp.worker import Runner, RunSpec, build_id, execute, failure, outputs, 
 __all__ = [
     "MAX_RUNS",
     "Block",
+    "ClusterError",
     "RunSpec",
     "SimulatorUnavailable",
     "Study",
@@ -1185,45 +1186,133 @@ def _pool_pass(queue: list[RunSpec], jobs: int, writer: StoreWriter, runner: Run
     return died, list(reversed(pending))
 
 
+class ClusterError(SattcpError, RuntimeError):
+    """The Dask cluster failed the sweep, not a run: its scheduler was lost, or it could not
+    take or run a run at all (a scheduler or worker without sattcp or the runner's module). No
+    run is recorded as failed for it; the sweep stops, keeping every finished run, and the same
+    command runs the rest once the cluster is right (exit status 1)."""
+
+
+#: How often a cluster sweep asks the scheduler how many worker threads it has (seconds): the
+#: runs in flight follow the workers that come and go (dask-jobqueue's start late).
+CLUSTER_POLL_S = 1.0
+#: How long a cluster sweep waits for a run to finish before it commits and shows progress anyway.
+CLUSTER_WAIT_S = 1.0
+
+
+def _cluster_failed(e: BaseException, run_key: str | None = None) -> ClusterError:
+    said = " ".join(str(e).split())
+    first = said if len(said) <= 300 else said[:297] + "..."
+    at = f" at run {run_key}" if run_key else ""
+    return ClusterError(
+        f"the Dask cluster stopped the sweep{at} ({type(e).__name__}: {first}). No run was "
+        "recorded as failed for it and every finished run is kept; once the scheduler and its "
+        "workers run (each with this sattcp build installed and the --runner's module importable, "
+        "the scheduler included: its log says what it could not load), the same command runs the rest")
+
+
+@contextlib.contextmanager
+def _quiet_dask() -> Iterator[None]:
+    """Dask's own log records (a client that stops reconnecting to a lost scheduler logs its
+    tracebacks) kept off stderr while the sweep, which says what happened, closes its client."""
+    import logging
+
+    logs = [logging.getLogger(name) for name in ["distributed", *logging.root.manager.loggerDict]
+            if name == "distributed" or name.startswith("distributed.")]
+    levels = [log.level for log in logs]
+    for log in logs:
+        log.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for log, level in zip(logs, levels, strict=True):
+            log.setLevel(level)
+
+
 def _run_dask(todo: list[RunSpec], writer: StoreWriter, cluster: Any, runner: Runner | None,
               prog: Progress, jobs: int | None) -> None:
+    """Run ``todo`` on a Dask cluster: at most ``jobs`` runs in flight, or twice the cluster's
+    worker threads as they are now (asked again every :data:`CLUSTER_POLL_S`), so that a worker
+    that finishes a run has its next one at once.
+
+    ``execute`` records a failing run itself, so an exception from a future is the cluster's:
+    ``KilledWorker`` (Dask ran the run on ``distributed.scheduler.allowed-failures`` + 1 workers
+    that each died during it: the run kills its worker) is recorded as the run's failure; any
+    other (the scheduler lost, a task it could not deserialize) stops the sweep with
+    :class:`ClusterError` and records nothing for that run, so that the rerun runs it. A worker
+    lost once is Dask's to handle: it runs the worker's runs again elsewhere."""
     try:
-        from dask.distributed import Client, as_completed
+        from dask.distributed import Client, KilledWorker, as_completed
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise RuntimeError("--cluster needs dask.distributed: pip install 'dask[distributed]'") from e
     own = not isinstance(cluster, Client)
-    client = Client(cluster) if own else cluster
     try:
-        limit = jobs or max(1, sum(client.nthreads().values())) * 2
+        client = Client(cluster) if own else cluster
+    except OSError as e:  # (the address was checked: the scheduler does not answer)
+        raise ClusterError(f"cannot reach the Dask scheduler at {cluster}: {e}; nothing ran") from None
+    try:
         pending = list(reversed(todo))
         by_key: dict[Any, RunSpec] = {}
+        futures: dict[Any, Any] = {}
         ac = as_completed()
+        threads, asked = 1, -math.inf
+        # Task keys of this sweep's own: a key the scheduler still holds (an earlier sweep's
+        # failed task that something keeps referenced, or another client's sweep with another
+        # runner) would give its result instead of running the run.
+        token = os.urandom(4).hex()
 
         def submit() -> None:
             spec = pending.pop()
-            fut = client.submit(execute, spec, runner, pure=False, key=f"sattcp-run-{spec.run_key}")
+            fut = client.submit(execute, spec, runner, pure=False, key=f"sattcp-run-{spec.run_key}-{token}")
             by_key[fut.key] = spec
+            futures[fut.key] = fut
             ac.add(fut)
 
-        while pending and len(by_key) < limit:
-            submit()
-        prog.running = len(by_key)
-        prog.update()
-        for fut in ac:
-            spec = by_key.pop(fut.key)
+        while pending or by_key:
+            if time.monotonic() - asked >= CLUSTER_POLL_S:
+                try:
+                    threads = max(1, sum(client.nthreads().values()))
+                except Exception as e:  # noqa: BLE001 - the scheduler lost, whatever its error
+                    raise _cluster_failed(e) from None
+                asked = time.monotonic()
+            limit = jobs or 2 * threads
             try:
-                rec = fut.result()
-            except Exception as e:  # noqa: BLE001 - a lost worker (KilledWorker) and the like
-                rec = {"status": "failed", "error": f"{type(e).__name__}: {e}"}
-            fut.release()
-            _tally(prog, _record(writer, spec, rec))
-            writer.flush_due()
-            if pending:
-                submit()
-            prog.running = len(by_key)
+                while pending and len(by_key) < limit:
+                    submit()
+            except Exception as e:  # noqa: BLE001 - ClosedClientError and the like
+                raise _cluster_failed(e) from None
+            prog.running = min(len(by_key), jobs or threads)
             prog.update()
-    finally:
+            # Not a blocking iteration: commits and progress go on while long runs run.
+            deadline = time.monotonic() + CLUSTER_WAIT_S
+            while not ac.has_ready() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            for fut in ac.next_batch(block=False):
+                spec = by_key.pop(fut.key)
+                try:
+                    rec = fut.result()
+                except KilledWorker as e:
+                    rec = {"status": "failed", "error": f"KilledWorker: {e} (each worker that "
+                           "took this run died during it: a crash or the OOM killer)"}
+                except Exception as e:  # noqa: BLE001 - the cluster's failure, not the run's
+                    raise _cluster_failed(e, spec.run_key) from None
+                finally:
+                    futures.pop(fut.key, None)
+                    fut.release()
+                _tally(prog, _record(writer, spec, rec))
+            writer.flush_due()
+    except ClusterError:
         if own:
+            with _quiet_dask():
+                client.close()
+        raise
+    finally:
+        # Runs in flight when the sweep stops (Ctrl-C, a cluster's failure) are cancelled, also
+        # on a client passed in, which outlives the sweep.
+        if futures and client.status == "running":
+            with contextlib.suppress(Exception), _quiet_dask():
+                client.cancel(list(futures.values()))
+        if own and client.status != "closed":
             client.close()
 
 

@@ -204,8 +204,14 @@ def _watch_parent(parent_pid: int) -> None:
     os._exit(1)
 
 
+class BuildMismatch(RuntimeError):
+    """This worker's sattcp build (:func:`build_id`) is not the one the sweep planned its runs
+    with (their keys hold it): the worker's installation is at fault, not the run."""
+
+
 def execute(spec: RunSpec, runner: Runner | None = None) -> dict[str, Any]:
-    """Run one spec and return a picklable record; never raises for a failing run. With
+    """Run one spec and return a picklable record; never raises for a failing run, only
+    :class:`BuildMismatch` when this worker is not the sweep's build. With
     sattcp's simulator the record holds the result itself (``result``: its tables are built by
     :func:`outputs` where the record is stored); with a custom runner, the outputs."""
     started = datetime.now(UTC).replace(tzinfo=None)
@@ -213,10 +219,12 @@ def execute(spec: RunSpec, runner: Runner | None = None) -> dict[str, Any]:
     build = build_id()
     rec: dict[str, Any] = {"run_key": spec.run_key, "build": build, "version": sattcp_version(),
                            "host": host_id(), "started_at": started}
+    if spec.build and build != spec.build:
+        # Not the run's failure: raised, so that a cluster sweep stops instead of recording
+        # every run this worker takes as failed (a local pool records it, as any exception).
+        raise BuildMismatch(f"the worker on {host_id()} runs sattcp build {build}, the sweep was "
+                            f"planned with build {spec.build}: install the same sattcp on every worker")
     try:
-        if spec.build and build != spec.build:
-            raise RuntimeError(f"this worker runs sattcp build {build}, the sweep was planned "
-                               f"with build {spec.build}: install the same sattcp on every worker")
         if runner is None:
             text = spec.scenario_text or spec.scenario
             if spec.scenario_text and "\n" not in text:

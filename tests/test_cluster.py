@@ -1,0 +1,205 @@
+"""Sweeps on a Dask cluster (``run_sweep(cluster=...)``, ``sattcp sweep --cluster``): what the
+cluster's own failures do to the store, runs in flight as workers come, commits while runs run.
+An in-process cluster (``processes=False``), so that the test's runners see its state."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from sattcp.store import Store
+from sattcp.sweep import ClusterError, load_study, run_sweep
+from test_sweep import SIMPLE, fake_runner, wait_for, write_study
+
+distributed = pytest.importorskip("dask.distributed", reason="needs dask.distributed (the `cluster` extra)")
+
+
+def _cluster(workers: int = 1, threads: int = 1) -> distributed.LocalCluster:
+    return distributed.LocalCluster(n_workers=workers, threads_per_worker=threads, processes=False,
+                                    dashboard_address=":0")
+
+
+def _stored(store) -> int:
+    if not store.exists():
+        return 0
+    with Store(store, read_only=True) as st:
+        return len(st.run_keys("simple"))
+
+
+def _count_commits(monkeypatch) -> list[int]:
+    """The runs each commit of the sweep writes, as it writes them (this process cannot open
+    the store beside the sweep's own connection: DuckDB refuses a second configuration)."""
+    written: list[int] = []
+    write = Store._write
+
+    def counted(self, runs):
+        write(self, runs)
+        written.append(len(runs))
+
+    monkeypatch.setattr(Store, "_write", counted)
+    return written
+
+
+def _unloadable() -> None:
+    raise ModuleNotFoundError("No module named 'only_on_the_client'")
+
+
+class UnloadableRunner:
+    """A runner the scheduler cannot unpickle, as one whose module only the sweep's machine has."""
+
+    def __call__(self, scenario, seed=None, overrides=None, progress=False):  # pragma: no cover
+        return fake_runner(scenario, seed=seed, overrides=overrides)
+
+    def __reduce__(self):
+        return (_unloadable, ())
+
+
+def test_a_cluster_that_cannot_take_the_runs_records_none_as_failed(tmp_path):
+    """Before: every run was recorded as failed with Dask's "Error during deserialization of
+    the task graph" (1,000 of 1,000 in 5 s, a scheduler started without the runner's module), so
+    that the rerun on a corrected cluster ran nothing (ok 0) unless --retry-failed."""
+    study = write_study(tmp_path, SIMPLE)
+    store = tmp_path / "r.duckdb"
+    with _cluster() as cluster, distributed.Client(cluster) as client:
+        with pytest.raises(ClusterError, match=r"stopped the sweep at run \w+ \(RuntimeError: Error "
+                           r"during deserialization .*the same command runs the rest"):
+            run_sweep(study, store, cluster=client, runner=UnloadableRunner(), progress=False)
+        assert _stored(store) == 0
+        s = run_sweep(study, store, cluster=client, runner=fake_runner, progress=False)
+    assert (s.skipped, s.ok, s.failed) == (0, 24, 0)
+
+
+def test_a_run_the_cluster_drops_is_not_recorded_as_failed(tmp_path, monkeypatch):
+    """A run the cluster gives up without running it to its end (a lost scheduler cancels every
+    run in flight: FutureCancelledError ... scheduler-connection-lost; here one run cancelled by
+    another client) stops the sweep with ClusterError and is not recorded. Before: it was recorded
+    as failed, so the plain rerun skipped it, and a lost scheduler ended the sweep 30 s later in a
+    traceback (ClosedClientError: the next submit). (Killing a real scheduler was tried by hand:
+    docs/analysis.md, "On a cluster".)"""
+    study = write_study(tmp_path, SIMPLE)
+    store = tmp_path / "r.duckdb"
+    gate = tmp_path / "gate"
+    monkeypatch.setenv("SATTCP_TEST_GATE", str(gate))  # the runs of seed 2 wait for it
+    written = _count_commits(monkeypatch)
+    waiting = [f"sattcp-run-{s.run_key}" for s in load_study(study).runs() if s.seed == 2]
+    stopped = threading.Event()
+    try:
+        with _cluster(threads=2) as cluster, distributed.Client(cluster) as client:
+            def drop_a_run() -> None:
+                try:
+                    wait_for(lambda: sum(written) >= 1, "a first run stored", timeout=60)
+                    with distributed.Client(cluster.scheduler_address) as other:
+                        def running() -> list[str]:
+                            return [k for keys in other.processing().values() for k in keys
+                                    if str(k).startswith(waiting[0] + "-")]  # (KEY-TOKEN)
+
+                        key = wait_for(running, "the first run of seed 2 running", timeout=60)[0]
+                        other.cancel([distributed.Future(key, other)], force=True)
+                    if not stopped.wait(60):  # the sweep went on, the others waiting at the gate
+                        gate.touch()
+                except BaseException:
+                    gate.touch()  # (the sweep ends, and pytest.raises says it did not stop)
+                    raise
+
+            dropper = threading.Thread(target=drop_a_run, daemon=True)
+            dropper.start()
+            with pytest.raises(ClusterError, match=rf"Dask cluster stopped the sweep at run {waiting[0][11:]} "
+                               r"\(FutureCancelledError"):
+                try:
+                    run_sweep(study, store, cluster=client, runner=fake_runner, progress=False)
+                finally:
+                    stopped.set()
+            gate.touch()
+            dropper.join(timeout=60)
+            with Store(store, read_only=True) as st:
+                assert st.run_keys("simple", "failed") == set()
+                kept = st.run_keys("simple", "ok")
+            assert kept
+            s = run_sweep(study, store, cluster=client, runner=fake_runner, progress=False)
+    finally:
+        gate.touch()  # (the worker threads of seed 2's runs end)
+    assert (s.skipped, s.ok, s.failed) == (len(kept), 24, 0)
+
+
+def test_a_worker_of_another_build_stops_the_sweep(tmp_path, monkeypatch):
+    """Before: each run such a worker took was recorded as failed ("this worker runs sattcp build
+    ..."), a random part of the study on a mixed cluster, which only --retry-failed ran again."""
+    import sattcp.worker
+
+    study = write_study(tmp_path, SIMPLE)
+    store = tmp_path / "r.duckdb"
+    with _cluster() as cluster, distributed.Client(cluster) as client:
+        monkeypatch.setattr(sattcp.worker, "build_id", lambda: "0.1.0+another")  # (the workers' only)
+        # (excinfo keeps the sweep's frames, so its futures, as a notebook's last traceback does:
+        # the rerun on the same client got the failed tasks' results again, before the sweep's
+        # task keys were its own and it cancelled what it left in flight.)
+        with pytest.raises(ClusterError, match=r"at run \w+ \(BuildMismatch: the worker on .* runs sattcp "
+                           r"build 0\.1\.0\+another, the sweep was planned with build .*: install the same") as excinfo:
+            run_sweep(study, store, cluster=client, runner=fake_runner, progress=False)
+        assert _stored(store) == 0
+        monkeypatch.undo()
+        s = run_sweep(study, store, cluster=client, runner=fake_runner, progress=False)
+    assert (s.skipped, s.ok, s.failed) == (0, 24, 0)
+    assert excinfo.value
+
+
+#: Runs of the in-process cluster running at once, and the most seen (test_workers_that_come_later).
+_running = {"now": 0, "most": 0}
+_lock = threading.Lock()
+_grow: list[distributed.LocalCluster] = []
+
+
+def counting_runner(scenario, seed=None, overrides=None, progress=False):
+    with _lock:
+        if _grow:
+            _grow.pop().scale(4)  # the cluster grows once the sweep has started
+        _running["now"] += 1
+        _running["most"] = max(_running["most"], _running["now"])
+    try:
+        time.sleep(0.2)
+        return fake_runner(scenario, seed=seed, overrides=overrides)
+    finally:
+        with _lock:
+            _running["now"] -= 1
+
+
+def test_workers_that_come_later_get_runs(tmp_path):
+    """dask-jobqueue's recipe (docs/analysis.md) starts the sweep before its batch jobs' workers
+    exist. Before: the runs in flight were twice the worker threads at the start, for ever: 2
+    with one worker (none: 2 too), so 4 workers ran 2 runs at a time."""
+    study = write_study(tmp_path, SIMPLE.replace("replications = 2", "replications = 4"))
+    _running.update(now=0, most=0)
+    with _cluster(workers=1) as cluster, distributed.Client(cluster) as client:
+        _grow.append(cluster)
+        s = run_sweep(study, tmp_path / "r.duckdb", cluster=client, runner=counting_runner, progress=False)
+    assert (s.ok, s.failed) == (48, 0)
+    assert _running["most"] >= 3, _running
+
+
+def test_finished_runs_are_committed_while_runs_run(tmp_path, monkeypatch):
+    """Before: the sweep waited for the next run to finish before it committed (or showed
+    progress), so a run that finished within a second of the last commit stayed in memory as
+    long as the runs after it ran (here, until the gate opens), unseen by readers and lost to a
+    kill -9, against docs/analysis.md's "at least once every 10 s"."""
+    study = write_study(tmp_path, SIMPLE)
+    store = tmp_path / "r.duckdb"
+    gate = tmp_path / "gate"
+    monkeypatch.setenv("SATTCP_TEST_GATE", str(gate))  # the runs of seed 2 wait for it
+    written = _count_commits(monkeypatch)
+    result: dict[str, object] = {}
+    with _cluster(threads=2) as cluster, distributed.Client(cluster) as client:
+        def sweep() -> None:
+            result["summary"] = run_sweep(study, store, cluster=client, runner=fake_runner, progress=False)
+
+        t = threading.Thread(target=sweep, daemon=True)
+        t.start()
+        try:
+            # The first run is committed at once, the next seed-1 run a second later (runs are
+            # committed at most once a second) while both threads wait at the gate.
+            wait_for(lambda: sum(written) >= 2, "two runs committed while the others wait", timeout=30)
+        finally:
+            gate.touch()
+            t.join(timeout=120)
+    assert result["summary"].ok == 24

@@ -100,10 +100,7 @@ impl Simulation {
         let scenario_json = serde_json::to_string(&r.tree).map_err(|e| internal_error(py, e.to_string()))?;
         let config_json = serde_json::to_string(&r.to_json()).map_err(|e| internal_error(py, e.to_string()))?;
         let mut sc = r.scenario;
-        let pingpong_work = match &sc.app {
-            scenario::validate::AppSpec::PingPong(pp) => Some(pp.work(&sc.topology)),
-            _ => None,
-        };
+        let pingpong_work = sc.pingpong_work();
         if let Some(bytes) = packet_log_memory {
             sc.trace.packet_memory = sattcp_core::trace::memory::MemorySource::Fixed(bytes);
         }
@@ -285,10 +282,7 @@ fn resolve(py: Python<'_>, text: &str, overrides: Vec<(String, String)>, seed: O
 fn pingpong_work(py: Python<'_>, text: &str, overrides: Vec<(String, String)>) -> PyResult<Option<(u64, u64)>> {
     let ov = self::overrides(&overrides);
     match catch_unwind(AssertUnwindSafe(|| scenario::load(text, &ov, None))) {
-        Ok(Ok((sc, _))) => Ok(match &sc.app {
-            scenario::validate::AppSpec::PingPong(pp) => Some(pp.work(&sc.topology)),
-            _ => None,
-        }),
+        Ok(Ok((sc, _))) => Ok(sc.pingpong_work()),
         Ok(Err(e)) => Err(scenario_error(py, &e.problems)),
         Err(p) => Err(internal_error(py, format!("panic while validating the scenario: {}", panic_message(p)))),
     }

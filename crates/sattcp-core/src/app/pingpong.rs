@@ -425,8 +425,7 @@ mod tests {
     /// and the bound `PingPongSpec::work` gives for the scenario before it runs.
     fn work_recorded_and_bound(text: &str) -> ((u64, u64), (u64, u64)) {
         let sc = load(text, &[], None).unwrap_or_else(|e| panic!("{e}")).0;
-        let crate::scenario::validate::AppSpec::PingPong(pp) = &sc.app else { panic!("a ping-pong scenario") };
-        let bound = pp.work(&sc.topology);
+        let bound = sc.pingpong_work().expect("a ping-pong scenario");
         let r = crate::run_toml(text, &[], None).unwrap_or_else(|e| panic!("{e}"));
         assert!(r.warnings.is_empty(), "the schedule finished: {:?}", r.warnings);
         let rows = r.sections["netpipe"].as_array().expect("rows").clone();

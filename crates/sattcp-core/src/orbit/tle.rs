@@ -174,7 +174,7 @@ impl TleSet {
     pub fn first_failure(&self) -> Option<PropagationFailure> {
         let (i, t_s) = self.failed.get()?;
         let s = &self.sats[i];
-        let days_from_epoch = (s.epoch.secs_until(self.start) + t_s) / 86_400.0;
+        let days_from_epoch = self.secs_from_epoch(s, t_s) / 86_400.0;
         let reason = self.propagate(i, t_s).err().unwrap_or_default();
         Some(PropagationFailure { name: s.name.clone(), t_s, days_from_epoch, reason })
     }
@@ -186,11 +186,16 @@ impl TleSet {
         self.sats
             .iter()
             .map(|s| {
-                let at = |t_s: f64| (s.epoch.secs_until(self.start) + t_s) / 86_400.0;
+                let at = |t_s: f64| self.secs_from_epoch(s, t_s) / 86_400.0;
                 let (a, b) = (at(from_s), at(to_s));
                 (s.name.clone(), if a.abs() >= b.abs() { a } else { b })
             })
             .max_by(|x, y| x.1.abs().total_cmp(&y.1.abs()))
+    }
+
+    /// Seconds from satellite `s`'s TLE epoch to `t_s` after the set's start (negative: before).
+    fn secs_from_epoch(&self, s: &TleSat, t_s: f64) -> f64 {
+        s.epoch.secs_until(self.start) + t_s
     }
 
     pub fn len(&self) -> usize {
@@ -225,7 +230,7 @@ impl TleSet {
     /// the Kármán line counts as a failure too.
     fn propagate(&self, i: usize, t_s: f64) -> Result<Vec3, String> {
         let s = &self.sats[i];
-        let minutes = (s.epoch.secs_until(self.start) + t_s) / 60.0;
+        let minutes = self.secs_from_epoch(s, t_s) / 60.0;
         let p = s.constants.propagate(MinutesSinceEpoch(minutes)).map_err(|e| e.to_string())?;
         let v = Vec3::new(p.position[0], p.position[1], p.position[2]);
         let alt = v.norm() - EARTH_RADIUS_KM;

@@ -344,16 +344,12 @@ impl Resolved {
             let seed = self.scenario.seed;
             head += &format!("# run.seed = {seed} is above TOML's largest integer: run this file with --seed {seed}\n");
         }
-        if !self.scenario.ignored.is_empty() {
-            head += "# given but without effect (the run warns of each):\n";
-            for line in &self.scenario.ignored {
-                head += &format!("#   {line}\n");
-            }
-        }
-        if !self.scenario.notes.is_empty() {
-            head += "# valid but doubtful (the run warns of each):\n";
-            for line in &self.scenario.notes {
-                head += &format!("#   {line}\n");
+        for (title, lines) in [("given but without effect", &self.scenario.ignored), ("valid but doubtful", &self.scenario.notes)] {
+            if !lines.is_empty() {
+                head += &format!("# {title} (the run warns of each):\n");
+                for line in lines {
+                    head += &format!("#   {line}\n");
+                }
             }
         }
         head + &text

@@ -250,7 +250,7 @@ impl PingPongSpec {
             Topology::Path { hops } => fixed(&hops.iter().collect::<Vec<_>>()),
             Topology::Gateway(_) | Topology::Graph(_) => None,
         };
-        let floor = |bytes: u64| path.map_or(SimTime::ZERO, |(delay, rate)| delay + SimTime::from_nanos(((bytes as f64 * 8.0 / rate.as_bps() as f64) * 1e9) as u64));
+        let floor = |bytes: u64| path.map_or(SimTime::ZERO, |(delay, rate)| delay + rate.tx_time(bytes));
         crate::app::pingpong::schedule_work(&self.schedule(), self.repeats, self.nrepeat.unwrap_or(crate::app::pingpong::NRepeat::Fixed(1)), floor)
     }
 }
@@ -402,6 +402,15 @@ impl Scenario {
             Topology::Path { .. } => 1,
             Topology::Gateway(g) => g.servers.len() as u32,
             Topology::Graph(g) => g.flows.len() as u32,
+        }
+    }
+
+    /// A ping-pong run's round trips and the bytes they carry each way at most
+    /// ([`PingPongSpec::work`] on this topology); None for other applications.
+    pub fn pingpong_work(&self) -> Option<(u64, u64)> {
+        match &self.app {
+            AppSpec::PingPong(pp) => Some(pp.work(&self.topology)),
+            _ => None,
         }
     }
 

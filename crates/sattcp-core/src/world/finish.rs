@@ -192,7 +192,7 @@ pub(super) fn result(mut w: World, name: String, seed: u64, events: u64, digest:
         traces: w.traces,
         sections,
         warnings: w
-            .ignored
+            .scenario_warnings
             .iter()
             .cloned()
             .chain(w.losses.iter().chain(w.link_losses.iter().map(|(_, l)| l)).map(|l| {

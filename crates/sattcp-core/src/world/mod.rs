@@ -354,7 +354,7 @@ pub struct World {
     hop_link: Vec<LinkId>,
     /// Keys the scenario gave but does not use (`Scenario::ignored`) and its doubtful values
     /// (`Scenario::notes`), first among the warnings (last here: read once, at the end).
-    ignored: Vec<String>,
+    scenario_warnings: Vec<String>,
 }
 
 /// A deferred arrival event (hop chaining, [`World::defer`]): (the instant its packet enters
@@ -582,7 +582,7 @@ impl Simulation {
             flows,
             packets: Packets::default(),
             next_uid: 0,
-            ignored: sc.ignored.iter().chain(&sc.notes).cloned().collect(),
+            scenario_warnings: sc.ignored.iter().chain(&sc.notes).cloned().collect(),
             losses: sc.losses.iter().filter(|l| l.at.is_none()).cloned().collect(),
             link_losses,
             out: Vec::with_capacity(64),

@@ -272,8 +272,9 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
     // A satellite SGP4 cannot propagate (decayed, or decades from its TLE's epoch) would be
     // silently out of sight: say which, when, and why, at the key that chose the instant.
     if let Constellation::Tle(set) = &constellation {
+        // The key that chose the instants the set is placed at.
+        let key = if r.start.is_some() { "constellation.start" } else { "constellation.tle" };
         if let Some(f) = set.first_failure() {
-            let key = if r.start.is_some() { "constellation.start" } else { "constellation.tle" };
             c.err(
                 key,
                 format!(
@@ -287,7 +288,6 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
         let first = offset.as_secs_f64();
         if let Some((name, days)) = set.farthest_from_epoch(first, first + duration.as_secs_f64()) {
             if days.abs() > STALE_TLE_DAYS {
-                let key = if r.start.is_some() { "constellation.start" } else { "constellation.tle" };
                 c.note(
                     key,
                     &format!(

@@ -103,11 +103,12 @@ fn bbr_keeps_its_throughput_under_one_percent_loss_where_reno_and_cubic_collapse
         f.throughput_bps
     };
     let (bbr, reno, cubic) = (tput("sack_rfc6675/bbr"), tput("sack_rfc6675"), tput("sack_rfc6675/cubic"));
-    let westwood = tput("sack_rfc6675/westwood");
+    let (westwood, westwood_linux) = (tput("sack_rfc6675/westwood"), tput("sack_rfc6675/westwood_linux"));
     // Mathis et al.: Reno gets about 1.22 MSS / (RTT sqrt(p)) = 0.98 Mbps here.
     assert!(reno < 0.2 * 10e6 && cubic < 0.3 * 10e6, "reno {reno:.0}, cubic {cubic:.0}");
     assert!(bbr > 0.8 * 10e6, "BBR {bbr:.0} b/s");
     assert!(westwood > reno, "Westwood+ {westwood:.0} against Reno {reno:.0}");
+    assert!(westwood_linux > reno, "Westwood+ (Linux) {westwood_linux:.0} against Reno {reno:.0}");
 }
 
 /// HyStart++ (RFC 9406) on the GEO path with a 2 BDP buffer and no initial ssthresh: plain

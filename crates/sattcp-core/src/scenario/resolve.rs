@@ -73,6 +73,7 @@ pub fn flavor_name(recovery: RecoveryKind, cc: CcKind) -> String {
         CcKind::Hybla => format!("{base}/hybla"),
         CcKind::Bbr => format!("{base}/bbr"),
         CcKind::Westwood => format!("{base}/westwood"),
+        CcKind::WestwoodLinux => format!("{base}/westwood_linux"),
     }
 }
 

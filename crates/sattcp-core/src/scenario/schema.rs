@@ -100,9 +100,9 @@ pub const KEYS: &[Key] = &[
     key!("switch.partial_packet_discard", "boolean", "", Dflt::Value("true"), "", "switch.kind = \"atm\"", "Frame-aware policies (EPD, SD, FBA) drop the rest of a frame that lost a cell; false: its later cells are still buffered and sent when there is room (issue 11's WAN-gap candidate)."),
     // [tcp]
     key!("tcp.groups[].flows", "list of integers", "", Dflt::Required, "flow indices, each in one group at most", "", "Per-flow TCP settings: each `[[tcp.groups]]` entry names its flows (a WWW pair's request half follows its pair) and may give any `[tcp]` key below, which overrides `[tcp]` for those flows."),
-    key!("tcp.flavor", "string", "", Dflt::Value("\"reno\""), "`vanilla`, `tahoe`, `reno`, `newreno`, `sack`, `newreno_rfc6582`, `newreno_ns3`, `sack_rfc6675`, optionally `/reno`, `/cubic`, `/cubic_hystart`, `/hybla`, `/bbr`, `/westwood`", "", "A (loss recovery, congestion control) pair by name (seed 001 §2); `recovery` and `cc` override its parts."),
+    key!("tcp.flavor", "string", "", Dflt::Value("\"reno\""), "`vanilla`, `tahoe`, `reno`, `newreno`, `sack`, `newreno_rfc6582`, `newreno_ns3`, `sack_rfc6675`, optionally `/reno`, `/cubic`, `/cubic_hystart`, `/hybla`, `/bbr`, `/westwood`, `/westwood_linux`", "", "A (loss recovery, congestion control) pair by name (seed 001 §2); `recovery` and `cc` override its parts."),
     key!("tcp.recovery", "string", "", Dflt::Computed("from `tcp.flavor`"), "`timeout`, `tahoe`, `reno`, `newreno_ns2`, `newreno_rfc6582`, `newreno_ns3`, `sack_fall_floyd`, `sack_rfc6675`", "", "Loss recovery."),
-    key!("tcp.cc", "string", "", Dflt::Computed("from `tcp.flavor`"), "`reno_aimd`, `cubic`, `cubic_hystart`, `hybla`, `bbr`, `westwood`", "", "Congestion control."),
+    key!("tcp.cc", "string", "", Dflt::Computed("from `tcp.flavor`"), "`reno_aimd`, `cubic`, `cubic_hystart`, `hybla`, `bbr`, `westwood`, `westwood_linux`", "", "Congestion control."),
     key!("tcp.mss", "integer", "bytes", Dflt::Value("1024"), "1 to 65495", "", "Maximum segment size (TCP payload bytes)."),
     key!("tcp.window", "integer", "bytes", Dflt::Value("65535"), "1 to 65535", "", "The 16-bit advertised window field; the receive window is `window << window_scale`."),
     key!("tcp.window_scale", "integer", "", Dflt::Value("0"), "0 to 14 (RFC 7323)", "", "Window scale shift."),

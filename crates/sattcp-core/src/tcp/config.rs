@@ -40,8 +40,10 @@ pub enum CcKind {
     Hybla,
     /// BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00, Linux `tcp_bbr.c`), paced.
     Bbr,
-    /// TCP Westwood+ (Grieco and Mascolo 2004, Linux `tcp_westwood.c`).
+    /// TCP Westwood+ (Grieco and Mascolo 2004) with the papers' reaction to losses.
     Westwood,
+    /// TCP Westwood+ with Linux's reaction to losses (`tcp_westwood.c`; cc/westwood.rs).
+    WestwoodLinux,
 }
 
 /// A seed flavour name as the pair (loss recovery, congestion control) it stands for
@@ -59,8 +61,8 @@ pub enum CcKind {
 /// | `newreno_ns3` | NewrenoNs3 | RenoAimd |
 /// | `sack_rfc6675` | SackRfc6675 | RenoAimd |
 ///
-/// Any of these names followed by `/reno`, `/cubic`, `/cubic_hystart`, `/hybla`, `/bbr` or
-/// `/westwood` picks that
+/// Any of these names followed by `/reno`, `/cubic`, `/cubic_hystart`, `/hybla`, `/bbr`,
+/// `/westwood` or `/westwood_linux` picks that
 /// congestion control instead (`"sack/cubic"`, `"newreno/hybla"`, `"sack_rfc6675/bbr"`).
 pub fn flavor(name: &str) -> Option<(RecoveryKind, CcKind)> {
     let (name, cc) = match name.split_once('/') {
@@ -71,6 +73,7 @@ pub fn flavor(name: &str) -> Option<(RecoveryKind, CcKind)> {
         Some((n, "hybla")) => (n, CcKind::Hybla),
         Some((n, "bbr")) => (n, CcKind::Bbr),
         Some((n, "westwood")) => (n, CcKind::Westwood),
+        Some((n, "westwood_linux")) => (n, CcKind::WestwoodLinux),
         Some(_) => return None,
     };
     let r = match name {

@@ -538,7 +538,7 @@ impl TcpSender {
         }
         if o.exit {
             self.state = CongState::Open;
-            self.recovery_exit();
+            self.recovery_exit(CongState::Recovery);
         }
         if o.go_back_n {
             // Tahoe's fast retransmit (recovery/tahoe.rs): slow start from snd_una.
@@ -553,7 +553,7 @@ impl TcpSender {
         match self.state {
             CongState::Loss if self.snd_una >= self.recover => {
                 self.state = CongState::Open;
-                self.recovery_exit();
+                self.recovery_exit(CongState::Loss);
             }
             CongState::Open if self.dupacks > 0 => self.state = CongState::Disorder,
             CongState::Disorder if self.dupacks == 0 => self.state = CongState::Open,
@@ -598,9 +598,10 @@ impl TcpSender {
         self.send(now, out);
     }
 
-    fn recovery_exit(&mut self) {
-        if let Some(c) = self.cc.on_recovery_exit(&self.win) {
-            self.win.cwnd = c;
+    /// The congestion state `from` (`Recovery` or `Loss`) has just ended.
+    fn recovery_exit(&mut self, from: CongState) {
+        if let Some(r) = self.cc.on_recovery_exit(&self.win, from) {
+            (self.win.ssthresh, self.win.cwnd) = (r.ssthresh, r.cwnd);
         }
     }
 
@@ -738,7 +739,7 @@ impl TcpSender {
         self.rto_una = Some(self.snd_una);
         let mut cx = cx!(self, now, 0);
         let basis = self.rec.on_timeout(&mut cx);
-        let r = self.cc.on_timeout(&self.win, basis);
+        let r = self.cc.on_timeout(&self.win, basis, !hold);
         let mss = self.win.mss;
         if !hold {
             // ns-2 counts ssthresh in whole segments (`ssthresh_ = int(window() / 2)`).

@@ -411,11 +411,11 @@ mod reliability {
             delayed_ack in any::<bool>(),
             ack_drops in proptest::collection::vec(0usize..150, 0..20),
             queue in 2usize..40,
-            cc in 0usize..4,
+            cc in 0usize..5,
             rcv_buf in proptest::option::of(2_000u64..40_000),
             pause in proptest::option::of((0u64..2000, 1u64..5000)),
         ) {
-            let f = format!("{}{}", FLAVOURS[flavour], ["/bbr", "/westwood", "/cubic_hystart", ""][cc]);
+            let f = format!("{}{}", FLAVOURS[flavour], ["/bbr", "/westwood", "/westwood_linux", "/cubic_hystart", ""][cc]);
             let f = f.as_str();
             let cfg = TcpConfig { mss: 1000, rcv_window_field: 64_000, initial_ssthresh: 32_000, initial_cwnd: 4, delayed_ack, rcv_buf, ..Default::default() }.with_flavor(f).unwrap();
             let path = Path { rate: Rate::mbps(10), delay: SimTime::from_millis(20), queue_limit: Some(queue) };

@@ -10,7 +10,7 @@
 //! | [`Cc::on_ack`] | an ACK of new data outside fast recovery (the recovery may veto) | the grown cwnd |
 //! | [`Cc::on_rate_sample`] | every ACK after the above, with the delivery-rate sample ([`RateEvent`]), if [`Cc::uses_rate_samples`] | a [`Control`]: cwnd and/or pacing rate to apply |
 //! | [`Cc::on_dupack_loss`] | fast retransmit (entry into fast recovery) | [`Reduction`] |
-//! | [`Cc::on_recovery_exit`] | leaving fast recovery or the loss state of a timeout | a cwnd to apply, or none |
+//! | [`Cc::on_recovery_exit`] | leaving fast recovery or the loss state of a timeout | a window to apply, or none |
 //! | [`Cc::on_timeout`] | retransmission timeout with data outstanding | [`Reduction`] |
 //! | [`Cc::on_idle_restart`] | the timer found the connection idle for an RTO (slow-start restart) | the cwnd to restart with |
 //!
@@ -103,6 +103,7 @@ impl Cc {
             CcKind::Hybla => Cc::Hybla(hybla::Hybla::default()),
             CcKind::Bbr => Cc::Bbr(Default::default()),
             CcKind::Westwood => Cc::Westwood(Default::default()),
+            CcKind::WestwoodLinux => Cc::Westwood(westwood::Westwood::linux()),
         }
     }
 
@@ -143,12 +144,17 @@ impl Cc {
     /// not yet been made inside this window") and RFC 5681 §3.1's note asks for a segment
     /// already retransmitted by the timer. True for the controllers whose reference is Linux's
     /// (CUBIC, Hybla): they computed ssthresh from the one-segment window of the first timeout,
-    /// 2 segments after every repeated one. Reno AIMD keeps its recoveries' rules (ns-2's halve
-    /// the window again, seeds' study; RFC 5681's FlightSize gives the same ssthresh again);
-    /// BBR keeps ssthresh at every timeout, and Westwood+ sets it from its bandwidth estimate at
-    /// each, as Linux's `CA_EVENT_LOSS`.
+    /// 2 segments after every repeated one; Linux's Westwood+ raises `CA_EVENT_LOSS`, which
+    /// sets ssthresh from its estimate, only then. Reno AIMD keeps its recoveries' rules (ns-2's
+    /// halve the window again, seeds' study; RFC 5681's FlightSize gives the same ssthresh
+    /// again); BBR keeps ssthresh at every timeout, and the papers' Westwood+ sets it from its
+    /// bandwidth estimate at each.
     pub fn holds_ssthresh_within_a_window(&self) -> bool {
-        matches!(self, Cc::Cubic(_) | Cc::Hybla(_))
+        match self {
+            Cc::Cubic(_) | Cc::Hybla(_) => true,
+            Cc::Westwood(c) => c.is_linux(),
+            Cc::RenoAimd(_) | Cc::Bbr(_) => false,
+        }
     }
 
     /// Whether the SACK recoveries keep the scoreboard's SACK information until the cumulative
@@ -177,13 +183,14 @@ impl Cc {
         }
     }
 
-    /// Fast recovery ended (`CongState::Recovery` -> `Open`) or the loss state of a timeout
-    /// did (`Loss` -> `Open`): a cwnd to apply, or `None` to keep the window as the recovery
-    /// left it (the classic controllers).
-    pub fn on_recovery_exit(&mut self, w: &Window) -> Option<u64> {
+    /// Fast recovery ended (`from` = `CongState::Recovery`) or the loss state of a timeout did
+    /// (`Loss`): a window to apply, or `None` to keep it as the recovery left it (the classic
+    /// controllers).
+    pub fn on_recovery_exit(&mut self, w: &Window, from: CongState) -> Option<Reduction> {
         match self {
-            Cc::RenoAimd(_) | Cc::Cubic(_) | Cc::Hybla(_) | Cc::Westwood(_) => None,
-            Cc::Bbr(c) => c.on_recovery_exit(w),
+            Cc::RenoAimd(_) | Cc::Cubic(_) | Cc::Hybla(_) => None,
+            Cc::Bbr(c) => c.on_recovery_exit(w).map(|cwnd| Reduction { ssthresh: w.ssthresh, cwnd }),
+            Cc::Westwood(c) => c.on_recovery_exit(w, from),
         }
     }
 
@@ -208,14 +215,15 @@ impl Cc {
         }
     }
 
-    /// Retransmission timeout.
-    pub fn on_timeout(&mut self, w: &Window, basis: u64) -> Reduction {
+    /// Retransmission timeout. `reduces`: the sender will apply the ssthresh returned (false
+    /// where [`holds_ssthresh_within_a_window`](Self::holds_ssthresh_within_a_window) keeps it).
+    pub fn on_timeout(&mut self, w: &Window, basis: u64, reduces: bool) -> Reduction {
         match self {
             Cc::RenoAimd(c) => c.on_timeout(w, basis),
             Cc::Cubic(c) => c.on_timeout(w, basis),
             Cc::Hybla(c) => c.on_timeout(w, basis),
             Cc::Bbr(c) => c.on_timeout(w, basis),
-            Cc::Westwood(c) => c.on_timeout(w, basis),
+            Cc::Westwood(c) => c.on_timeout(w, reduces),
         }
     }
 }

@@ -4,6 +4,7 @@ An in-process cluster (``processes=False``), so that the test's runners see its 
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 
@@ -14,6 +15,7 @@ from sattcp.sweep import ClusterError, load_study, run_sweep
 from test_sweep import SIMPLE, fake_runner, wait_for, write_study
 
 distributed = pytest.importorskip("dask.distributed", reason="needs dask.distributed (the `cluster` extra)")
+dask = pytest.importorskip("dask", reason="needs dask (the `cluster` extra)")
 
 
 def _cluster(workers: int = 1, threads: int = 1) -> distributed.LocalCluster:
@@ -54,6 +56,40 @@ class UnloadableRunner:
 
     def __reduce__(self):
         return (_unloadable, ())
+
+
+def _address_nobody_answers() -> str:
+    """A scheduler address on this machine where nothing listens (a port just freed)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"tcp://127.0.0.1:{s.getsockname()[1]}"
+
+
+def test_a_scheduler_that_does_not_answer_is_named_and_the_store_is_left_as_it_was(tmp_path, capsys):
+    """Before: the study was saved in the store (a new store created for it) with no runs, before
+    the sweep found, 30 s later, that the scheduler did not answer."""
+    from sattcp.cli_study import main
+
+    study = write_study(tmp_path, SIMPLE)
+    store = tmp_path / "r.duckdb"
+    address = _address_nobody_answers()
+    argv = ["sweep", str(study), "--store", str(store), "--cluster", address,
+            "--runner", "test_sweep:fake_runner", "--no-progress"]
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        assert main(argv) == 1
+        err = capsys.readouterr().err
+        assert f"sattcp sweep: error: cannot reach the Dask scheduler at {address} (" in err, err
+        assert "Nothing ran and the results store was not touched" in err and "Traceback" not in err
+        assert not store.exists()
+        # A store with another study: as it was.
+        run_sweep(study, store, jobs=2, runner=fake_runner, progress=False, quick=True)
+        with pytest.raises(ClusterError, match=f"cannot reach the Dask scheduler at {address}"):
+            run_sweep(study, store, cluster=address, runner=fake_runner, progress=False)
+        with Store(store, read_only=True) as st:
+            assert st.studies() == ["simple-quick"] and len(st.run_keys("simple-quick")) == 24
+        # A study the store holds whole needs no scheduler: nothing to run, nothing to say.
+        s = run_sweep(study, store, cluster=address, runner=fake_runner, progress=False, quick=True)
+    assert (s.skipped, s.ok, s.failed) == (24, 24, 0)
 
 
 def test_a_cluster_that_cannot_take_the_runs_records_none_as_failed(tmp_path):

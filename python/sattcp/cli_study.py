@@ -3,7 +3,8 @@
 ``sattcp.cli`` calls :func:`register` with its argparse subparsers; each subcommand sets
 ``handler`` (and ``func``) to a function ``(args) -> int`` returning the exit status:
 0 success, 1 runs failed, the simulator is unavailable, the store is locked by another
-process or cannot be written (a full disk), 2 bad input (invalid study, missing/damaged/foreign
+process or cannot be written (a full disk), the sweep was stopped by what runs it (a Dask
+scheduler that does not answer or fails the sweep, workers of another sattcp build), 2 bad input (invalid study, missing/damaged/foreign
 store, unknown study), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 ``python -m sattcp.cli_study ...`` runs them without the main CLI.
 """
@@ -69,7 +70,7 @@ def _guard(cmd: str, body: Callable[[], int], kept: str | None = SAVED) -> int:
     what an interruption leaves, for its message (:func:`interrupted_message`)."""
     import duckdb
 
-    from sattcp.errors import WriteError
+    from sattcp.errors import SattcpError, WriteError
     from sattcp.store import StoreLocked
     from sattcp.sweep import SimulatorUnavailable, Terminated
 
@@ -97,6 +98,13 @@ def _guard(cmd: str, body: Callable[[], int], kept: str | None = SAVED) -> int:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         _err(cmd, str(msg))
         return EXIT_USAGE
+    except SattcpError as e:
+        # What stops a sweep that is not the input's fault: a Dask scheduler that does not
+        # answer or fails the sweep (ClusterError), workers of another build (BuildMismatch),
+        # workers that cannot start. (They came out as a traceback of `python -m
+        # sattcp.cli_study`; `sattcp` said them as `sattcp: ...`, exit 1.)
+        _err(cmd, str(e))
+        return EXIT_FAILED
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:

@@ -66,7 +66,7 @@ from sattcp.errors import OutputPathError, SattcpError, WriteError
 from sattcp.interrupts import deferred_signals
 from sattcp.paths import as_path, shown
 from sattcp.pools import close, terminate
-from sattcp.store import Store, StoreWriter
+from sattcp.store import Store, StoreError, StoreWriter
 from sattcp.worker import Runner, RunSpec, build_id, execute, failure, outputs, worker_init
 
 __all__ = [
@@ -957,6 +957,32 @@ def run_sweep(
     specs = study.runs(core=runner is None)
     t0 = time.monotonic()
     keys = [s.run_key for s in specs]
+    with contextlib.ExitStack() as stack:
+        if isinstance(cluster, str) and _has_work(store_path, study.name, keys, retry_failed):
+            # Connected before the store is written: a scheduler that does not answer leaves the
+            # store as it was (before, the study was saved in it, without runs, 30 s before the
+            # sweep said it could not reach the scheduler).
+            cluster = stack.enter_context(_connected(cluster))
+        return _sweep(study, specs, t0, store_path, jobs, cluster, runner, progress, retry_failed)
+
+
+def _has_work(store_path: str | Path, study: str, keys: list[str], retry_failed: bool) -> bool:
+    """Whether ``store_path`` lacks some of ``keys`` (read only: nothing is created or written).
+    A store that cannot be read here has work: the sweep's own opening says what is wrong."""
+    path = Path(store_path)
+    if not path.is_file() or path.stat().st_size == 0:
+        return True
+    try:
+        with Store(path, read_only=True) as store:
+            return bool(store.missing_runs(study, keys, retry_failed))
+    except StoreError:
+        return True
+
+
+def _sweep(study: Study, specs: list[RunSpec], t0: float, store_path: str | Path, jobs: int | None,
+           cluster: Any, runner: Runner | None, progress: bool, retry_failed: bool) -> SweepSummary:
+    """:func:`run_sweep` once every check has passed (and its scheduler, if any, answered)."""
+    keys = [s.run_key for s in specs]
     with Store(store_path) as store:
         store.save_study(study.name, study.definition(), keys)
         todo_keys = set(store.missing_runs(study.name, keys, retry_failed))
@@ -1229,6 +1255,40 @@ def _quiet_dask() -> Iterator[None]:
             log.setLevel(level)
 
 
+def _connect(address: str) -> Any:
+    """A ``dask.distributed.Client`` of the scheduler at ``address``, or :class:`ClusterError`
+    naming the address when it does not answer (within Dask's
+    ``distributed.comm.timeouts.connect``, 30 s by default)."""
+    try:
+        from dask.distributed import Client
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise RuntimeError("--cluster needs dask.distributed: pip install 'dask[distributed]'") from e
+    try:
+        return Client(address)
+    except OSError as e:  # (the address was checked: the scheduler does not answer)
+        said = " ".join(str(e).split()) or type(e).__name__
+        raise ClusterError(f"cannot reach the Dask scheduler at {address} ({said}): is `dask scheduler` "
+                           "running there, and reachable from this machine? Nothing ran and the results "
+                           "store was not touched") from None
+
+
+@contextlib.contextmanager
+def _connected(address: str) -> Iterator[Any]:
+    """A client of the scheduler at ``address`` (:func:`_connect`) for the block, closed after
+    it: without Dask's log records after a :class:`ClusterError` (a client that stops
+    reconnecting to a lost scheduler logs its tracebacks; the sweep has said what happened)."""
+    client = _connect(address)
+    try:
+        yield client
+    except ClusterError:
+        with _quiet_dask():
+            client.close()
+        raise
+    finally:
+        if client.status != "closed":
+            client.close()
+
+
 def _run_dask(todo: list[RunSpec], writer: StoreWriter, cluster: Any, runner: Runner | None,
               prog: Progress, jobs: int | None) -> None:
     """Run ``todo`` on a Dask cluster: at most ``jobs`` runs in flight, or twice the cluster's
@@ -1246,10 +1306,7 @@ def _run_dask(todo: list[RunSpec], writer: StoreWriter, cluster: Any, runner: Ru
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise RuntimeError("--cluster needs dask.distributed: pip install 'dask[distributed]'") from e
     own = not isinstance(cluster, Client)
-    try:
-        client = Client(cluster) if own else cluster
-    except OSError as e:  # (the address was checked: the scheduler does not answer)
-        raise ClusterError(f"cannot reach the Dask scheduler at {cluster}: {e}; nothing ran") from None
+    client = _connect(cluster) if own else cluster
     try:
         pending = list(reversed(todo))
         by_key: dict[Any, RunSpec] = {}

@@ -67,7 +67,7 @@ from sattcp.interrupts import deferred_signals
 from sattcp.paths import as_path, shown
 from sattcp.pools import close, terminate
 from sattcp.store import Store, StoreError, StoreWriter
-from sattcp.worker import Runner, RunSpec, build_id, execute, failure, outputs, worker_init
+from sattcp.worker import BuildMismatch, Runner, RunSpec, build_id, execute, failure, outputs, worker_init
 
 __all__ = [
     "MAX_RUNS",
@@ -1167,9 +1167,10 @@ def _pool_pass(queue: list[RunSpec], jobs: int, writer: StoreWriter, runner: Run
     inflight: dict[Future[dict[str, Any]], RunSpec] = {}
     died: list[RunSpec] = []
     broken = False
+    mismatch: BuildMismatch | None = None
     try:
         while pending or inflight:
-            while pending and len(inflight) < 2 * jobs and not died and not broken:
+            while pending and len(inflight) < 2 * jobs and not died and not broken and not mismatch:
                 spec = pending.pop()
                 try:
                     inflight[ex.submit(execute, spec, runner)] = spec
@@ -1186,15 +1187,18 @@ def _pool_pass(queue: list[RunSpec], jobs: int, writer: StoreWriter, runner: Run
                 except BrokenProcessPool:
                     died.append(spec)
                     continue
+                except BuildMismatch as e:  # the worker's, not the run's: nothing is recorded
+                    mismatch = mismatch or e
+                    continue
                 except Exception as e:  # noqa: BLE001 - e.g. the runner does not pickle
                     rec = {"status": "failed", "error": f"{type(e).__name__}: {e}"}
                 _tally(prog, _record(writer, spec, rec))
                 prog.running = min(len(inflight), jobs)  # (the last line said "1 running" at 72/72)
                 prog.update()
             writer.flush_due()  # runs queued by a recent commit, or while a reader held the file
-            if (died or broken) and not inflight:
+            if ((died or broken) and not inflight) or mismatch:
                 break
-        if died or broken:
+        if died or broken or mismatch:
             # Stop the pool's other workers now: their runs are lost with the pool (each is run
             # again), and they ignore the SIGTERM the broken pool sends them, so its shutdown
             # would wait for them to take its stop signals from a queue that may be full. (A
@@ -1205,11 +1209,28 @@ def _pool_pass(queue: list[RunSpec], jobs: int, writer: StoreWriter, runner: Run
     except BaseException:
         terminate(ex)
         raise
+    if mismatch is not None:
+        raise _build_changed(mismatch)
     if (died or broken) and started.value == 0:
         # Not a run's crash: no worker ever started (each would be recorded as one, a pool each).
         raise _not_started()
     died.extend(inflight.values())
     return died, list(reversed(pending))
+
+
+def _build_changed(e: BuildMismatch) -> BuildMismatch:
+    """A local worker of another build than the sweep's (the native module rebuilt, or sattcp
+    reinstalled, while the sweep ran: a worker started since loads the new one), in the
+    sweep's words. As on a cluster, the sweep stops and records no run as failed for it
+    (before, a local pool recorded each run of such a worker as failed)."""
+    stopped = BuildMismatch(
+        f"the sweep stopped: a worker process runs sattcp build {e.worker_build or '?'}, the sweep was "
+        f"planned with build {e.planned or '?'} (was the simulator rebuilt or sattcp reinstalled while "
+        "the sweep ran?). No run was recorded as failed for it and every finished run is kept; the same "
+        "command runs the rest, with the build installed now (a new build gives the runs new keys, so "
+        "it runs the study again and keeps the runs stored so far as stale)")
+    stopped.worker_build, stopped.planned = e.worker_build, e.planned
+    return stopped
 
 
 class ClusterError(SattcpError, RuntimeError):

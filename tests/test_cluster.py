@@ -181,6 +181,55 @@ def test_a_worker_of_another_build_stops_the_sweep(tmp_path, monkeypatch):
     assert excinfo.value
 
 
+def test_a_worker_lost_holding_a_result_is_one_line_of_ours_and_the_run_is_stored_once(tmp_path, monkeypatch, capsys):
+    """A worker lost after a run finished but before its result came (kill -9 of `dask worker`s
+    during a sweep of quick runs, by hand): Dask runs the run again, and said so on stderr in its
+    own words, "distributed.client - WARNING - Couldn't gather 1 keys, rescheduling
+    ('sattcp-run-...',)", once per try; the sweep waited for the rerun without committing or
+    showing progress. Simulated here: the first result asked for logs what Dask logs, and does
+    not come within the sweep's wait (Dask's rerun of it takes longer)."""
+    import logging
+
+    study = write_study(tmp_path, SIMPLE)
+    store = tmp_path / "r.duckdb"
+    shown: list[str] = []
+
+    class Shown(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            shown.append(record.getMessage())
+
+    log = logging.getLogger("distributed.client")
+    handler = Shown()
+    log.addHandler(handler)
+    result = distributed.Future.result
+    asked: list[str] = []
+
+    def lost_once(self, timeout=None):
+        asked.append(self.key)
+        if len(asked) == 1:
+            for _ in range(2):
+                log.warning("Couldn't gather %s keys, rescheduling %s", 1, (self.key,))
+            log.warning("something else")  # not Dask's gather: shown
+            raise TimeoutError
+        return result(self, timeout)
+
+    monkeypatch.setattr(distributed.Future, "result", lost_once)
+    try:
+        with _cluster(threads=2) as cluster, distributed.Client(cluster) as client:
+            s = run_sweep(study, store, cluster=client, runner=fake_runner, progress=False)
+    finally:
+        log.removeHandler(handler)
+    assert (s.ok, s.failed) == (24, 0)
+    assert asked.count(asked[0]) == 2  # the lost one was asked for again once it came
+    assert "something else" in shown and not [m for m in shown if "Couldn't gather" in m], shown
+    err = capsys.readouterr().err
+    run_key = str(asked[0]).split("-")[2]  # (sattcp-run-KEY-TOKEN)
+    assert err.count("sweep: a Dask worker was lost") == 1, err
+    assert f"sweep: a Dask worker was lost holding the result of run {run_key}; Dask runs it again" in err
+    with Store(store, read_only=True) as st:
+        assert len(st.run_keys("simple", "ok")) == 24
+
+
 #: Runs of the in-process cluster running at once, and the most seen (test_workers_that_come_later).
 _running = {"now": 0, "most": 0}
 _lock = threading.Lock()

@@ -1245,6 +1245,11 @@ class ClusterError(SattcpError, RuntimeError):
 CLUSTER_POLL_S = 1.0
 #: How long a cluster sweep waits for a run to finish before it commits and shows progress anyway.
 CLUSTER_WAIT_S = 1.0
+#: How long a cluster sweep waits for a finished run's result to come: a worker lost holding it
+#: makes Dask run the run again, which the sweep then waits for with the others, committing and
+#: showing progress meanwhile (a result slower to come than this is waited for in full the
+#: next time).
+CLUSTER_GATHER_S = 10.0
 
 
 def _cluster_failed(e: BaseException, run_key: str | None = None) -> ClusterError:
@@ -1256,6 +1261,42 @@ def _cluster_failed(e: BaseException, run_key: str | None = None) -> ClusterErro
         "recorded as failed for it and every finished run is kept; once the scheduler and its "
         "workers run (each with this sattcp build installed and the --runner's module importable, "
         "the scheduler included: its log says what it could not load), the same command runs the rest")
+
+
+class _LostResults:
+    """A logging filter that keeps Dask's "Couldn't gather N keys, rescheduling (...)" off stderr
+    (the client's warning, and the error of a scheduler in this process) and notes that it came:
+    a worker was lost holding a finished run's result, which Dask runs again. Nothing else is
+    filtered."""
+
+    def __init__(self) -> None:
+        self.seen = False
+
+    def filter(self, record: Any) -> bool:
+        if str(record.msg).startswith("Couldn't gather"):
+            self.seen = True
+            return False
+        return True
+
+
+#: The loggers that say "Couldn't gather" (distributed/client.py, distributed/scheduler.py).
+_GATHER_LOGGERS = ("distributed.client", "distributed.scheduler")
+
+
+@contextlib.contextmanager
+def _lost_results() -> Iterator[_LostResults]:
+    """A :class:`_LostResults` filter on Dask's gather loggers for the block."""
+    import logging
+
+    lost = _LostResults()
+    logs = [logging.getLogger(name) for name in _GATHER_LOGGERS]
+    for log in logs:
+        log.addFilter(lost)
+    try:
+        yield lost
+    finally:
+        for log in logs:
+            log.removeFilter(lost)
 
 
 @contextlib.contextmanager
@@ -1334,6 +1375,8 @@ def _run_dask(todo: list[RunSpec], writer: StoreWriter, cluster: Any, runner: Ru
         futures: dict[Any, Any] = {}
         ac = as_completed()
         threads, asked = 1, -math.inf
+        slow: set[Any] = set()  # keys whose result took longer than CLUSTER_GATHER_S to come
+        told: set[Any] = set()  # keys of runs whose worker was lost holding their result
         # Task keys of this sweep's own: a key the scheduler still holds (an earlier sweep's
         # failed task that something keeps referenced, or another client's sweep with another
         # runner) would give its result instead of running the run.
@@ -1366,17 +1409,34 @@ def _run_dask(todo: list[RunSpec], writer: StoreWriter, cluster: Any, runner: Ru
             while not ac.has_ready() and time.monotonic() < deadline:
                 time.sleep(0.02)
             for fut in ac.next_batch(block=False):
-                spec = by_key.pop(fut.key)
-                try:
-                    rec = fut.result()
-                except KilledWorker as e:
-                    rec = {"status": "failed", "error": f"KilledWorker: {e} (each worker that "
-                           "took this run died during it: a crash or the OOM killer)"}
-                except Exception as e:  # noqa: BLE001 - the cluster's failure, not the run's
-                    raise _cluster_failed(e, spec.run_key) from None
-                finally:
-                    futures.pop(fut.key, None)
-                    fut.release()
+                spec = by_key[fut.key]
+                rec: dict[str, Any] | None = None
+                with _lost_results() as lost:
+                    try:
+                        rec = fut.result(timeout=None if fut.key in slow else CLUSTER_GATHER_S)
+                    except TimeoutError:
+                        if not lost.seen:  # a result slow to come: waited for in full next time
+                            slow.add(fut.key)
+                    except KilledWorker as e:
+                        rec = {"status": "failed", "error": f"KilledWorker: {e} (each worker that "
+                               "took this run died during it: a crash or the OOM killer)"}
+                    except Exception as e:  # noqa: BLE001 - the cluster's failure, not the run's
+                        del by_key[fut.key]
+                        futures.pop(fut.key, None)
+                        fut.release()
+                        raise _cluster_failed(e, spec.run_key) from None
+                if lost.seen and fut.key not in told:
+                    # Dask's own words ("Couldn't gather 1 keys, rescheduling ...", once per try)
+                    # were kept off stderr: one line, once per run.
+                    told.add(fut.key)
+                    print(f"sweep: a Dask worker was lost holding the result of run {spec.run_key}; "
+                          "Dask runs it again", file=sys.stderr)
+                if rec is None:  # its rerun goes on: waited for with the others, not here
+                    ac.add(fut)
+                    continue
+                del by_key[fut.key]
+                futures.pop(fut.key, None)
+                fut.release()
                 _tally(prog, _record(writer, spec, rec))
             writer.flush_due()
     except ClusterError:

@@ -263,6 +263,16 @@ def test_workers_that_come_later_get_runs(tmp_path):
     assert _running["most"] >= 3, _running
 
 
+def test_the_last_progress_line_has_nothing_running(tmp_path, capsys):
+    """Before: a cluster sweep's last line said "sweep simple: 24/24 finished (0 failed), 1
+    running" (or 2: the runs in flight before the last ones came back)."""
+    study = write_study(tmp_path, SIMPLE)
+    with _cluster(threads=2) as cluster, distributed.Client(cluster) as client:
+        run_sweep(study, tmp_path / "r.duckdb", cluster=client, runner=fake_runner, progress=True)
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("sweep simple: 24/24 finished (0 failed), 0 running, "), last
+
+
 def test_finished_runs_are_committed_while_runs_run(tmp_path, monkeypatch):
     """Before: the sweep waited for the next run to finish before it committed (or showed
     progress), so a run that finished within a second of the last commit stayed in memory as

@@ -1438,6 +1438,9 @@ def _run_dask(todo: list[RunSpec], writer: StoreWriter, cluster: Any, runner: Ru
                 futures.pop(fut.key, None)
                 fut.release()
                 _tally(prog, _record(writer, spec, rec))
+                # (The last line said "24/24 finished (0 failed), 1 running", as the local
+                # pool's did before.)
+                prog.running = min(len(by_key), jobs or threads)
             writer.flush_due()
     except ClusterError:
         if own:

@@ -230,6 +230,55 @@ def test_a_worker_lost_holding_a_result_is_one_line_of_ours_and_the_run_is_store
         assert len(st.run_keys("simple", "ok")) == 24
 
 
+def test_ctrl_c_of_a_cluster_sweep_keeps_finished_runs_says_so_and_resumes(tmp_path, monkeypatch):
+    """`sattcp sweep --cluster` stopped by Ctrl-C: exit 130 with the CLI's message and no
+    traceback, the last progress line counting the runs kept, the runs in flight cancelled (the
+    cluster's threads are free for the rerun), and the rerun runs only the others. The cluster
+    runs in this process; the sweep is another, as `sattcp sweep` would be."""
+    import os
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    from test_sweep import PYTHON_DIR, TESTS, stored_runs
+
+    study = write_study(tmp_path, SIMPLE)
+    store = tmp_path / "r.duckdb"
+    gate = tmp_path / "gate"
+    monkeypatch.setenv("SATTCP_TEST_GATE", str(gate))  # the runs of seed 2 wait for it (here)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(PYTHON_DIR)])}
+    try:
+        with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, protocol="tcp",
+                                      host="127.0.0.1", dashboard_address=":0") as cluster:
+            proc = subprocess.Popen([sys.executable, "-m", "sattcp.cli_study", "sweep", str(study), "--store", str(store),
+                                     "--cluster", cluster.scheduler_address, "--runner", "test_sweep:fake_runner"],
+                                    env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                # Both threads wait at the gate once they have taken a run of seed 2 each (after
+                # one or more runs of seed 1: the scheduler's order is not the submission's).
+                wait_for(lambda: len(stored_runs(store)) >= 1 or proc.poll() is not None, "a stored run")
+                assert proc.poll() is None, proc.communicate()
+                os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group
+                out, err = proc.communicate(timeout=300)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+            assert proc.returncode == 130, (out, err)
+            assert "sattcp sweep: error: interrupted; every finished run is saved" in err and "Traceback" not in err, err
+            kept = set(stored_runs(store)["run_key"])
+            progress = [ln for ln in err.splitlines() if ln.startswith("sweep simple: ")]
+            assert re.match(rf"sweep simple: {len(kept)}/24 finished \(0 failed\)", progress[-1]), err
+            gate.touch()
+            with distributed.Client(cluster) as client:
+                # The interrupted sweep's runs were cancelled: none is left on the cluster.
+                wait_for(lambda: not any(client.processing().values()), "the cluster to be idle", timeout=60)
+                s = run_sweep(study, store, cluster=client, runner=fake_runner, progress=False)
+    finally:
+        gate.touch()
+    assert (s.skipped, s.ok, s.failed) == (len(kept), 24, 0)
+
+
 #: Runs of the in-process cluster running at once, and the most seen (test_workers_that_come_later).
 _running = {"now": 0, "most": 0}
 _lock = threading.Lock()

@@ -6,6 +6,7 @@ import hashlib
 import json
 import multiprocessing
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -423,6 +424,43 @@ def test_ctrl_c_keeps_finished_runs(tmp_path):
     assert 0 < len(saved) < 24 and set(saved["status"]) == {"ok"}
     s = run_sweep(study, store, jobs=2, runner=fake_runner, progress=False)
     assert s.ok == 24 and s.skipped == len(saved)
+
+
+def test_ctrl_c_with_the_store_held_to_the_end_does_not_say_every_run_is_saved(tmp_path, capsys, monkeypatch):
+    """A reader that holds the store (a notebook's Store left open) keeps the sweep's finished
+    runs in memory; after Ctrl-C the sweep waits for it (sweep.FINAL_WRITE_WAIT_S), then says
+    that they could not be written and will run again. Before: the CLI's last words were then
+    "interrupted; every finished run is saved"."""
+    import _thread
+
+    import sattcp.sweep as sweep
+    from sattcp.cli_study import main
+    from sattcp.store import StoreLocked
+
+    def held(self, runs):
+        raise StoreLocked(self.path, "held by the test")
+
+    record = sweep._record
+
+    def record_then_ctrl_c(writer, spec, rec):
+        out = record(writer, spec, rec)
+        _thread.interrupt_main()  # Ctrl-C, once a run has finished
+        return out
+
+    monkeypatch.setattr(Store, "_write", held)
+    monkeypatch.setattr(sweep, "FINAL_WRITE_WAIT_S", 0.5)
+    monkeypatch.setattr(sweep, "_record", record_then_ctrl_c)
+    study = write_study(tmp_path, SIMPLE)
+    store = tmp_path / "r.duckdb"
+    assert main(["sweep", str(study), "--store", str(store), "--runner", "test_sweep:fake_runner",
+                 "-j", "2", "--no-progress"]) == 130
+    err = capsys.readouterr().err
+    assert "every finished run is saved, run the same command" not in err, err
+    n = int(re.search(r"sweep: (\d+) finished run\(s\) could not be written", err)[1])
+    assert n >= 1 and f"sweep: {n} finished run(s) could not be written ({store} stayed locked); they will run again" in err
+    assert (f"sattcp sweep: error: interrupted; every finished run is saved but the {n} that could not be written "
+            "(they run again), run the same command to resume") in err, err
+    assert not multiprocessing.active_children()
 
 
 def test_a_full_disk_stops_the_sweep_naming_the_store_keeps_what_was_written_and_resumes(tmp_path, capsys,

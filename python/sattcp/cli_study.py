@@ -78,6 +78,10 @@ def _guard(cmd: str, body: Callable[[], int], kept: str | None = SAVED) -> int:
         return body()
     except KeyboardInterrupt as e:
         terminated = isinstance(e, Terminated)
+        unsaved = getattr(e, "unsaved", 0)  # (run_sweep's: its store stayed locked to the end)
+        if unsaved and kept == SAVED:
+            kept = (f"every finished run is saved but the {unsaved} that could not be written (they "
+                    "run again), run the same command to resume")
         _err(cmd, interrupted_message(terminated, kept))
         return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     except SimulatorUnavailable as e:

@@ -188,6 +188,13 @@ class Terminated(KeyboardInterrupt):
     (workers stopped, finished runs kept); the CLI exits with status 143 (128 + 15)."""
 
 
+#: How long a stopped or finished sweep waits for a store that another process holds (a reader
+#: left open) to write its last finished runs (seconds). A KeyboardInterrupt (or
+#: :class:`Terminated`) that stopped the sweep then carries ``unsaved``, the count of finished
+#: runs that could not be written (and run again on the rerun).
+FINAL_WRITE_WAIT_S = 120.0
+
+
 def _check_api() -> None:
     try:
         # sattcp.api imports the native module only when a run starts: check the module itself.
@@ -991,6 +998,7 @@ def _sweep(study: Study, specs: list[RunSpec], t0: float, store_path: str | Path
     prog = Progress(f"sweep {study.name}", len(todo), progress)
     writer = StoreWriter(store_path, notice=lambda m: print(f"sweep: {m}", file=sys.stderr))
     failed_write: WriteError | None = None
+    stopped: KeyboardInterrupt | None = None
     counts: dict[str, int] = {}
 
     def count(st: Store) -> None:
@@ -1009,16 +1017,21 @@ def _sweep(study: Study, specs: list[RunSpec], t0: float, store_path: str | Path
             # A full disk: nothing more could be kept, so the workers were stopped. The runs
             # written so far stay in the store; the rerun runs the others.
             failed_write = e
+        except KeyboardInterrupt as e:
+            stopped = e
+            raise
         finally:
             # Whatever happened, what finished goes to the store (a reader may hold it a while),
             # a second Ctrl-C or a SIGTERM meanwhile acting only once it is written.
             try:
                 # (The counts below are read in the same opening of the file, if it is opened.)
                 with deferred_signals():
-                    written = writer.flush(wait_s=120, then=count)
+                    written = writer.flush(wait_s=FINAL_WRITE_WAIT_S, then=count)
                 if not written:
                     print(f"sweep: {len(writer.pending)} finished run(s) could not be written "
                           f"({store_path} stayed locked); they will run again", file=sys.stderr)
+                    if stopped is not None:  # (the CLI said "every finished run is saved")
+                        stopped.unsaved = len(writer.pending)  # type: ignore[attr-defined]
             except WriteError as e:
                 failed_write = e
                 raise _not_all_written(e, writer) from None  # over a Ctrl-C's "all is saved"

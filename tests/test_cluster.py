@@ -322,6 +322,28 @@ def test_the_last_progress_line_has_nothing_running(tmp_path, capsys):
     assert last.startswith("sweep simple: 24/24 finished (0 failed), 0 running, "), last
 
 
+def test_a_cluster_without_workers_yet_shows_none_running(tmp_path, capsys):
+    """dask-jobqueue's workers come after the sweep starts (docs/analysis.md). Before: the
+    progress said "0/24 finished (0 failed), 2 running" while no worker existed."""
+    study = write_study(tmp_path, SIMPLE)
+    result: dict[str, object] = {}
+    with _cluster(workers=0) as cluster, distributed.Client(cluster) as client:
+        def sweep() -> None:
+            result["summary"] = run_sweep(study, tmp_path / "r.duckdb", cluster=client, runner=fake_runner)
+
+        t = threading.Thread(target=sweep, daemon=True)
+        t.start()
+        said: list[str] = []
+        try:
+            wait_for(lambda: said.extend(capsys.readouterr().err.splitlines()) or said, "a progress line", timeout=60)
+        finally:
+            cluster.scale(1)
+            t.join(timeout=300)
+    assert said[0].startswith("sweep simple: 0/24 finished (0 failed), 0 running, ") \
+        and said[0].endswith(", waiting for the cluster's workers"), said
+    assert result["summary"].ok == 24
+
+
 def test_finished_runs_are_committed_while_runs_run(tmp_path, monkeypatch):
     """Before: the sweep waited for the next run to finish before it committed (or showed
     progress), so a run that finished within a second of the last commit stayed in memory as

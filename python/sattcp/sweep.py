@@ -842,6 +842,8 @@ class Progress:
         self.t0 = time.monotonic()
         self.last = 0.0
         self.done = self.failed = self.running = 0
+        #: What the sweep waits for, if not its runs (shown at the end of the line).
+        self.waiting = ""
 
     def line(self) -> str:
         elapsed = time.monotonic() - self.t0
@@ -851,7 +853,8 @@ class Progress:
             left = (self.total - finished) * elapsed / finished
             eta = _hms(left)
         return (f"{self.label}: {finished}/{self.total} finished ({self.failed} failed), "
-                f"{self.running} running, elapsed {_hms(elapsed)}, ETA {eta}")
+                f"{self.running} running, elapsed {_hms(elapsed)}, ETA {eta}"
+                + (f", {self.waiting}" if self.waiting else ""))
 
     def update(self, force: bool = False) -> None:
         if not self.enabled:
@@ -1387,7 +1390,7 @@ def _run_dask(todo: list[RunSpec], writer: StoreWriter, cluster: Any, runner: Ru
         by_key: dict[Any, RunSpec] = {}
         futures: dict[Any, Any] = {}
         ac = as_completed()
-        threads, asked = 1, -math.inf
+        threads, working, asked = 1, 0, -math.inf
         slow: set[Any] = set()  # keys whose result took longer than CLUSTER_GATHER_S to come
         told: set[Any] = set()  # keys of runs whose worker was lost holding their result
         # Task keys of this sweep's own: a key the scheduler still holds (an earlier sweep's
@@ -1405,9 +1408,12 @@ def _run_dask(todo: list[RunSpec], writer: StoreWriter, cluster: Any, runner: Ru
         while pending or by_key:
             if time.monotonic() - asked >= CLUSTER_POLL_S:
                 try:
-                    threads = max(1, sum(client.nthreads().values()))
+                    working = sum(client.nthreads().values())
                 except Exception as e:  # noqa: BLE001 - the scheduler lost, whatever its error
                     raise _cluster_failed(e) from None
+                threads = max(1, working)
+                # (Before, a cluster without workers yet showed "2 running".)
+                prog.waiting = "" if working else "waiting for the cluster's workers"
                 asked = time.monotonic()
             limit = jobs or 2 * threads
             try:
@@ -1415,7 +1421,7 @@ def _run_dask(todo: list[RunSpec], writer: StoreWriter, cluster: Any, runner: Ru
                     submit()
             except Exception as e:  # noqa: BLE001 - ClosedClientError and the like
                 raise _cluster_failed(e) from None
-            prog.running = min(len(by_key), jobs or threads)
+            prog.running = min(len(by_key), jobs or threads, working)
             prog.update()
             # Not a blocking iteration: commits and progress go on while long runs run.
             deadline = time.monotonic() + CLUSTER_WAIT_S
@@ -1453,7 +1459,7 @@ def _run_dask(todo: list[RunSpec], writer: StoreWriter, cluster: Any, runner: Ru
                 _tally(prog, _record(writer, spec, rec))
                 # (The last line said "24/24 finished (0 failed), 1 running", as the local
                 # pool's did before.)
-                prog.running = min(len(by_key), jobs or threads)
+                prog.running = min(len(by_key), jobs or threads, working)
             writer.flush_due()
     except ClusterError:
         if own:

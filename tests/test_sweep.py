@@ -426,6 +426,19 @@ def test_ctrl_c_keeps_finished_runs(tmp_path):
     assert s.ok == 24 and s.skipped == len(saved)
 
 
+def test_a_resumed_sweep_says_how_many_runs_are_stored_before_its_progress(tmp_path, capsys):
+    """Before: a resumed sweep's first words were "sweep simple: 0/12 finished", a study of 24."""
+    study = write_study(tmp_path, SIMPLE.replace('["reno", "sack"]', '["reno", "broken"]'))
+    store = tmp_path / "r.duckdb"
+    run_sweep(study, store, jobs=2, runner=fake_runner, progress=False)
+    run_sweep(study, store, jobs=2, runner=fake_runner, retry_failed=True)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "sweep simple: 12 of 24 runs already stored, 12 to run", lines
+    assert lines[1].startswith("sweep simple: 0/12 finished (0 failed)"), lines
+    run_sweep(study, store, jobs=2, runner=fake_runner)
+    assert capsys.readouterr().err.splitlines()[0] == "sweep simple: 24 of 24 runs already stored, nothing to run"
+
+
 def test_ctrl_c_with_the_store_held_to_the_end_does_not_say_every_run_is_saved(tmp_path, capsys, monkeypatch):
     """A reader that holds the store (a notebook's Store left open) keeps the sweep's finished
     runs in memory; after Ctrl-C the sweep waits for it (sweep.FINAL_WRITE_WAIT_S), then says

@@ -998,6 +998,11 @@ def _sweep(study: Study, specs: list[RunSpec], t0: float, store_path: str | Path
         todo_keys = set(store.missing_runs(study.name, keys, retry_failed))
         stale = store.stale_runs(study.name)
     todo = [s for s in specs if s.run_key in todo_keys]
+    if progress and len(todo) < len(specs):
+        # A resumed sweep's progress counts the runs it runs: said once, so that "0/12" of a
+        # study of 24 is not taken for a lost half.
+        print(f"sweep {study.name}: {len(specs) - len(todo)} of {len(specs)} runs already stored, "
+              + (f"{len(todo)} to run" if todo else "nothing to run"), file=sys.stderr)
     prog = Progress(f"sweep {study.name}", len(todo), progress)
     writer = StoreWriter(store_path, notice=lambda m: print(f"sweep: {m}", file=sys.stderr))
     failed_write: WriteError | None = None

@@ -831,6 +831,33 @@ def test_the_failure_summary_counts_only_the_current_studys_runs(tmp_path, capsy
     assert failed == [failed[0]] and failed[0].startswith("failed: 12 run(s): ") and "broken2" in failed[0], err
 
 
+def test_cli_a_sweep_stopped_by_what_runs_it_exits_1_and_an_internal_error_stays_one(tmp_path, capsys, monkeypatch):
+    """The sweep's own errors that are not the input's (ClusterError, BuildMismatch,
+    WorkersCannotStart) are said by the subcommand, exit 1 (`python -m sattcp.cli_study` showed
+    them as a traceback); a bug (InternalError) is still said as one by `sattcp`, exit 3."""
+    import sattcp.sweep as sweep
+    from sattcp.cli import main as sattcp_main
+    from sattcp.cli_study import main
+    from sattcp.errors import InternalError
+
+    def raising(error: Exception):
+        def run_sweep(*args, **kwargs):
+            raise error
+        return run_sweep
+
+    study = write_study(tmp_path, SIMPLE)
+    argv = ["sweep", str(study), "--store", str(tmp_path / "r.duckdb"), "--runner", "test_sweep:fake_runner"]
+    for cli, error, status, said in (
+            (sattcp_main, sweep.ClusterError("the Dask cluster stopped the sweep"), 1,
+             "sattcp sweep: error: the Dask cluster stopped the sweep"),
+            (main, sweep.WorkersCannotStart("no worker started"), 1, "sattcp sweep: error: no worker started"),
+            (sattcp_main, InternalError("a panic"), 3, "sattcp: internal error (please report): a panic")):
+        monkeypatch.setattr(sweep, "run_sweep", raising(error))
+        assert cli(argv) == status
+        err = capsys.readouterr().err
+        assert said in err and "Traceback" not in err, err
+
+
 def test_cli_without_simulator_is_a_clear_error(tmp_path, capsys, monkeypatch):
     # As if the native module had not been built: importing it fails.
     monkeypatch.setitem(sys.modules, "sattcp._core", None)

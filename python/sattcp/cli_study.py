@@ -70,7 +70,7 @@ def _guard(cmd: str, body: Callable[[], int], kept: str | None = SAVED) -> int:
     what an interruption leaves, for its message (:func:`interrupted_message`)."""
     import duckdb
 
-    from sattcp.errors import SattcpError, WriteError
+    from sattcp.errors import InternalError, SattcpError, WriteError
     from sattcp.store import StoreLocked
     from sattcp.sweep import SimulatorUnavailable, Terminated
 
@@ -102,6 +102,8 @@ def _guard(cmd: str, body: Callable[[], int], kept: str | None = SAVED) -> int:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         _err(cmd, str(msg))
         return EXIT_USAGE
+    except InternalError:
+        raise  # (sattcp.cli says it as a bug to report, with its own exit status)
     except SattcpError as e:
         # What stops a sweep that is not the input's fault: a Dask scheduler that does not
         # answer or fails the sweep (ClusterError), workers of another build (BuildMismatch),

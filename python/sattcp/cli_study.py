@@ -3,9 +3,10 @@
 ``sattcp.cli`` calls :func:`register` with its argparse subparsers; each subcommand sets
 ``handler`` (and ``func``) to a function ``(args) -> int`` returning the exit status:
 0 success, 1 runs failed, the simulator is unavailable, the store is locked by another
-process or cannot be written (a full disk), the sweep was stopped by what runs it (a Dask
-scheduler that does not answer or fails the sweep, workers of another sattcp build), 2 bad input (invalid study, missing/damaged/foreign
-store, unknown study), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
+process or cannot be written (a full disk), or what runs the sweep stopped it (a Dask scheduler
+that does not answer or fails the sweep, workers of another sattcp build), 2 bad input (invalid
+study, missing/damaged/foreign store, unknown study), 130 interrupted (Ctrl-C), 143 terminated
+(SIGTERM).
 ``python -m sattcp.cli_study ...`` runs them without the main CLI.
 """
 

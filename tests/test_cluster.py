@@ -92,6 +92,42 @@ def test_a_scheduler_that_does_not_answer_is_named_and_the_store_is_left_as_it_w
     assert (s.skipped, s.ok, s.failed) == (24, 24, 0)
 
 
+def test_sigterm_while_the_scheduler_is_reached_is_said_and_leaves_no_store(tmp_path):
+    """A batch system's SIGTERM while the sweep waits for its scheduler (up to 30 s). Before: the
+    sweep died of it (status -15) without a word. Here the "scheduler" takes the connection and
+    never answers, so the sweep waits in Dask's handshake."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from test_sweep import PYTHON_DIR, TESTS
+
+    study = write_study(tmp_path, SIMPLE)
+    store = tmp_path / "r.duckdb"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(PYTHON_DIR)]),
+           "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "600s"}
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        silent.settimeout(300)
+        address = f"tcp://127.0.0.1:{silent.getsockname()[1]}"
+        proc = subprocess.Popen([sys.executable, "-m", "sattcp.cli_study", "sweep", str(study), "--store", str(store),
+                                 "--cluster", address, "--runner", "test_sweep:fake_runner"],
+                                env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            conn, _ = silent.accept()  # the sweep is reaching its scheduler
+            with conn:
+                os.kill(proc.pid, signal.SIGTERM)
+                out, err = proc.communicate(timeout=300)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 143, (proc.returncode, out, err)
+    assert "sattcp sweep: error: terminated (SIGTERM)" in err and "Traceback" not in err, err
+    assert not store.exists()
+
+
 def test_a_cluster_that_cannot_take_the_runs_records_none_as_failed(tmp_path):
     """Before: every run was recorded as failed with Dask's "Error during deserialization of
     the task graph" (1,000 of 1,000 in 5 s, a scheduler started without the runner's module), so

@@ -967,7 +967,8 @@ def run_sweep(
     specs = study.runs(core=runner is None)
     t0 = time.monotonic()
     keys = [s.run_key for s in specs]
-    with contextlib.ExitStack() as stack:
+    # (SIGTERM while the scheduler is being reached, 30 s at most, killed the sweep without a word.)
+    with _sigterm_as_interrupt(), contextlib.ExitStack() as stack:
         if isinstance(cluster, str) and _has_work(store_path, study.name, keys, retry_failed):
             # Connected before the store is written: a scheduler that does not answer leaves the
             # store as it was (before, the study was saved in it, without runs, 30 s before the

@@ -4,6 +4,7 @@ An in-process cluster (``processes=False``), so that the test's runners see its 
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 
@@ -14,6 +15,7 @@ from sattcp.sweep import ClusterError, load_study, run_sweep
 from test_sweep import SIMPLE, fake_runner, wait_for, write_study
 
 distributed = pytest.importorskip("dask.distributed", reason="needs dask.distributed (the `cluster` extra)")
+dask = pytest.importorskip("dask", reason="needs dask (the `cluster` extra)")
 
 
 def _cluster(workers: int = 1, threads: int = 1) -> distributed.LocalCluster:
@@ -54,6 +56,76 @@ class UnloadableRunner:
 
     def __reduce__(self):
         return (_unloadable, ())
+
+
+def _address_nobody_answers() -> str:
+    """A scheduler address on this machine where nothing listens (a port just freed)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"tcp://127.0.0.1:{s.getsockname()[1]}"
+
+
+def test_a_scheduler_that_does_not_answer_is_named_and_the_store_is_left_as_it_was(tmp_path, capsys):
+    """Before: the study was saved in the store (a new store created for it) with no runs, before
+    the sweep found, 30 s later, that the scheduler did not answer."""
+    from sattcp.cli_study import main
+
+    study = write_study(tmp_path, SIMPLE)
+    store = tmp_path / "r.duckdb"
+    address = _address_nobody_answers()
+    argv = ["sweep", str(study), "--store", str(store), "--cluster", address,
+            "--runner", "test_sweep:fake_runner", "--no-progress"]
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        assert main(argv) == 1
+        err = capsys.readouterr().err
+        assert f"sattcp sweep: error: cannot reach the Dask scheduler at {address} (" in err, err
+        assert "Nothing ran and the results store was not touched" in err and "Traceback" not in err
+        assert not store.exists()
+        # A store with another study: as it was.
+        run_sweep(study, store, jobs=2, runner=fake_runner, progress=False, quick=True)
+        with pytest.raises(ClusterError, match=f"cannot reach the Dask scheduler at {address}"):
+            run_sweep(study, store, cluster=address, runner=fake_runner, progress=False)
+        with Store(store, read_only=True) as st:
+            assert st.studies() == ["simple-quick"] and len(st.run_keys("simple-quick")) == 24
+        # A study the store holds whole needs no scheduler: nothing to run, nothing to say.
+        s = run_sweep(study, store, cluster=address, runner=fake_runner, progress=False, quick=True)
+    assert (s.skipped, s.ok, s.failed) == (24, 24, 0)
+
+
+def test_sigterm_while_the_scheduler_is_reached_is_said_and_leaves_no_store(tmp_path):
+    """A batch system's SIGTERM while the sweep waits for its scheduler (up to 30 s). Before: the
+    sweep died of it (status -15) without a word. Here the "scheduler" takes the connection and
+    never answers, so the sweep waits in Dask's handshake."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from test_sweep import PYTHON_DIR, TESTS
+
+    study = write_study(tmp_path, SIMPLE)
+    store = tmp_path / "r.duckdb"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(PYTHON_DIR)]),
+           "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "600s"}
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        silent.settimeout(300)
+        address = f"tcp://127.0.0.1:{silent.getsockname()[1]}"
+        proc = subprocess.Popen([sys.executable, "-m", "sattcp.cli_study", "sweep", str(study), "--store", str(store),
+                                 "--cluster", address, "--runner", "test_sweep:fake_runner"],
+                                env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            conn, _ = silent.accept()  # the sweep is reaching its scheduler
+            with conn:
+                os.kill(proc.pid, signal.SIGTERM)
+                out, err = proc.communicate(timeout=300)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 143, (proc.returncode, out, err)
+    assert "sattcp sweep: error: terminated (SIGTERM)" in err and "Traceback" not in err, err
+    assert not store.exists()
 
 
 def test_a_cluster_that_cannot_take_the_runs_records_none_as_failed(tmp_path):
@@ -145,6 +217,104 @@ def test_a_worker_of_another_build_stops_the_sweep(tmp_path, monkeypatch):
     assert excinfo.value
 
 
+def test_a_worker_lost_holding_a_result_is_one_line_of_ours_and_the_run_is_stored_once(tmp_path, monkeypatch, capsys):
+    """A worker lost after a run finished but before its result came (kill -9 of `dask worker`s
+    during a sweep of quick runs, by hand): Dask runs the run again, and said so on stderr in its
+    own words, "distributed.client - WARNING - Couldn't gather 1 keys, rescheduling
+    ('sattcp-run-...',)", once per try; the sweep waited for the rerun without committing or
+    showing progress. Simulated here: the first result asked for logs what Dask logs, and does
+    not come within the sweep's wait (Dask's rerun of it takes longer)."""
+    import logging
+
+    study = write_study(tmp_path, SIMPLE)
+    store = tmp_path / "r.duckdb"
+    shown: list[str] = []
+
+    class Shown(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            shown.append(record.getMessage())
+
+    log = logging.getLogger("distributed.client")
+    handler = Shown()
+    log.addHandler(handler)
+    result = distributed.Future.result
+    asked: list[str] = []
+
+    def lost_once(self, timeout=None):
+        asked.append(self.key)
+        if len(asked) == 1:
+            for _ in range(2):
+                log.warning("Couldn't gather %s keys, rescheduling %s", 1, (self.key,))
+            log.warning("something else")  # not Dask's gather: shown
+            raise TimeoutError
+        return result(self, timeout)
+
+    monkeypatch.setattr(distributed.Future, "result", lost_once)
+    try:
+        with _cluster(threads=2) as cluster, distributed.Client(cluster) as client:
+            s = run_sweep(study, store, cluster=client, runner=fake_runner, progress=False)
+    finally:
+        log.removeHandler(handler)
+    assert (s.ok, s.failed) == (24, 0)
+    assert asked.count(asked[0]) == 2  # the lost one was asked for again once it came
+    assert "something else" in shown and not [m for m in shown if "Couldn't gather" in m], shown
+    err = capsys.readouterr().err
+    run_key = str(asked[0]).split("-")[2]  # (sattcp-run-KEY-TOKEN)
+    assert err.count("sweep: a Dask worker was lost") == 1, err
+    assert f"sweep: a Dask worker was lost holding the result of run {run_key}; Dask runs it again" in err
+    with Store(store, read_only=True) as st:
+        assert len(st.run_keys("simple", "ok")) == 24
+
+
+def test_ctrl_c_of_a_cluster_sweep_keeps_finished_runs_says_so_and_resumes(tmp_path, monkeypatch):
+    """`sattcp sweep --cluster` stopped by Ctrl-C: exit 130 with the CLI's message and no
+    traceback, the last progress line counting the runs kept, the runs in flight cancelled (the
+    cluster's threads are free for the rerun), and the rerun runs only the others. The cluster
+    runs in this process; the sweep is another, as `sattcp sweep` would be."""
+    import os
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    from test_sweep import PYTHON_DIR, TESTS, stored_runs
+
+    study = write_study(tmp_path, SIMPLE)
+    store = tmp_path / "r.duckdb"
+    gate = tmp_path / "gate"
+    monkeypatch.setenv("SATTCP_TEST_GATE", str(gate))  # the runs of seed 2 wait for it (here)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(PYTHON_DIR)])}
+    try:
+        with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, protocol="tcp",
+                                      host="127.0.0.1", dashboard_address=":0") as cluster:
+            proc = subprocess.Popen([sys.executable, "-m", "sattcp.cli_study", "sweep", str(study), "--store", str(store),
+                                     "--cluster", cluster.scheduler_address, "--runner", "test_sweep:fake_runner"],
+                                    env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                # Both threads wait at the gate once they have taken a run of seed 2 each (after
+                # one or more runs of seed 1: the scheduler's order is not the submission's).
+                wait_for(lambda: len(stored_runs(store)) >= 1 or proc.poll() is not None, "a stored run")
+                assert proc.poll() is None, proc.communicate()
+                os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group
+                out, err = proc.communicate(timeout=300)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+            assert proc.returncode == 130, (out, err)
+            assert "sattcp sweep: error: interrupted; every finished run is saved" in err and "Traceback" not in err, err
+            kept = set(stored_runs(store)["run_key"])
+            progress = [ln for ln in err.splitlines() if ln.startswith("sweep simple: ")]
+            assert re.match(rf"sweep simple: {len(kept)}/24 finished \(0 failed\)", progress[-1]), err
+            gate.touch()
+            with distributed.Client(cluster) as client:
+                # The interrupted sweep's runs were cancelled: none is left on the cluster.
+                wait_for(lambda: not any(client.processing().values()), "the cluster to be idle", timeout=60)
+                s = run_sweep(study, store, cluster=client, runner=fake_runner, progress=False)
+    finally:
+        gate.touch()
+    assert (s.skipped, s.ok, s.failed) == (len(kept), 24, 0)
+
+
 #: Runs of the in-process cluster running at once, and the most seen (test_workers_that_come_later).
 _running = {"now": 0, "most": 0}
 _lock = threading.Lock()
@@ -176,6 +346,38 @@ def test_workers_that_come_later_get_runs(tmp_path):
         s = run_sweep(study, tmp_path / "r.duckdb", cluster=client, runner=counting_runner, progress=False)
     assert (s.ok, s.failed) == (48, 0)
     assert _running["most"] >= 3, _running
+
+
+def test_the_last_progress_line_has_nothing_running(tmp_path, capsys):
+    """Before: a cluster sweep's last line said "sweep simple: 24/24 finished (0 failed), 1
+    running" (or 2: the runs in flight before the last ones came back)."""
+    study = write_study(tmp_path, SIMPLE)
+    with _cluster(threads=2) as cluster, distributed.Client(cluster) as client:
+        run_sweep(study, tmp_path / "r.duckdb", cluster=client, runner=fake_runner, progress=True)
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("sweep simple: 24/24 finished (0 failed), 0 running, "), last
+
+
+def test_a_cluster_without_workers_yet_shows_none_running(tmp_path, capsys):
+    """dask-jobqueue's workers come after the sweep starts (docs/analysis.md). Before: the
+    progress said "0/24 finished (0 failed), 2 running" while no worker existed."""
+    study = write_study(tmp_path, SIMPLE)
+    result: dict[str, object] = {}
+    with _cluster(workers=0) as cluster, distributed.Client(cluster) as client:
+        def sweep() -> None:
+            result["summary"] = run_sweep(study, tmp_path / "r.duckdb", cluster=client, runner=fake_runner)
+
+        t = threading.Thread(target=sweep, daemon=True)
+        t.start()
+        said: list[str] = []
+        try:
+            wait_for(lambda: said.extend(capsys.readouterr().err.splitlines()) or said, "a progress line", timeout=60)
+        finally:
+            cluster.scale(1)
+            t.join(timeout=300)
+    assert said[0].startswith("sweep simple: 0/24 finished (0 failed), 0 running, ") \
+        and said[0].endswith(", waiting for the cluster's workers"), said
+    assert result["summary"].ok == 24
 
 
 def test_finished_runs_are_committed_while_runs_run(tmp_path, monkeypatch):

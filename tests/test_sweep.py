@@ -6,6 +6,7 @@ import hashlib
 import json
 import multiprocessing
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -425,6 +426,56 @@ def test_ctrl_c_keeps_finished_runs(tmp_path):
     assert s.ok == 24 and s.skipped == len(saved)
 
 
+def test_a_resumed_sweep_says_how_many_runs_are_stored_before_its_progress(tmp_path, capsys):
+    """Before: a resumed sweep's first words were "sweep simple: 0/12 finished", a study of 24."""
+    study = write_study(tmp_path, SIMPLE.replace('["reno", "sack"]', '["reno", "broken"]'))
+    store = tmp_path / "r.duckdb"
+    run_sweep(study, store, jobs=2, runner=fake_runner, progress=False)
+    run_sweep(study, store, jobs=2, runner=fake_runner, retry_failed=True)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "sweep simple: 12 of 24 runs already stored, 12 to run", lines
+    assert lines[1].startswith("sweep simple: 0/12 finished (0 failed)"), lines
+    run_sweep(study, store, jobs=2, runner=fake_runner)
+    assert capsys.readouterr().err.splitlines()[0] == "sweep simple: 24 of 24 runs already stored, nothing to run"
+
+
+def test_ctrl_c_with_the_store_held_to_the_end_does_not_say_every_run_is_saved(tmp_path, capsys, monkeypatch):
+    """A reader that holds the store (a notebook's Store left open) keeps the sweep's finished
+    runs in memory; after Ctrl-C the sweep waits for it (sweep.FINAL_WRITE_WAIT_S), then says
+    that they could not be written and will run again. Before: the CLI's last words were then
+    "interrupted; every finished run is saved"."""
+    import _thread
+
+    import sattcp.sweep as sweep
+    from sattcp.cli_study import main
+    from sattcp.store import StoreLocked
+
+    def held(self, runs):
+        raise StoreLocked(self.path, "held by the test")
+
+    record = sweep._record
+
+    def record_then_ctrl_c(writer, spec, rec):
+        out = record(writer, spec, rec)
+        _thread.interrupt_main()  # Ctrl-C, once a run has finished
+        return out
+
+    monkeypatch.setattr(Store, "_write", held)
+    monkeypatch.setattr(sweep, "FINAL_WRITE_WAIT_S", 0.5)
+    monkeypatch.setattr(sweep, "_record", record_then_ctrl_c)
+    study = write_study(tmp_path, SIMPLE)
+    store = tmp_path / "r.duckdb"
+    assert main(["sweep", str(study), "--store", str(store), "--runner", "test_sweep:fake_runner",
+                 "-j", "2", "--no-progress"]) == 130
+    err = capsys.readouterr().err
+    assert "every finished run is saved, run the same command" not in err, err
+    n = int(re.search(r"sweep: (\d+) finished run\(s\) could not be written", err)[1])
+    assert n >= 1 and f"sweep: {n} finished run(s) could not be written ({store} stayed locked); they will run again" in err
+    assert (f"sattcp sweep: error: interrupted; every finished run is saved but the {n} that could not be written "
+            "(they run again), run the same command to resume") in err, err
+    assert not multiprocessing.active_children()
+
+
 def test_a_full_disk_stops_the_sweep_naming_the_store_keeps_what_was_written_and_resumes(tmp_path, capsys,
                                                                                          monkeypatch):
     # The store on a small file system (tmpfs; root to mount it) that fills up while runs
@@ -780,6 +831,33 @@ def test_the_failure_summary_counts_only_the_current_studys_runs(tmp_path, capsy
     assert failed == [failed[0]] and failed[0].startswith("failed: 12 run(s): ") and "broken2" in failed[0], err
 
 
+def test_cli_a_sweep_stopped_by_what_runs_it_exits_1_and_an_internal_error_stays_one(tmp_path, capsys, monkeypatch):
+    """The sweep's own errors that are not the input's (ClusterError, BuildMismatch,
+    WorkersCannotStart) are said by the subcommand, exit 1 (`python -m sattcp.cli_study` showed
+    them as a traceback); a bug (InternalError) is still said as one by `sattcp`, exit 3."""
+    import sattcp.sweep as sweep
+    from sattcp.cli import main as sattcp_main
+    from sattcp.cli_study import main
+    from sattcp.errors import InternalError
+
+    def raising(error: Exception):
+        def run_sweep(*args, **kwargs):
+            raise error
+        return run_sweep
+
+    study = write_study(tmp_path, SIMPLE)
+    argv = ["sweep", str(study), "--store", str(tmp_path / "r.duckdb"), "--runner", "test_sweep:fake_runner"]
+    for cli, error, status, said in (
+            (sattcp_main, sweep.ClusterError("the Dask cluster stopped the sweep"), 1,
+             "sattcp sweep: error: the Dask cluster stopped the sweep"),
+            (main, sweep.WorkersCannotStart("no worker started"), 1, "sattcp sweep: error: no worker started"),
+            (sattcp_main, InternalError("a panic"), 3, "sattcp: internal error (please report): a panic")):
+        monkeypatch.setattr(sweep, "run_sweep", raising(error))
+        assert cli(argv) == status
+        err = capsys.readouterr().err
+        assert said in err and "Traceback" not in err, err
+
+
 def test_cli_without_simulator_is_a_clear_error(tmp_path, capsys, monkeypatch):
     # As if the native module had not been built: importing it fails.
     monkeypatch.setitem(sys.modules, "sattcp._core", None)
@@ -809,6 +887,40 @@ def test_a_worker_that_dies_fails_only_its_own_run(tmp_path):
     failed = runs[runs["status"] == "failed"]
     assert set(failed["tcp.flavor"]) == {"crash"} and set(failed["seed"]) == {1}
     assert failed["error"].str.contains("worker process died").all()
+
+
+def rebuilding_runner(scenario, seed=None, overrides=None, progress=False):
+    """As fake_runner; after the study's first run its worker process sees another sattcp build,
+    as a worker started after the native module was rebuilt during the sweep does."""
+    result = fake_runner(scenario, seed=seed, overrides=overrides, progress=progress)
+    o = overrides or {}
+    if (o.get("tcp.flavor"), o.get("switch.policy"), o.get("switch.buffer"), seed) == ("reno", "epd", "0.5bdp", 1):
+        os.environ["SATTCP_BUILD_ID"] = "0.1.0+rebuilt"  # (this worker's environment only)
+    return result
+
+
+def test_a_local_worker_of_another_build_stops_the_sweep_and_records_nothing_as_failed(tmp_path, capsys):
+    """As on a cluster (test_cluster.py). Before: each later run of that worker was recorded as
+    failed ("BuildMismatch: the worker on ... install the same sattcp on every worker"), 23 of
+    24 here, which only --retry-failed ran again."""
+    from sattcp.cli_study import main
+
+    study = write_study(tmp_path, SIMPLE)
+    store = tmp_path / "r.duckdb"
+    # One worker: the study's first run is its first, so its second is of the other build.
+    assert main(["sweep", str(study), "--store", str(store), "--runner", "test_sweep:rebuilding_runner",
+                 "-j", "1", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "sattcp sweep: error: the sweep stopped: a worker process runs sattcp build 0.1.0+rebuilt, the sweep " \
+           f"was planned with build {build_id()} (was the simulator rebuilt" in err, err
+    assert "No run was recorded as failed for it and every finished run is kept" in err and "Traceback" not in err
+    assert not multiprocessing.active_children()
+    with Store(store, read_only=True) as st:
+        assert st.run_keys("simple", "failed") == set()
+        kept = st.run_keys("simple", "ok")
+    assert len(kept) == 1
+    s = run_sweep(study, store, jobs=2, runner=fake_runner, progress=False)
+    assert (s.skipped, s.ok, s.failed) == (1, 24, 0)
 
 
 # -- every run is checked before any runs ------------------------------------------------------

@@ -3,8 +3,10 @@
 ``sattcp.cli`` calls :func:`register` with its argparse subparsers; each subcommand sets
 ``handler`` (and ``func``) to a function ``(args) -> int`` returning the exit status:
 0 success, 1 runs failed, the simulator is unavailable, the store is locked by another
-process or cannot be written (a full disk), 2 bad input (invalid study, missing/damaged/foreign
-store, unknown study), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
+process or cannot be written (a full disk), or what runs the sweep stopped it (a Dask scheduler
+that does not answer or fails the sweep, workers of another sattcp build), 2 bad input (invalid
+study, missing/damaged/foreign store, unknown study), 130 interrupted (Ctrl-C), 143 terminated
+(SIGTERM).
 ``python -m sattcp.cli_study ...`` runs them without the main CLI.
 """
 
@@ -69,7 +71,7 @@ def _guard(cmd: str, body: Callable[[], int], kept: str | None = SAVED) -> int:
     what an interruption leaves, for its message (:func:`interrupted_message`)."""
     import duckdb
 
-    from sattcp.errors import WriteError
+    from sattcp.errors import InternalError, SattcpError, WriteError
     from sattcp.store import StoreLocked
     from sattcp.sweep import SimulatorUnavailable, Terminated
 
@@ -77,6 +79,10 @@ def _guard(cmd: str, body: Callable[[], int], kept: str | None = SAVED) -> int:
         return body()
     except KeyboardInterrupt as e:
         terminated = isinstance(e, Terminated)
+        unsaved = getattr(e, "unsaved", 0)  # (run_sweep's: its store stayed locked to the end)
+        if unsaved and kept == SAVED:
+            kept = (f"every finished run is saved but the {unsaved} that could not be written (they "
+                    "run again), run the same command to resume")
         _err(cmd, interrupted_message(terminated, kept))
         return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     except SimulatorUnavailable as e:
@@ -97,6 +103,15 @@ def _guard(cmd: str, body: Callable[[], int], kept: str | None = SAVED) -> int:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         _err(cmd, str(msg))
         return EXIT_USAGE
+    except InternalError:
+        raise  # (sattcp.cli says it as a bug to report, with its own exit status)
+    except SattcpError as e:
+        # What stops a sweep that is not the input's fault: a Dask scheduler that does not
+        # answer or fails the sweep (ClusterError), workers of another build (BuildMismatch),
+        # workers that cannot start. (They came out as a traceback of `python -m
+        # sattcp.cli_study`; `sattcp` said them as `sattcp: ...`, exit 1.)
+        _err(cmd, str(e))
+        return EXIT_FAILED
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:

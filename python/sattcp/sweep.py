@@ -66,8 +66,8 @@ from sattcp.errors import OutputPathError, SattcpError, WriteError
 from sattcp.interrupts import deferred_signals
 from sattcp.paths import as_path, shown
 from sattcp.pools import close, terminate
-from sattcp.store import Store, StoreWriter
-from sattcp.worker import Runner, RunSpec, build_id, execute, failure, outputs, worker_init
+from sattcp.store import Store, StoreError, StoreWriter
+from sattcp.worker import BuildMismatch, Runner, RunSpec, build_id, execute, failure, outputs, worker_init
 
 __all__ = [
     "MAX_RUNS",
@@ -186,6 +186,13 @@ def _not_started() -> WorkersCannotStart:
 class Terminated(KeyboardInterrupt):
     """The sweep received SIGTERM (a batch system's time limit, ``kill``): handled as Ctrl-C
     (workers stopped, finished runs kept); the CLI exits with status 143 (128 + 15)."""
+
+
+#: How long a stopped or finished sweep waits for a store that another process holds (a reader
+#: left open) to write its last finished runs (seconds). A KeyboardInterrupt (or
+#: :class:`Terminated`) that stopped the sweep then carries ``unsaved``, the count of finished
+#: runs that could not be written (and run again on the rerun).
+FINAL_WRITE_WAIT_S = 120.0
 
 
 def _check_api() -> None:
@@ -835,6 +842,8 @@ class Progress:
         self.t0 = time.monotonic()
         self.last = 0.0
         self.done = self.failed = self.running = 0
+        #: What the sweep waits for, if not its runs (shown at the end of the line).
+        self.waiting = ""
 
     def line(self) -> str:
         elapsed = time.monotonic() - self.t0
@@ -844,7 +853,8 @@ class Progress:
             left = (self.total - finished) * elapsed / finished
             eta = _hms(left)
         return (f"{self.label}: {finished}/{self.total} finished ({self.failed} failed), "
-                f"{self.running} running, elapsed {_hms(elapsed)}, ETA {eta}")
+                f"{self.running} running, elapsed {_hms(elapsed)}, ETA {eta}"
+                + (f", {self.waiting}" if self.waiting else ""))
 
     def update(self, force: bool = False) -> None:
         if not self.enabled:
@@ -957,14 +967,47 @@ def run_sweep(
     specs = study.runs(core=runner is None)
     t0 = time.monotonic()
     keys = [s.run_key for s in specs]
+    # (SIGTERM while the scheduler is being reached, 30 s at most, killed the sweep without a word.)
+    with _sigterm_as_interrupt(), contextlib.ExitStack() as stack:
+        if isinstance(cluster, str) and _has_work(store_path, study.name, keys, retry_failed):
+            # Connected before the store is written: a scheduler that does not answer leaves the
+            # store as it was (before, the study was saved in it, without runs, 30 s before the
+            # sweep said it could not reach the scheduler).
+            cluster = stack.enter_context(_connected(cluster))
+        return _sweep(study, specs, t0, store_path, jobs, cluster, runner, progress, retry_failed)
+
+
+def _has_work(store_path: str | Path, study: str, keys: list[str], retry_failed: bool) -> bool:
+    """Whether ``store_path`` lacks some of ``keys`` (read only: nothing is created or written).
+    A store that cannot be read here has work: the sweep's own opening says what is wrong."""
+    path = Path(store_path)
+    if not path.is_file() or path.stat().st_size == 0:
+        return True
+    try:
+        with Store(path, read_only=True) as store:
+            return bool(store.missing_runs(study, keys, retry_failed))
+    except StoreError:
+        return True
+
+
+def _sweep(study: Study, specs: list[RunSpec], t0: float, store_path: str | Path, jobs: int | None,
+           cluster: Any, runner: Runner | None, progress: bool, retry_failed: bool) -> SweepSummary:
+    """:func:`run_sweep` once every check has passed (and its scheduler, if any, answered)."""
+    keys = [s.run_key for s in specs]
     with Store(store_path) as store:
         store.save_study(study.name, study.definition(), keys)
         todo_keys = set(store.missing_runs(study.name, keys, retry_failed))
         stale = store.stale_runs(study.name)
     todo = [s for s in specs if s.run_key in todo_keys]
+    if progress and len(todo) < len(specs):
+        # A resumed sweep's progress counts the runs it runs: said once, so that "0/12" of a
+        # study of 24 is not taken for a lost half.
+        print(f"sweep {study.name}: {len(specs) - len(todo)} of {len(specs)} runs already stored, "
+              + (f"{len(todo)} to run" if todo else "nothing to run"), file=sys.stderr)
     prog = Progress(f"sweep {study.name}", len(todo), progress)
     writer = StoreWriter(store_path, notice=lambda m: print(f"sweep: {m}", file=sys.stderr))
     failed_write: WriteError | None = None
+    stopped: KeyboardInterrupt | None = None
     counts: dict[str, int] = {}
 
     def count(st: Store) -> None:
@@ -983,16 +1026,21 @@ def run_sweep(
             # A full disk: nothing more could be kept, so the workers were stopped. The runs
             # written so far stay in the store; the rerun runs the others.
             failed_write = e
+        except KeyboardInterrupt as e:
+            stopped = e
+            raise
         finally:
             # Whatever happened, what finished goes to the store (a reader may hold it a while),
             # a second Ctrl-C or a SIGTERM meanwhile acting only once it is written.
             try:
                 # (The counts below are read in the same opening of the file, if it is opened.)
                 with deferred_signals():
-                    written = writer.flush(wait_s=120, then=count)
+                    written = writer.flush(wait_s=FINAL_WRITE_WAIT_S, then=count)
                 if not written:
                     print(f"sweep: {len(writer.pending)} finished run(s) could not be written "
                           f"({store_path} stayed locked); they will run again", file=sys.stderr)
+                    if stopped is not None:  # (the CLI said "every finished run is saved")
+                        stopped.unsaved = len(writer.pending)  # type: ignore[attr-defined]
             except WriteError as e:
                 failed_write = e
                 raise _not_all_written(e, writer) from None  # over a Ctrl-C's "all is saved"
@@ -1141,9 +1189,10 @@ def _pool_pass(queue: list[RunSpec], jobs: int, writer: StoreWriter, runner: Run
     inflight: dict[Future[dict[str, Any]], RunSpec] = {}
     died: list[RunSpec] = []
     broken = False
+    mismatch: BuildMismatch | None = None
     try:
         while pending or inflight:
-            while pending and len(inflight) < 2 * jobs and not died and not broken:
+            while pending and len(inflight) < 2 * jobs and not died and not broken and not mismatch:
                 spec = pending.pop()
                 try:
                     inflight[ex.submit(execute, spec, runner)] = spec
@@ -1160,15 +1209,18 @@ def _pool_pass(queue: list[RunSpec], jobs: int, writer: StoreWriter, runner: Run
                 except BrokenProcessPool:
                     died.append(spec)
                     continue
+                except BuildMismatch as e:  # the worker's, not the run's: nothing is recorded
+                    mismatch = mismatch or e
+                    continue
                 except Exception as e:  # noqa: BLE001 - e.g. the runner does not pickle
                     rec = {"status": "failed", "error": f"{type(e).__name__}: {e}"}
                 _tally(prog, _record(writer, spec, rec))
                 prog.running = min(len(inflight), jobs)  # (the last line said "1 running" at 72/72)
                 prog.update()
             writer.flush_due()  # runs queued by a recent commit, or while a reader held the file
-            if (died or broken) and not inflight:
+            if ((died or broken) and not inflight) or mismatch:
                 break
-        if died or broken:
+        if died or broken or mismatch:
             # Stop the pool's other workers now: their runs are lost with the pool (each is run
             # again), and they ignore the SIGTERM the broken pool sends them, so its shutdown
             # would wait for them to take its stop signals from a queue that may be full. (A
@@ -1179,11 +1231,28 @@ def _pool_pass(queue: list[RunSpec], jobs: int, writer: StoreWriter, runner: Run
     except BaseException:
         terminate(ex)
         raise
+    if mismatch is not None:
+        raise _build_changed(mismatch)
     if (died or broken) and started.value == 0:
         # Not a run's crash: no worker ever started (each would be recorded as one, a pool each).
         raise _not_started()
     died.extend(inflight.values())
     return died, list(reversed(pending))
+
+
+def _build_changed(e: BuildMismatch) -> BuildMismatch:
+    """A local worker of another build than the sweep's (the native module rebuilt, or sattcp
+    reinstalled, while the sweep ran: a worker started since loads the new one), in the
+    sweep's words. As on a cluster, the sweep stops and records no run as failed for it
+    (before, a local pool recorded each run of such a worker as failed)."""
+    stopped = BuildMismatch(
+        f"the sweep stopped: a worker process runs sattcp build {e.worker_build or '?'}, the sweep was "
+        f"planned with build {e.planned or '?'} (was the simulator rebuilt or sattcp reinstalled while "
+        "the sweep ran?). No run was recorded as failed for it and every finished run is kept; the same "
+        "command runs the rest, with the build installed now (a new build gives the runs new keys, so "
+        "it runs the study again and keeps the runs stored so far as stale)")
+    stopped.worker_build, stopped.planned = e.worker_build, e.planned
+    return stopped
 
 
 class ClusterError(SattcpError, RuntimeError):
@@ -1198,6 +1267,11 @@ class ClusterError(SattcpError, RuntimeError):
 CLUSTER_POLL_S = 1.0
 #: How long a cluster sweep waits for a run to finish before it commits and shows progress anyway.
 CLUSTER_WAIT_S = 1.0
+#: How long a cluster sweep waits for a finished run's result to come: a worker lost holding it
+#: makes Dask run the run again, which the sweep then waits for with the others, committing and
+#: showing progress meanwhile (a result slower to come than this is waited for in full the
+#: next time).
+CLUSTER_GATHER_S = 10.0
 
 
 def _cluster_failed(e: BaseException, run_key: str | None = None) -> ClusterError:
@@ -1209,6 +1283,42 @@ def _cluster_failed(e: BaseException, run_key: str | None = None) -> ClusterErro
         "recorded as failed for it and every finished run is kept; once the scheduler and its "
         "workers run (each with this sattcp build installed and the --runner's module importable, "
         "the scheduler included: its log says what it could not load), the same command runs the rest")
+
+
+class _LostResults:
+    """A logging filter that keeps Dask's "Couldn't gather N keys, rescheduling (...)" off stderr
+    (the client's warning, and the error of a scheduler in this process) and notes that it came:
+    a worker was lost holding a finished run's result, which Dask runs again. Nothing else is
+    filtered."""
+
+    def __init__(self) -> None:
+        self.seen = False
+
+    def filter(self, record: Any) -> bool:
+        if str(record.msg).startswith("Couldn't gather"):
+            self.seen = True
+            return False
+        return True
+
+
+#: The loggers that say "Couldn't gather" (distributed/client.py, distributed/scheduler.py).
+_GATHER_LOGGERS = ("distributed.client", "distributed.scheduler")
+
+
+@contextlib.contextmanager
+def _lost_results() -> Iterator[_LostResults]:
+    """A :class:`_LostResults` filter on Dask's gather loggers for the block."""
+    import logging
+
+    lost = _LostResults()
+    logs = [logging.getLogger(name) for name in _GATHER_LOGGERS]
+    for log in logs:
+        log.addFilter(lost)
+    try:
+        yield lost
+    finally:
+        for log in logs:
+            log.removeFilter(lost)
 
 
 @contextlib.contextmanager
@@ -1229,6 +1339,40 @@ def _quiet_dask() -> Iterator[None]:
             log.setLevel(level)
 
 
+def _connect(address: str) -> Any:
+    """A ``dask.distributed.Client`` of the scheduler at ``address``, or :class:`ClusterError`
+    naming the address when it does not answer (within Dask's
+    ``distributed.comm.timeouts.connect``, 30 s by default)."""
+    try:
+        from dask.distributed import Client
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise RuntimeError("--cluster needs dask.distributed: pip install 'dask[distributed]'") from e
+    try:
+        return Client(address)
+    except OSError as e:  # (the address was checked: the scheduler does not answer)
+        said = " ".join(str(e).split()) or type(e).__name__
+        raise ClusterError(f"cannot reach the Dask scheduler at {address} ({said}): is `dask scheduler` "
+                           "running there, and reachable from this machine? Nothing ran and the results "
+                           "store was not touched") from None
+
+
+@contextlib.contextmanager
+def _connected(address: str) -> Iterator[Any]:
+    """A client of the scheduler at ``address`` (:func:`_connect`) for the block, closed after
+    it: without Dask's log records after a :class:`ClusterError` (a client that stops
+    reconnecting to a lost scheduler logs its tracebacks; the sweep has said what happened)."""
+    client = _connect(address)
+    try:
+        yield client
+    except ClusterError:
+        with _quiet_dask():
+            client.close()
+        raise
+    finally:
+        if client.status != "closed":
+            client.close()
+
+
 def _run_dask(todo: list[RunSpec], writer: StoreWriter, cluster: Any, runner: Runner | None,
               prog: Progress, jobs: int | None) -> None:
     """Run ``todo`` on a Dask cluster: at most ``jobs`` runs in flight, or twice the cluster's
@@ -1246,16 +1390,15 @@ def _run_dask(todo: list[RunSpec], writer: StoreWriter, cluster: Any, runner: Ru
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise RuntimeError("--cluster needs dask.distributed: pip install 'dask[distributed]'") from e
     own = not isinstance(cluster, Client)
-    try:
-        client = Client(cluster) if own else cluster
-    except OSError as e:  # (the address was checked: the scheduler does not answer)
-        raise ClusterError(f"cannot reach the Dask scheduler at {cluster}: {e}; nothing ran") from None
+    client = _connect(cluster) if own else cluster
     try:
         pending = list(reversed(todo))
         by_key: dict[Any, RunSpec] = {}
         futures: dict[Any, Any] = {}
         ac = as_completed()
-        threads, asked = 1, -math.inf
+        threads, working, asked = 1, 0, -math.inf
+        slow: set[Any] = set()  # keys whose result took longer than CLUSTER_GATHER_S to come
+        told: set[Any] = set()  # keys of runs whose worker was lost holding their result
         # Task keys of this sweep's own: a key the scheduler still holds (an earlier sweep's
         # failed task that something keeps referenced, or another client's sweep with another
         # runner) would give its result instead of running the run.
@@ -1271,9 +1414,12 @@ def _run_dask(todo: list[RunSpec], writer: StoreWriter, cluster: Any, runner: Ru
         while pending or by_key:
             if time.monotonic() - asked >= CLUSTER_POLL_S:
                 try:
-                    threads = max(1, sum(client.nthreads().values()))
+                    working = sum(client.nthreads().values())
                 except Exception as e:  # noqa: BLE001 - the scheduler lost, whatever its error
                     raise _cluster_failed(e) from None
+                threads = max(1, working)
+                # (Before, a cluster without workers yet showed "2 running".)
+                prog.waiting = "" if working else "waiting for the cluster's workers"
                 asked = time.monotonic()
             limit = jobs or 2 * threads
             try:
@@ -1281,25 +1427,45 @@ def _run_dask(todo: list[RunSpec], writer: StoreWriter, cluster: Any, runner: Ru
                     submit()
             except Exception as e:  # noqa: BLE001 - ClosedClientError and the like
                 raise _cluster_failed(e) from None
-            prog.running = min(len(by_key), jobs or threads)
+            prog.running = min(len(by_key), jobs or threads, working)
             prog.update()
             # Not a blocking iteration: commits and progress go on while long runs run.
             deadline = time.monotonic() + CLUSTER_WAIT_S
             while not ac.has_ready() and time.monotonic() < deadline:
                 time.sleep(0.02)
             for fut in ac.next_batch(block=False):
-                spec = by_key.pop(fut.key)
-                try:
-                    rec = fut.result()
-                except KilledWorker as e:
-                    rec = {"status": "failed", "error": f"KilledWorker: {e} (each worker that "
-                           "took this run died during it: a crash or the OOM killer)"}
-                except Exception as e:  # noqa: BLE001 - the cluster's failure, not the run's
-                    raise _cluster_failed(e, spec.run_key) from None
-                finally:
-                    futures.pop(fut.key, None)
-                    fut.release()
+                spec = by_key[fut.key]
+                rec: dict[str, Any] | None = None
+                with _lost_results() as lost:
+                    try:
+                        rec = fut.result(timeout=None if fut.key in slow else CLUSTER_GATHER_S)
+                    except TimeoutError:
+                        if not lost.seen:  # a result slow to come: waited for in full next time
+                            slow.add(fut.key)
+                    except KilledWorker as e:
+                        rec = {"status": "failed", "error": f"KilledWorker: {e} (each worker that "
+                               "took this run died during it: a crash or the OOM killer)"}
+                    except Exception as e:  # noqa: BLE001 - the cluster's failure, not the run's
+                        del by_key[fut.key]
+                        futures.pop(fut.key, None)
+                        fut.release()
+                        raise _cluster_failed(e, spec.run_key) from None
+                if lost.seen and fut.key not in told:
+                    # Dask's own words ("Couldn't gather 1 keys, rescheduling ...", once per try)
+                    # were kept off stderr: one line, once per run.
+                    told.add(fut.key)
+                    print(f"sweep: a Dask worker was lost holding the result of run {spec.run_key}; "
+                          "Dask runs it again", file=sys.stderr)
+                if rec is None:  # its rerun goes on: waited for with the others, not here
+                    ac.add(fut)
+                    continue
+                del by_key[fut.key]
+                futures.pop(fut.key, None)
+                fut.release()
                 _tally(prog, _record(writer, spec, rec))
+                # (The last line said "24/24 finished (0 failed), 1 running", as the local
+                # pool's did before.)
+                prog.running = min(len(by_key), jobs or threads, working)
             writer.flush_due()
     except ClusterError:
         if own:

@@ -28,6 +28,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from sattcp.errors import SattcpError
+
 Runner = Callable[..., Any]
 
 
@@ -204,9 +206,15 @@ def _watch_parent(parent_pid: int) -> None:
     os._exit(1)
 
 
-class BuildMismatch(RuntimeError):
+class BuildMismatch(SattcpError, RuntimeError):
     """This worker's sattcp build (:func:`build_id`) is not the one the sweep planned its runs
-    with (their keys hold it): the worker's installation is at fault, not the run."""
+    with (their keys hold it): the worker's installation is at fault, not the run (a cluster's
+    worker with another sattcp installed; a local worker started after the native module was
+    rebuilt). ``worker_build`` and ``planned`` are the two builds. The sweep stops on it, local
+    or on a cluster, and records no run as failed for it."""
+
+    worker_build: str = ""
+    planned: str = ""
 
 
 def execute(spec: RunSpec, runner: Runner | None = None) -> dict[str, Any]:
@@ -220,10 +228,12 @@ def execute(spec: RunSpec, runner: Runner | None = None) -> dict[str, Any]:
     rec: dict[str, Any] = {"run_key": spec.run_key, "build": build, "version": sattcp_version(),
                            "host": host_id(), "started_at": started}
     if spec.build and build != spec.build:
-        # Not the run's failure: raised, so that a cluster sweep stops instead of recording
-        # every run this worker takes as failed (a local pool records it, as any exception).
-        raise BuildMismatch(f"the worker on {host_id()} runs sattcp build {build}, the sweep was "
-                            f"planned with build {spec.build}: install the same sattcp on every worker")
+        # Not the run's failure: raised, so that the sweep stops instead of recording every run
+        # this worker takes as failed.
+        e = BuildMismatch(f"the worker on {host_id()} runs sattcp build {build}, the sweep was "
+                          f"planned with build {spec.build}: install the same sattcp on every worker")
+        e.worker_build, e.planned = build, spec.build  # (kept by pickle: an exception's __dict__)
+        raise e
     try:
         if runner is None:
             text = spec.scenario_text or spec.scenario

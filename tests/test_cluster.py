@@ -12,7 +12,7 @@ import pytest
 
 from sattcp.store import Store
 from sattcp.sweep import ClusterError, load_study, run_sweep
-from test_sweep import SIMPLE, fake_runner, wait_for, write_study
+from test_sweep import SIMPLE, fake_runner, marker_name, wait_for, write_study
 
 distributed = pytest.importorskip("dask.distributed", reason="needs dask.distributed (the `cluster` extra)")
 dask = pytest.importorskip("dask", reason="needs dask (the `cluster` extra)")
@@ -389,18 +389,35 @@ def test_finished_runs_are_committed_while_runs_run(tmp_path, monkeypatch):
     store = tmp_path / "r.duckdb"
     gate = tmp_path / "gate"
     monkeypatch.setenv("SATTCP_TEST_GATE", str(gate))  # the runs of seed 2 wait for it
+    markers = tmp_path / "markers"  # each run touches its marker when it starts
+    markers.mkdir()
+    monkeypatch.setenv("SATTCP_TEST_MARKERS", str(markers))
+    names = {s.seed: set() for s in load_study(study).runs()}
+    for s in load_study(study).runs():
+        names[s.seed].add(marker_name(s.seed, dict(s.overrides)))
     written = _count_commits(monkeypatch)
     result: dict[str, object] = {}
     with _cluster(threads=2) as cluster, distributed.Client(cluster) as client:
         def sweep() -> None:
             result["summary"] = run_sweep(study, store, cluster=client, runner=fake_runner, progress=False)
 
+        def started(seed: int) -> int:
+            return len(names[seed] & {p.name for p in markers.iterdir()})
+
         t = threading.Thread(target=sweep, daemon=True)
         t.start()
         try:
-            # The first run is committed at once, the next seed-1 run a second later (runs are
-            # committed at most once a second) while both threads wait at the gate.
-            wait_for(lambda: sum(written) >= 2, "two runs committed while the others wait", timeout=30)
+            # Both threads end up waiting at the gate, each in a run of seed 2, after the runs of
+            # seed 1 the scheduler gave them first (its order is not the submission's): those
+            # finished, and each must be committed while the others wait (runs are committed at
+            # most once a second), the second one too.
+            wait_for(lambda: started(2) >= 2, "both threads waiting at the gate", timeout=60)
+            finished = started(1)
+            if finished < 2:
+                pytest.skip(f"the scheduler gave {finished} run(s) of seed 1 before both of seed 2: "
+                            "the second commit cannot be shown")
+            wait_for(lambda: sum(written) >= finished, f"the {finished} finished runs committed while "
+                     "the others wait", timeout=30)
         finally:
             gate.touch()
             t.join(timeout=120)

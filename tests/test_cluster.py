@@ -89,6 +89,16 @@ def test_a_scheduler_that_does_not_answer_is_named_and_the_store_is_left_as_it_w
             assert st.studies() == ["simple-quick"] and len(st.run_keys("simple-quick")) == 24
         # A study the store holds whole needs no scheduler: nothing to run, nothing to say.
         s = run_sweep(study, store, cluster=address, runner=fake_runner, progress=False, quick=True)
+        # `reproduce` leaves no empty --out folder behind (it did), and keeps one that existed.
+        capsys.readouterr()
+        out = tmp_path / "out" / "kota"
+        base = ["reproduce", "kota-www", "--quick", "--cluster", address, "--runner", "test_sweep:fake_runner",
+                "--no-progress"]
+        assert main([*base, "--out", str(out)]) == 1
+        assert "cannot reach the Dask scheduler" in capsys.readouterr().err and not out.exists()
+        out.mkdir(parents=True)
+        assert main([*base, "--out", str(out)]) == 1
+        assert out.is_dir() and not any(out.iterdir())
     assert (s.skipped, s.ok, s.failed) == (24, 24, 0)
 
 

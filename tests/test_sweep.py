@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import multiprocessing
 import os
@@ -20,7 +21,7 @@ import pytest
 
 from conftest import NEEDS_PROC
 from sattcp.store import Store, StoreError, build_id
-from sattcp.sweep import StudyError, load_study, missing, run_sweep
+from sattcp.sweep import Progress, StudyError, load_study, missing, run_sweep
 from sattcp.worker import host_id
 
 TESTS = Path(__file__).resolve().parent
@@ -1340,3 +1341,27 @@ def test_a_runner_or_cluster_of_the_wrong_kind_is_refused_before_anything_runs(t
     with pytest.raises(ValueError, match=r"cluster: must be a scheduler address .* got int 5"):
         run_sweep(study, store, jobs=2, runner=fake_runner, cluster=5, progress=False)
     assert not store.exists()
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_notice_during_a_sweep_gets_its_own_line_under_a_terminals_status_line():
+    """Before, a notice (a locked store, a lost Dask worker) was printed over the start of the
+    status line, which a terminal keeps after a carriage return: the line's end stayed after it."""
+    term = _Terminal()
+    prog = Progress("sweep s", 24, stream=term)
+    prog.done = 3
+    prog.update(force=True)
+    prog.say("sweep: hello")
+    screen = term.getvalue()
+    # The status line, then (cleared) the notice on a line of its own, then the status line anew.
+    first, notice, again = screen.split("\x1b[2K")[1:]
+    assert first.startswith("sweep s: 3/24 finished") and first.endswith("\r")
+    assert notice == "sweep: hello\n"
+    assert again.startswith("sweep s: 3/24 finished") and again.endswith("\r")
+    plain = io.StringIO()  # not a terminal (a log file): the message as a line, nothing else
+    Progress("sweep s", 24, stream=plain).say("sweep: hello")
+    assert plain.getvalue() == "sweep: hello\n"

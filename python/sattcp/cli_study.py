@@ -405,10 +405,16 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         out = Path(args.out or Path("out") / study.name)
         check_folder(out, "--out")
         check_store_path(out / "results.duckdb", "--out")
+        made = not out.exists()
         out.mkdir(parents=True, exist_ok=True)
-        s = run_sweep(study, out / "results.duckdb", jobs=args.jobs, cluster=args.cluster,
-                      runner=runner, progress=not args.no_progress,
-                      retry_failed=args.retry_failed)
+        try:
+            s = run_sweep(study, out / "results.duckdb", jobs=args.jobs, cluster=args.cluster,
+                          runner=runner, progress=not args.no_progress,
+                          retry_failed=args.retry_failed)
+        except BaseException:
+            if made and not any(out.iterdir()):  # (a scheduler that did not answer: nothing written)
+                out.rmdir()
+            raise
         _print_sweep(s)
         if not args.no_progress:  # the report takes seconds of its own after the sweep's last line
             print(f"report: analysing {study.name} and drawing its figures", file=sys.stderr)

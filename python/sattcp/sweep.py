@@ -867,6 +867,16 @@ class Progress:
         self.stream.write(("\x1b[2K" if self.tty else "") + self.line() + end)
         self.stream.flush()
 
+    def say(self, message: str) -> None:
+        """``message`` on a line of its own (a notice during the sweep): on a terminal the status
+        line is cleared first and drawn again below it (before, the message was written over the
+        start of the status line, whose end stayed on screen after it)."""
+        if not (self.enabled and self.tty):
+            print(message, file=self.stream)
+            return
+        self.stream.write("\x1b[2K" + message + "\n")
+        self.update(force=True)
+
     def close(self) -> None:
         if self.enabled:
             self.update(force=True)
@@ -1005,7 +1015,7 @@ def _sweep(study: Study, specs: list[RunSpec], t0: float, store_path: str | Path
         print(f"sweep {study.name}: {len(specs) - len(todo)} of {len(specs)} runs already stored, "
               + (f"{len(todo)} to run" if todo else "nothing to run"), file=sys.stderr)
     prog = Progress(f"sweep {study.name}", len(todo), progress)
-    writer = StoreWriter(store_path, notice=lambda m: print(f"sweep: {m}", file=sys.stderr))
+    writer = StoreWriter(store_path, notice=lambda m: prog.say(f"sweep: {m}"))
     failed_write: WriteError | None = None
     stopped: KeyboardInterrupt | None = None
     counts: dict[str, int] = {}
@@ -1037,8 +1047,8 @@ def _sweep(study: Study, specs: list[RunSpec], t0: float, store_path: str | Path
                 with deferred_signals():
                     written = writer.flush(wait_s=FINAL_WRITE_WAIT_S, then=count)
                 if not written:
-                    print(f"sweep: {len(writer.pending)} finished run(s) could not be written "
-                          f"({store_path} stayed locked); they will run again", file=sys.stderr)
+                    prog.say(f"sweep: {len(writer.pending)} finished run(s) could not be written "
+                             f"({store_path} stayed locked); they will run again")
                     if stopped is not None:  # (the CLI said "every finished run is saved")
                         stopped.unsaved = len(writer.pending)  # type: ignore[attr-defined]
             except WriteError as e:
@@ -1454,8 +1464,8 @@ def _run_dask(todo: list[RunSpec], writer: StoreWriter, cluster: Any, runner: Ru
                     # Dask's own words ("Couldn't gather 1 keys, rescheduling ...", once per try)
                     # were kept off stderr: one line, once per run.
                     told.add(fut.key)
-                    print(f"sweep: a Dask worker was lost holding the result of run {spec.run_key}; "
-                          "Dask runs it again", file=sys.stderr)
+                    prog.say(f"sweep: a Dask worker was lost holding the result of run {spec.run_key}; "
+                             "Dask runs it again")
                 if rec is None:  # its rerun goes on: waited for with the others, not here
                     ac.add(fut)
                     continue

@@ -220,3 +220,28 @@ fn probe_rtt_on_a_short_path_costs_about_its_200_ms_not_the_bandwidth_estimate()
     assert!(mbps(10.0, 13.0) > 38.0 && mbps(20.0, 23.0) > 38.0, "{} {}", mbps(10.0, 13.0), mbps(20.0, 23.0));
     assert!(eff > 0.95, "{eff}");
 }
+
+/// The study modern-cc's 18 `sack/bbr` cells (GEO, MEO, Starlink x BER 0, 1e-6 x 1, 10, 100
+/// flows, 30 s, the study's seed 1), printed as `path ber flows efficiency timeouts
+/// duplicate-MB`: the measurement behind docs/leo.md's BBR figures, without the Python front
+/// (`cargo test -p sattcp-core --release --test modern_cc bbr_study_cells -- --ignored
+/// --nocapture`; the study's `cells.csv` gives the same efficiencies).
+#[test]
+#[ignore = "a measurement (about a minute in release), not a check"]
+fn bbr_study_cells() {
+    const PATHS: [(&str, &str); 3] = [
+        ("GEO", include_str!("../../../scenarios/modern-geo.toml")),
+        ("MEO", include_str!("../../../scenarios/modern-meo.toml")),
+        ("Starlink", include_str!("../../../scenarios/modern-starlink.toml")),
+    ];
+    for (name, text) in PATHS {
+        for ber in ["0.0", "1e-6"] {
+            for pairs in ["1", "10", "100"] {
+                let r = run(text, &[("tcp.flavor", "sack/bbr"), ("links.bottleneck.ber", ber), ("topology.pairs", pairs)]);
+                let timeouts: u64 = r.flows.iter().map(|f| f.timeouts).sum();
+                let dups: u64 = r.flows.iter().map(|f| f.duplicate_bytes).sum();
+                eprintln!("{name} {ber} {pairs} {:.3} {timeouts} {:.2}", r.summary.efficiency, dups as f64 / 1e6);
+            }
+        }
+    }
+}

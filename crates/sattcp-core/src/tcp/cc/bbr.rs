@@ -403,10 +403,18 @@ impl Bbr {
 
     /// Retransmission timeout: cwnd = 1 segment (Linux `tcp_enter_loss()`), the prior cwnd
     /// saved for when the loss state ends.
+    ///
+    /// Linux `bbr_set_state(sk, TCP_CA_Loss)` also forgets the bandwidth plateau of STARTUP
+    /// (`full_bw = 0`: the next round's bandwidth is the new reference, so the 3 rounds
+    /// without 25% growth are counted afresh after the timeout) and treats the timeout as the
+    /// end of a round (`round_start = 1`, which only its long-term sampling reads before the
+    /// next ACK clears it: `lt_bw` is not modelled, see the module docs).
     pub fn on_timeout(&mut self, w: &Window, _basis: u64) -> Reduction {
         self.save_cwnd(w);
         self.prev_state = CongState::Loss;
         self.packet_conservation = false;
+        self.full_bw = 0;
+        self.round_start = true;
         Reduction { ssthresh: w.ssthresh, cwnd: w.mss }
     }
 
@@ -450,6 +458,28 @@ mod tests {
         let w = Window { cwnd: 200 * MSS, ssthresh: u64::MAX, mss: MSS };
         let rs = RateSample { prior_in_flight, ..Default::default() };
         b.update_cycle_phase(&w, &RateEvent { now: SimTime::from_millis(now_ms), rs, delivered: 0, in_flight: prior_in_flight, state: CongState::Open, srtt: None });
+    }
+
+    /// An ACK at `now_ms` delivering one segment with a valid sample of `bw` B/s over 100 ms,
+    /// sent after the round's end (so a round starts), `in_flight` segments left, in `state`.
+    fn round_ack(now_ms: u64, bw: u64, in_flight: u64, state: CongState) -> RateEvent {
+        let rs = RateSample { delivered: bw / 10, interval: SimTime::from_millis(100), acked_sacked: MSS, rtt: Some(SimTime::from_millis(100)), prior_in_flight: in_flight * MSS, ..Default::default() };
+        RateEvent { now: SimTime::from_millis(now_ms), rs, delivered: 1_000 * MSS, in_flight: in_flight * MSS, state, srtt: Some(SimTime::from_millis(100)) }
+    }
+
+    /// Linux `bbr_set_state(sk, TCP_CA_Loss)` sets `full_bw = 0`: after a timeout STARTUP
+    /// counts its 3 rounds without 25% growth afresh. A flow 2 rounds into its plateau at
+    /// 1 MB/s times out; the next round brings 1 MB/s again, which is now the new reference
+    /// (count 0, still STARTUP). Without the reset that round was the third: DRAIN.
+    #[test]
+    fn a_timeout_restarts_startups_count_of_rounds_without_growth() {
+        let mut b = Bbr { min_rtt: Some(SimTime::from_millis(100)), full_bw: 1_000_000, full_bw_count: 2, ..Default::default() };
+        b.bw_rounds[0] = (0, 1_000_000);
+        let w = Window { cwnd: 200 * MSS, ssthresh: u64::MAX, mss: MSS };
+        assert_eq!(b.on_timeout(&w, 0).cwnd, MSS);
+        assert_eq!((b.full_bw, b.round_start), (0, true));
+        b.on_rate_sample(&Window { cwnd: MSS, ..w }, &round_ack(1_000, 1_000_000, 0, CongState::Loss));
+        assert_eq!((b.mode, b.full_bw, b.full_bw_count, b.full_bw_reached), (Mode::Startup, 1_000_000, 0, false));
     }
 
     /// Linux `bbr_is_next_cycle_phase()` compares the flight with `bbr_inflight()`, which adds

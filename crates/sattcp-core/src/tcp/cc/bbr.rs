@@ -240,8 +240,20 @@ impl Bbr {
         Control { cwnd: Some(cwnd), pacing_rate: self.pacing_rate, ssthresh: None }
     }
 
-    /// Linux `bbr_set_cwnd()` with `bbr_set_cwnd_to_recover_or_restore()`.
+    /// Linux `bbr_set_cwnd()`: the cwnd of [`grow_cwnd`](Self::grow_cwnd), then the caps of its
+    /// `done:` label, which every path reaches, packet conservation included: in PROBE_RTT at
+    /// most 4 segments (`bbr_cwnd_min_target`).
     fn set_cwnd(&mut self, w: &Window, ev: &RateEvent, init: u64) -> u64 {
+        let cwnd = self.grow_cwnd(w, ev, init);
+        if self.mode == Mode::ProbeRtt {
+            return cwnd.min(MIN_CWND_SEGMENTS * w.mss);
+        }
+        cwnd
+    }
+
+    /// Linux `bbr_set_cwnd()` up to its `done:` label, with
+    /// `bbr_set_cwnd_to_recover_or_restore()`.
+    fn grow_cwnd(&mut self, w: &Window, ev: &RateEvent, init: u64) -> u64 {
         let acked = ev.rs.acked_sacked;
         let mut cwnd = w.cwnd;
         let in_recovery = recovering(ev.state);
@@ -264,11 +276,7 @@ impl Bbr {
         } else if cwnd < target || ev.delivered < init {
             cwnd += acked;
         }
-        cwnd = cwnd.max(MIN_CWND_SEGMENTS * w.mss);
-        if self.mode == Mode::ProbeRtt {
-            cwnd = cwnd.min(MIN_CWND_SEGMENTS * w.mss);
-        }
-        cwnd
+        cwnd.max(MIN_CWND_SEGMENTS * w.mss)
     }
 
     /// Linux `bbr_update_cycle_phase()`.
@@ -480,6 +488,21 @@ mod tests {
         assert_eq!((b.full_bw, b.round_start), (0, true));
         b.on_rate_sample(&Window { cwnd: MSS, ..w }, &round_ack(1_000, 1_000_000, 0, CongState::Loss));
         assert_eq!((b.mode, b.full_bw, b.full_bw_count, b.full_bw_reached), (Mode::Startup, 1_000_000, 0, false));
+    }
+
+    /// Linux `bbr_set_cwnd()`: packet conservation jumps to `done:`, where PROBE_RTT's cap of
+    /// 4 segments still applies. Entering recovery in PROBE_RTT with 20 segments in flight and
+    /// one delivered: conservation asks for 21, PROBE_RTT allows 4 (21 before the fix); the
+    /// next ACK of the first round likewise.
+    #[test]
+    fn probe_rtt_caps_cwnd_at_4_segments_during_packet_conservation() {
+        let mut b = Bbr { mode: Mode::ProbeRtt, pacing_gain: UNIT, cwnd_gain: UNIT, ..probing(2) };
+        let w = Window { cwnd: 4 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let ev = round_ack(1_000, 1_000_000, 20, CongState::Recovery);
+        assert_eq!(b.set_cwnd(&w, &ev, 10 * MSS), 4 * MSS);
+        assert!(b.packet_conservation);
+        b.prev_state = CongState::Recovery;
+        assert_eq!(b.set_cwnd(&w, &ev, 10 * MSS), 4 * MSS);
     }
 
     /// Linux `bbr_is_next_cycle_phase()` compares the flight with `bbr_inflight()`, which adds

@@ -64,6 +64,7 @@ use super::scoreboard::Scoreboard;
 use crate::net::packet::{flags, Segment};
 use crate::time::SimTime;
 use std::collections::VecDeque;
+use std::num::NonZeroU64;
 
 /// Counters of one sender.
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -201,8 +202,9 @@ pub struct TcpSender {
     backoff_reset: BackoffReset,
     // Line 3.
     sb: Scoreboard,
-    /// Start of an outstanding zero-window probe (one octet beyond a closed window).
-    probe: Option<u64>,
+    /// Start of an outstanding zero-window probe (one octet beyond a closed window; never 0,
+    /// the SYN's number, so the option takes 8 bytes and the line keeps the scoreboard).
+    probe: Option<NonZeroU64>,
     // Line 4.
     /// `cfg.snd_buf`.
     snd_buf: Option<u64>,
@@ -231,6 +233,9 @@ pub struct TcpSender {
     /// transmission, in the scoreboard's order (kept beside it so that an entry is 32 bytes
     /// where rate sampling is off, as for Reno, CUBIC and Hybla).
     txs: VecDeque<TxRate>,
+    /// `Scoreboard::lost_marked` when the ACK being processed arrived: what the ACK marks lost
+    /// is the difference (Linux `rs->losses`).
+    ack_lost_mark: u64,
 }
 
 impl TcpSender {
@@ -241,6 +246,7 @@ impl TcpSender {
         let cc = Cc::new(cfg.cc).with_ns2_window(cfg.ns2.window_arith);
         TcpSender {
             rate_on: cfg.rate_samples || cc.uses_rate_samples(),
+            ack_lost_mark: 0,
             cc,
             rec: Recovery::new(cfg.recovery),
             phase: Phase::Closed,
@@ -395,6 +401,7 @@ impl TcpSender {
         if rate_on {
             self.rate.begin_ack(self.cc_in_flight());
         }
+        self.ack_lost_mark = self.sb.lost_marked();
         let rate = &mut self.rate;
         let mut sack_news = false;
         if self.sack_ok && seg.n_sack > 0 {
@@ -427,7 +434,7 @@ impl TcpSender {
                 self.sb.ack(ack);
             }
             self.snd_nxt = self.snd_nxt.max(ack);
-            if self.probe.is_some_and(|p| ack > p) {
+            if self.probe.is_some_and(|p| ack > p.get()) {
                 self.probe = None;
             }
             if self.write_blocked && self.send_space() > 0 {
@@ -562,6 +569,8 @@ impl TcpSender {
         if self.rate_on {
             // Every ACK: the controller's view with the rate sample; it may set cwnd and
             // pacing. (Only controllers that use rate samples decide anything here.)
+            // Linux `rs->losses`: what this ACK marked lost, the recovery's marks included.
+            self.last_rs.losses = self.sb.lost_marked() - self.ack_lost_mark;
             let ev = RateEvent { now, rs: self.last_rs, delivered: self.rate.delivered(), in_flight: self.cc_in_flight(), state: self.state, srtt: self.rtt.srtt() };
             let ctl = self.cc.on_rate_sample(&self.win, &ev);
             if let Some(c) = ctl.cwnd {
@@ -638,7 +647,7 @@ impl TcpSender {
             self.persist_backoff = 0;
             return;
         }
-        if let Some(p) = self.probe {
+        if let Some(p) = self.probe.map(NonZeroU64::get) {
             self.retransmit(now, p, out);
             self.snd_nxt = self.snd_nxt.max(p + 1);
         } else if new_data {
@@ -652,7 +661,7 @@ impl TcpSender {
             self.emit(now, start, 1, false, 0, out);
             self.snd_max = start + 1;
             self.snd_nxt = self.snd_max;
-            self.probe = Some(start);
+            self.probe = NonZeroU64::new(start);
         }
         self.persist_backoff = (self.persist_backoff + 1).min(MAX_PERSIST_BACKOFF);
         self.timer = Timer::Persist { expires_at: now + self.persist_interval() };
@@ -2046,6 +2055,48 @@ mod tests {
         let (mut s, _) = established(TcpConfig { initial_cwnd: 10, ..cfg() }, 100 * MSS);
         s.on_segment(SimTime::from_millis(250), &ack(1001), &mut out);
         assert_eq!(s.rack_deadline(s.sb.get(2001).unwrap()), None);
+    }
+
+    /// A pure ACK of 1 with SACK blocks in whole segments: `(2, 5)` is [2001, 5001).
+    fn sack_segs(blocks: &[(u64, u64)]) -> Segment {
+        let mut seg = ack(1);
+        for (i, &(x, y)) in blocks.iter().enumerate() {
+            seg.sack[i] = SackBlock { start: x * MSS + 1, end: y * MSS + 1 };
+        }
+        seg.n_sack = blocks.len() as u8;
+        seg
+    }
+
+    /// The segments sent on an ACK at `t` ms and the bytes its rate sample reports lost.
+    #[track_caller]
+    fn step(s: &mut TcpSender, t: u64, blocks: &[(u64, u64)]) -> (Vec<(u64, u32, u16)>, u64) {
+        let mut out = Vec::new();
+        s.on_segment(SimTime::from_millis(t), &sack_segs(blocks), &mut out);
+        (seqs(&out), s.rate_sample().losses)
+    }
+
+    /// `sack/bbr` (Fall & Floyd's recovery, BBR), ten segments sent at 100 ms, segments 1 and
+    /// 5 lost; segments 2-4 SACKed at 201-203 ms, the fast retransmit at 203 ms.
+    fn sack_bbr_losing_1_and_5() -> TcpSender {
+        use super::super::config::CcKind;
+        let c = TcpConfig { initial_cwnd: 10, cc: CcKind::Bbr, recovery: RecoveryKind::SackFallFloyd, ..cfg() };
+        let (mut s, _) = established(c, 100 * MSS);
+        s.on_segment(SimTime::from_millis(200), &ack(1), &mut Vec::new()); // the window scaled: an update
+        step(&mut s, 201, &[(1, 2)]);
+        step(&mut s, 202, &[(1, 3)]);
+        assert_eq!(step(&mut s, 203, &[(1, 4)]), (vec![(1, 1000, 1)], MSS), "fast retransmit: segment 1 lost");
+        s
+    }
+
+    /// Each ACK's rate sample carries the bytes it marked lost (Linux `rs->losses`, which BBR
+    /// deducts from cwnd): segment 1 at the fast retransmit (above), segment 5 when a SACK
+    /// above it shows the hole, nothing on an ACK that shows no new hole.
+    #[test]
+    fn bbr_sees_the_bytes_each_ack_marks_lost() {
+        let mut s = sack_bbr_losing_1_and_5();
+        assert_eq!(step(&mut s, 204, &[(6, 7), (1, 5)]), (vec![], MSS), "the hole at segment 5");
+        assert_eq!(step(&mut s, 205, &[(6, 8), (1, 5)]), (vec![], 0));
+        assert_eq!(step(&mut s, 300, &[(6, 11), (1, 5)]), (vec![(5001, 1000, 1)], 0), "the hole resent");
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //! - PROBE_RTT: when the min RTT is 10 s old, cwnd 4 segments for max(200 ms, 1 round).
 //!
 //! In loss recovery: packet conservation for the first round (cwnd = in flight + delivered),
-//! then growth as usual; on leaving recovery the cwnd before it is restored (Linux
+//! then growth as usual, every ACK first deducting what it marked lost (`rs->losses`); on
+//! leaving recovery the cwnd before it is restored (Linux
 //! `bbr_set_cwnd_to_recover_or_restore`). A retransmission timeout sets cwnd to one segment
 //! (Linux `tcp_enter_loss`); BBR then grows it back by what is delivered. Idle restart keeps
 //! cwnd and paces at 1 x BtlBw (draft §4.3.4.4).
@@ -261,6 +262,15 @@ impl Bbr {
         if std::mem::take(&mut self.restore_cwnd) {
             cwnd = cwnd.max(self.prior_cwnd);
         }
+        if acked == 0 {
+            return cwnd; // Linux: "no packet fully ACKed; just apply caps"
+        }
+        // Linux bbr_set_cwnd_to_recover_or_restore(): "An ACK for P pkts should release at
+        // most 2*P packets": first the packets this ACK marked lost are deducted (at least
+        // one segment is left), then packet conservation or growth adds what it delivered.
+        if ev.rs.losses > 0 {
+            cwnd = cwnd.saturating_sub(ev.rs.losses).max(w.mss);
+        }
         if in_recovery && !was_in_recovery {
             // Packet conservation for one round.
             self.packet_conservation = true;
@@ -503,6 +513,31 @@ mod tests {
         assert!(b.packet_conservation);
         b.prev_state = CongState::Recovery;
         assert_eq!(b.set_cwnd(&w, &ev, 10 * MSS), 4 * MSS);
+    }
+
+    /// Linux `bbr_set_cwnd_to_recover_or_restore()`: "An ACK for P pkts should release at most
+    /// 2*P packets": the packets the ACK marked lost (`rs->losses`) come off cwnd before what
+    /// it delivered is added. In PROBE_BW after the first round of recovery, cwnd 100
+    /// segments below the target: one delivered and 3 lost leave 98 (101 before the fix); in
+    /// packet conservation, max(100 - 3, in flight 90 + 1) = 97. An ACK that delivers nothing
+    /// changes nothing (Linux: "no packet fully ACKed; just apply caps"). At least one segment
+    /// is left.
+    #[test]
+    fn losses_come_off_cwnd_before_growth() {
+        let mut b = probing(2);
+        b.prev_state = CongState::Recovery;
+        let w = Window { cwnd: 100 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let mut ev = round_ack(1_000, 1_000_000, 90, CongState::Recovery);
+        ev.rs.losses = 3 * MSS;
+        assert_eq!(b.set_cwnd(&w, &ev, 10 * MSS), 98 * MSS);
+        b.packet_conservation = true;
+        assert_eq!(b.set_cwnd(&w, &ev, 10 * MSS), 97 * MSS);
+        ev.rs.acked_sacked = 0;
+        assert_eq!(b.set_cwnd(&w, &ev, 10 * MSS), 100 * MSS, "nothing delivered");
+        b.packet_conservation = false;
+        let mut ev = round_ack(1_000, 1_000_000, 0, CongState::Recovery);
+        ev.rs.losses = 200 * MSS;
+        assert_eq!(b.set_cwnd(&w, &ev, 10 * MSS), 4 * MSS, "one segment left, plus one delivered, then the floor of 4");
     }
 
     /// Linux `bbr_is_next_cycle_phase()` compares the flight with `bbr_inflight()`, which adds

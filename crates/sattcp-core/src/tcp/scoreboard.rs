@@ -12,7 +12,8 @@
 //!   not counted in flight (RFC 6675 `IsLost()`, ns-3's `tcp-tx-buffer.h` "lost" flag).
 //! - `retransmitted`: it was retransmitted during the current recovery episode (seed 001
 //!   §2.2.1: "it marks the segment as retransmitted in the table"), so it is in flight again
-//!   and is not sent a second time; a lost retransmission is left to the timer.
+//!   and is not sent a second time; a lost retransmission is left to the timer, except under
+//!   RACK (tcp/rack.rs, BBR only), which clears the mark when it finds the retransmission lost.
 //!
 //! Sacked and lost are exclusive; a segment can be lost and later SACKed (the "loss" was a
 //! reordering or a late arrival). The cumulative ACK removes entries from the front in O(1);
@@ -52,8 +53,8 @@ pub struct Scoreboard {
     sacked_bytes: u64,
     /// End of the highest SACKed segment (0 if none).
     high_sacked: u64,
-    /// Bytes ever marked lost (Linux `tp->lost`): the sender's difference over one ACK is the
-    /// rate sample's `losses`.
+    /// Bytes ever marked lost, a retransmission found lost counted again (Linux `tp->lost`):
+    /// the sender's difference over one ACK is the rate sample's `losses`.
     lost_marked: u64,
 }
 
@@ -207,6 +208,18 @@ impl Scoreboard {
                 self.lost_marked += e.len();
             }
         }
+    }
+
+    /// RACK found the retransmission of the entry at `seq` lost (tcp/rack.rs): it is lost and
+    /// no longer in flight, so the recovery may send it again (Linux `tcp_mark_skb_lost()`:
+    /// "retransmits that are lost again"). Returns its length, counted in `lost_marked`.
+    pub fn mark_retransmission_lost(&mut self, seq: u64) -> u64 {
+        let i = self.index_of(seq).expect("a retransmission in the scoreboard");
+        let e = &mut self.entries[i];
+        e.retransmitted = false;
+        e.lost = true;
+        self.lost_marked += e.len();
+        e.len()
     }
 
     /// Clears the `retransmitted` marks (a new recovery episode starts).

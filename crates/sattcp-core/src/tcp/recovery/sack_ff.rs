@@ -128,6 +128,13 @@ impl SackFallFloyd {
         (cx.new_data && cx.snd_max + len - cx.snd_una <= cx.rwnd).then_some(Pick::New)
     }
 
+    /// Under RACK (tcp/rack.rs, BBR only) `len` bytes of retransmissions were found lost:
+    /// they leave PIPE, as they leave Linux's `tcp_packets_in_flight()` (`retrans_out`), and
+    /// become holes again (`next_hole`), so they are resent while PIPE < CWND.
+    pub fn on_retransmission_lost(&mut self, len: u64, mss: u64) {
+        self.pipe -= len.div_ceil(mss) as i64;
+    }
+
     pub fn on_pipe_sent(&mut self, _len: u64) {
         // seed 001 §2.2.1: "When a segment is sent, PIPE is incremented by one segment."
         self.pipe += 1;

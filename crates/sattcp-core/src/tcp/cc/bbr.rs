@@ -20,7 +20,8 @@
 //! (Linux counts packets); no TSO, so the quantization budget is 3 segments; the PROBE_BW
 //! phase starts at phase 2 (Linux draws it at random among all but the 3/4 phase: a fixed
 //! phase keeps the run deterministic without an RNG stream); the long-term bandwidth sampling
-//! for policers (`lt_bw`) is not modelled. Gains are rationals in integer arithmetic.
+//! for policers (`lt_bw`) is not modelled. Gains are rationals in integer arithmetic. The
+//! cwnd target includes Linux 4.19's ACK-aggregation allowance (`extra_acked`).
 
 use super::{Control, RateEvent, Reduction, Window};
 use crate::tcp::recovery::CongState;
@@ -57,6 +58,17 @@ const PACING_MARGIN_PERCENT: u64 = 1;
 const QUANTA_SEGMENTS: u64 = 3;
 /// Before any RTT sample, Linux assumes 1 ms for the initial pacing rate.
 const DEFAULT_RTT: SimTime = SimTime::from_millis(1);
+/// Linux `bbr_extra_acked_gain` = 1: the ACK-aggregation allowance added to the cwnd target.
+const EXTRA_ACKED_GAIN: u64 = UNIT;
+/// Linux `bbr_extra_acked_win_rtts` = 5: the allowance is the largest excess of the last 5-10
+/// rounds (two windows of 5, the older dropped when a new one starts).
+const EXTRA_ACKED_WIN_ROUNDS: u32 = 5;
+/// Linux `bbr_extra_acked_max_us` = 100 ms: the allowance is at most BtlBw x 100 ms.
+const EXTRA_ACKED_MAX_TIME: SimTime = SimTime::from_millis(100);
+/// Linux `bbr_ack_epoch_acked_reset_thresh` = 2^20 packets: an epoch that long starts again.
+const ACK_EPOCH_RESET_SEGMENTS: u64 = 1 << 20;
+/// Linux caps `ack_epoch_acked` at 0xFFFFF packets (its 20-bit field).
+const ACK_EPOCH_MAX_SEGMENTS: u64 = 0xFFFFF;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum Mode {
@@ -100,6 +112,14 @@ pub struct Bbr {
     /// `tp->app_limited = delivered + in flight` on every PROBE_RTT ACK: "Ignore low rate
     /// samples during this mode"): a packet whose `prior_delivered` is in `[from, mark]`.
     probe_rtt_app_limited: Option<(u64, u64)>,
+    /// ACK aggregation (Linux `bbr_update_ack_aggregation()`, 4.19+): the largest excess of
+    /// bytes delivered over BtlBw x time in each of two windows of 5 rounds, the round count of
+    /// the current window and which slot it uses, and the current epoch's start and bytes.
+    extra_acked: [u64; 2],
+    extra_acked_win_rounds: u32,
+    extra_acked_win_idx: usize,
+    ack_epoch_stamp: SimTime,
+    ack_epoch_acked: u64,
 }
 
 /// Loss recovery or the loss state of a timeout (Linux `state >= TCP_CA_Recovery`).
@@ -135,6 +155,11 @@ impl Default for Bbr {
             restore_cwnd: false,
             bw_last_round: 0,
             probe_rtt_app_limited: None,
+            extra_acked: [0; 2],
+            extra_acked_win_rounds: 0,
+            extra_acked_win_idx: 0,
+            ack_epoch_stamp: SimTime::ZERO,
+            ack_epoch_acked: 0,
         }
     }
 }
@@ -220,6 +245,7 @@ impl Bbr {
                 self.bw_last_round = self.round_count;
             }
         }
+        self.update_ack_aggregation(w, ev);
         self.update_cycle_phase(w, ev);
         self.check_full_bw_reached(app_limited);
         self.check_drain(w, ev);
@@ -280,13 +306,54 @@ impl Bbr {
         if self.packet_conservation {
             return cwnd.max(ev.in_flight + acked).max(MIN_CWND_SEGMENTS * w.mss);
         }
-        let target = self.target_cwnd(self.cwnd_gain, w);
+        // Linux: bbr_bdp() + bbr_ack_aggregation_cwnd(), then the quantization budget.
+        let target = self.target_cwnd(self.cwnd_gain, w) + self.ack_aggregation_cwnd();
         if self.full_bw_reached {
             cwnd = (cwnd + acked).min(target);
         } else if cwnd < target || ev.delivered < init {
             cwnd += acked;
         }
         cwnd.max(MIN_CWND_SEGMENTS * w.mss)
+    }
+
+    /// Linux `bbr_update_ack_aggregation()`: how far deliveries run ahead of BtlBw x time since
+    /// the epoch started (an epoch restarts whenever they fall behind), the largest excess of a
+    /// window of 5 rounds kept, at most cwnd.
+    fn update_ack_aggregation(&mut self, w: &Window, ev: &RateEvent) {
+        let acked = ev.rs.acked_sacked;
+        if acked == 0 || !ev.rs.is_valid() {
+            return;
+        }
+        if self.round_start {
+            self.extra_acked_win_rounds = (self.extra_acked_win_rounds + 1).min(0x1F);
+            if self.extra_acked_win_rounds >= EXTRA_ACKED_WIN_ROUNDS {
+                self.extra_acked_win_rounds = 0;
+                self.extra_acked_win_idx ^= 1;
+                self.extra_acked[self.extra_acked_win_idx] = 0;
+            }
+        }
+        // Linux measures the epoch to `tp->delivered_mstamp`, this ACK's time (it delivered).
+        let epoch = ev.now.saturating_sub(self.ack_epoch_stamp);
+        let mut expected = (self.btl_bw() as u128 * epoch.as_nanos() as u128 / 1_000_000_000) as u64;
+        if self.ack_epoch_acked <= expected || self.ack_epoch_acked + acked >= ACK_EPOCH_RESET_SEGMENTS * w.mss {
+            self.ack_epoch_acked = 0;
+            self.ack_epoch_stamp = ev.now;
+            expected = 0;
+        }
+        self.ack_epoch_acked = (self.ack_epoch_acked + acked).min(ACK_EPOCH_MAX_SEGMENTS * w.mss);
+        let extra = (self.ack_epoch_acked - expected).min(w.cwnd);
+        let slot = &mut self.extra_acked[self.extra_acked_win_idx];
+        *slot = (*slot).max(extra);
+    }
+
+    /// Linux `bbr_ack_aggregation_cwnd()`: once the pipe is full, the largest recent excess
+    /// (gain 1), at most BtlBw x 100 ms.
+    fn ack_aggregation_cwnd(&self) -> u64 {
+        if !self.full_bw_reached {
+            return 0;
+        }
+        let max = (self.btl_bw() as u128 * EXTRA_ACKED_MAX_TIME.as_nanos() as u128 / 1_000_000_000) as u64;
+        (EXTRA_ACKED_GAIN * self.extra_acked[0].max(self.extra_acked[1]) / UNIT).min(max)
     }
 
     /// Linux `bbr_update_cycle_phase()`.
@@ -538,6 +605,33 @@ mod tests {
         let mut ev = round_ack(1_000, 1_000_000, 0, CongState::Recovery);
         ev.rs.losses = 200 * MSS;
         assert_eq!(b.set_cwnd(&w, &ev, 10 * MSS), 4 * MSS, "one segment left, plus one delivered, then the floor of 4");
+    }
+
+    /// Linux `bbr_update_ack_aggregation()`: BtlBw 1 MB/s; an ACK at 1 s starts an epoch (1
+    /// segment); one at 1.001 s delivers 10 segments where 1 was expected: the epoch restarts
+    /// (1 segment delivered, not more than expected) with 10 in excess, which the cwnd target
+    /// takes in (2 BDP + 3 quanta + 10 = 213 segments, not 203) until two windows of 5 rounds
+    /// have passed without such an excess.
+    #[test]
+    fn an_ack_burst_above_btlbw_raises_the_cwnd_target_for_5_to_10_rounds() {
+        let mut b = Bbr { cwnd_gain: CWND_GAIN, ..probing(2) };
+        let w = Window { cwnd: 500 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let mut ev = round_ack(1_000, 1_000_000, 100, CongState::Open);
+        b.update_ack_aggregation(&w, &ev);
+        assert_eq!((b.ack_epoch_stamp, b.ack_epoch_acked, b.extra_acked), (SimTime::from_millis(1_000), MSS, [MSS, 0]));
+        ev.now = SimTime::from_millis(1_001);
+        ev.rs.acked_sacked = 10 * MSS;
+        b.update_ack_aggregation(&w, &ev);
+        assert_eq!((b.ack_epoch_stamp, b.extra_acked), (SimTime::from_millis(1_001), [10 * MSS, 0]));
+        assert_eq!(b.set_cwnd(&w, &round_ack(1_002, 1_000_000, 100, CongState::Open), 10 * MSS), 213 * MSS);
+        // Rounds with deliveries at BtlBw: after 5 the other slot, after 10 the first again.
+        for r in 1..=10 {
+            b.round_start = true;
+            let ev = round_ack(1_001 + 100 * r, 1_000_000, 100, CongState::Open);
+            b.update_ack_aggregation(&w, &ev);
+            assert_eq!(b.ack_aggregation_cwnd() >= 10 * MSS, r < 10, "round {r}");
+        }
+        assert_eq!(b.set_cwnd(&w, &round_ack(3_000, 1_000_000, 100, CongState::Open), 10 * MSS), 204 * MSS, "203 + the last ACK's segment in excess");
     }
 
     /// Linux `bbr_is_next_cycle_phase()` compares the flight with `bbr_inflight()`, which adds

@@ -410,7 +410,7 @@ impl TcpSender {
         self.ack_lost_mark = self.sb.lost_marked();
         // RACK's min_RTT (RFC 8985 §6.2 step 2): the delivery-rate estimator's, or before any
         // data sample the handshake's (Linux's `tcp_min_rtt()` takes the SYN-ACK's RTT too).
-        let min_rtt = self.rate.min_rtt().or(self.rtt.srtt());
+        let min_rtt = if self.rack.is_some() { self.rate.min_rtt().or(self.rtt.srtt()) } else { None };
         let rate = &mut self.rate;
         let mut rack = self.rack.as_deref_mut();
         let mut sack_news = false;

@@ -263,7 +263,6 @@ impl Bbr {
             self.pacing_rate = Some((init as u128 * HIGH_GAIN as u128 * 1_000_000_000 / (UNIT as u128 * rtt.as_nanos() as u128)) as u64);
         }
         let cwnd = self.set_cwnd(w, ev, init);
-        self.prev_state = ev.state;
         Control { cwnd: Some(cwnd), pacing_rate: self.pacing_rate, ssthresh: None }
     }
 
@@ -289,8 +288,11 @@ impl Bbr {
             cwnd = cwnd.max(self.prior_cwnd);
         }
         if acked == 0 {
-            return cwnd; // Linux: "no packet fully ACKed; just apply caps"
+            // Linux: "no packet fully ACKed; just apply caps", `prev_ca_state` included: a
+            // recovery entered on such an ACK starts packet conservation on the next one.
+            return cwnd;
         }
+        self.prev_state = ev.state;
         // Linux bbr_set_cwnd_to_recover_or_restore(): "An ACK for P pkts should release at
         // most 2*P packets": first the packets this ACK marked lost are deducted (at least
         // one segment is left), then packet conservation or growth adds what it delivered.
@@ -605,6 +607,21 @@ mod tests {
         let mut ev = round_ack(1_000, 1_000_000, 0, CongState::Recovery);
         ev.rs.losses = 200 * MSS;
         assert_eq!(b.set_cwnd(&w, &ev, 10 * MSS), 4 * MSS, "one segment left, plus one delivered, then the floor of 4");
+    }
+
+    /// Linux keeps `prev_ca_state` on an ACK that delivers nothing (`bbr_set_cwnd()` skips
+    /// `bbr_set_cwnd_to_recover_or_restore()`): recovery entered on such an ACK starts packet
+    /// conservation (cwnd = in flight + delivered = 51 segments) on the next one that delivers.
+    #[test]
+    fn packet_conservation_starts_on_the_first_ack_of_recovery_that_delivers() {
+        let mut b = Bbr { cwnd_gain: CWND_GAIN, ..probing(2) };
+        let w = Window { cwnd: 150 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let mut nothing = round_ack(1_000, 1_000_000, 50, CongState::Recovery);
+        nothing.rs.acked_sacked = 0;
+        assert_eq!(b.on_rate_sample(&w, &nothing).cwnd, Some(150 * MSS));
+        assert_eq!((b.prev_state, b.packet_conservation), (CongState::Open, false));
+        assert_eq!(b.on_rate_sample(&w, &round_ack(1_001, 1_000_000, 50, CongState::Recovery)).cwnd, Some(51 * MSS));
+        assert_eq!((b.prev_state, b.packet_conservation), (CongState::Recovery, true));
     }
 
     /// Linux `bbr_update_ack_aggregation()`: BtlBw 1 MB/s; an ACK at 1 s starts an epoch (1

@@ -234,13 +234,9 @@ fn probe_rtt_on_a_short_path_costs_about_its_200_ms_not_the_bandwidth_estimate()
 /// (`cargo test -p sattcp-core --release --test modern_cc bbr_study_cells -- --ignored
 /// --nocapture`; the study's `cells.csv` gives the same efficiencies).
 #[test]
-#[ignore = "a measurement (about a minute in release), not a check"]
+#[ignore = "a measurement (3 s in release), not a check"]
 fn bbr_study_cells() {
-    const PATHS: [(&str, &str); 3] = [
-        ("GEO", include_str!("../../../scenarios/modern-geo.toml")),
-        ("MEO", include_str!("../../../scenarios/modern-meo.toml")),
-        ("Starlink", include_str!("../../../scenarios/modern-starlink.toml")),
-    ];
+    const PATHS: [(&str, &str); 3] = [("GEO", include_str!("../../../scenarios/modern-geo.toml")), ("MEO", include_str!("../../../scenarios/modern-meo.toml")), ("Starlink", include_str!("../../../scenarios/modern-starlink.toml"))];
     for (name, text) in PATHS {
         let mut sum = 0.0;
         for ber in ["0.0", "1e-6"] {

@@ -18,6 +18,7 @@
 pub mod cc;
 pub mod config;
 pub mod pacing;
+pub mod rack;
 pub mod rate;
 pub mod ns2;
 pub mod receiver;

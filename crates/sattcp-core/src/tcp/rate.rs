@@ -59,6 +59,11 @@ pub struct RateSample {
     pub rtt: Option<SimTime>,
     /// Bytes in flight before this ACK.
     pub prior_in_flight: u64,
+    /// Bytes this ACK marked lost (Linux `rs->losses`), set by the sender once the recovery
+    /// has acted: RFC 6675's `IsLost()` marks, Fall & Floyd's holes under
+    /// `Cc::keeps_sack_info` (`Scoreboard::mark_holes_lost`), and RACK's lost retransmissions
+    /// (tcp/rack.rs); 0 with the recoveries that mark nothing.
+    pub losses: u64,
 }
 
 impl RateSample {

@@ -12,7 +12,8 @@
 //!   not counted in flight (RFC 6675 `IsLost()`, ns-3's `tcp-tx-buffer.h` "lost" flag).
 //! - `retransmitted`: it was retransmitted during the current recovery episode (seed 001
 //!   §2.2.1: "it marks the segment as retransmitted in the table"), so it is in flight again
-//!   and is not sent a second time; a lost retransmission is left to the timer.
+//!   and is not sent a second time; a lost retransmission is left to the timer, except under
+//!   RACK (tcp/rack.rs, BBR only), which clears the mark when it finds the retransmission lost.
 //!
 //! Sacked and lost are exclusive; a segment can be lost and later SACKed (the "loss" was a
 //! reordering or a late arrival). The cumulative ACK removes entries from the front in O(1);
@@ -52,6 +53,9 @@ pub struct Scoreboard {
     sacked_bytes: u64,
     /// End of the highest SACKed segment (0 if none).
     high_sacked: u64,
+    /// Bytes ever marked lost, a retransmission found lost counted again (Linux `tp->lost`):
+    /// the sender's difference over one ACK is the rate sample's `losses`.
+    lost_marked: u64,
 }
 
 impl Scoreboard {
@@ -69,6 +73,10 @@ impl Scoreboard {
     }
     pub fn sacked_bytes(&self) -> u64 {
         self.sacked_bytes
+    }
+    /// Bytes marked lost so far (Linux `tp->lost`).
+    pub fn lost_marked(&self) -> u64 {
+        self.lost_marked
     }
     /// End of the highest SACKed byte range, if any SACK is held.
     pub fn high_sacked(&self) -> Option<u64> {
@@ -179,10 +187,39 @@ impl Scoreboard {
     /// presumed dropped when recovery starts).
     pub fn mark_lost(&mut self, seq: u64) {
         if let Some(i) = self.index_of(seq) {
-            if !self.entries[i].sacked {
-                self.entries[i].lost = true;
+            let e = &mut self.entries[i];
+            if !e.sacked && !e.lost {
+                e.lost = true;
+                self.lost_marked += e.len();
             }
         }
+    }
+
+    /// Marks lost every hole below the highest SACK (unSACKed, not retransmitted): Fall &
+    /// Floyd's recovery resends exactly these (`next_hole`), and Linux's RACK in recovery, with
+    /// no reordering seen, marks them as soon as a segment sent after them is SACKed (RFC 8985
+    /// §6.2 step 4, reo_wnd = 0). Only under `Cc::keeps_sack_info`, to count the losses BBR
+    /// deducts (Linux `rs->losses`); the marks change nothing else for that recovery.
+    pub fn mark_holes_lost(&mut self) {
+        let Some(hi) = self.high_sacked() else { return };
+        for e in self.entries.iter_mut().take_while(|e| e.end <= hi) {
+            if !e.sacked && !e.retransmitted && !e.lost {
+                e.lost = true;
+                self.lost_marked += e.len();
+            }
+        }
+    }
+
+    /// RACK found the retransmission of the entry at `seq` lost (tcp/rack.rs): it is lost and
+    /// no longer in flight, so the recovery may send it again (Linux `tcp_mark_skb_lost()`:
+    /// "retransmits that are lost again"). Returns its length, counted in `lost_marked`.
+    pub fn mark_retransmission_lost(&mut self, seq: u64) -> u64 {
+        let i = self.index_of(seq).expect("a retransmission in the scoreboard");
+        let e = &mut self.entries[i];
+        e.retransmitted = false;
+        e.lost = true;
+        self.lost_marked += e.len();
+        e.len()
     }
 
     /// Clears the `retransmitted` marks (a new recovery episode starts).
@@ -222,8 +259,9 @@ impl Scoreboard {
             if e.sacked {
                 segs += 1;
                 bytes += e.len();
-            } else if !e.retransmitted && (segs >= dup_thresh || bytes > (dup_thresh as u64 - 1) * mss) {
+            } else if !e.retransmitted && !e.lost && (segs >= dup_thresh || bytes > (dup_thresh as u64 - 1) * mss) {
                 e.lost = true;
+                self.lost_marked += e.len();
             }
         }
     }

@@ -56,6 +56,7 @@
 use super::cc::{AckSample, Cc, RateEvent, Window};
 use super::config::{BackoffReset, TcpConfig};
 use super::pacing::Pacer;
+use super::rack::{Rack, Resend};
 use super::rate::{RateEstimator, RateSample, TxRate};
 use super::recovery::{CongState, Cx, Gate, Out, Pick, Recovery, TimerAction};
 use super::ns2::Ns2Compat;
@@ -64,6 +65,7 @@ use super::scoreboard::Scoreboard;
 use crate::net::packet::{flags, Segment};
 use crate::time::SimTime;
 use std::collections::VecDeque;
+use std::num::NonZeroU64;
 
 /// Counters of one sender.
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -98,9 +100,6 @@ const MAX_PERSIST_BACKOFF: u32 = 16;
 /// correctly transmitted SYN MUST be one segment" (Linux `tcp_init_transfer()`: cwnd 1 after a
 /// retransmitted SYN; ns-2 `timeout()` with `bugfix_ss_`: `wnd_init_ = 1`).
 const SYN_LOSS_INITIAL_WINDOW_SEGMENTS: u64 = 1;
-
-/// RFC 8985 §6.2: the reordering window starts at min_RTT / 4 (Linux `tcp_rack_reo_wnd()`).
-const RACK_REO_WND_DIVISOR: u64 = 4;
 
 /// The retransmission or persist timer (smoltcp style: the deadline lives in the variant).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -201,8 +200,9 @@ pub struct TcpSender {
     backoff_reset: BackoffReset,
     // Line 3.
     sb: Scoreboard,
-    /// Start of an outstanding zero-window probe (one octet beyond a closed window).
-    probe: Option<u64>,
+    /// Start of an outstanding zero-window probe (one octet beyond a closed window; never 0,
+    /// the SYN's number, so the option takes 8 bytes and the line keeps the scoreboard).
+    probe: Option<NonZeroU64>,
     // Line 4.
     /// `cfg.snd_buf`.
     snd_buf: Option<u64>,
@@ -231,6 +231,15 @@ pub struct TcpSender {
     /// transmission, in the scoreboard's order (kept beside it so that an entry is 32 bytes
     /// where rate sampling is off, as for Reno, CUBIC and Hybla).
     txs: VecDeque<TxRate>,
+    /// RACK (tcp/rack.rs), only under a controller that keeps SACK information as Linux does
+    /// (`Cc::keeps_sack_info`, BBR).
+    rack: Option<Box<Rack>>,
+    /// RACK's reordering timer: a retransmission sent before a delivered segment becomes lost
+    /// then (RFC 8985 §6.2 step 5).
+    rack_wait: Option<SimTime>,
+    /// `Scoreboard::lost_marked` when the ACK being processed arrived: what the ACK marks lost
+    /// is the difference (Linux `rs->losses`).
+    ack_lost_mark: u64,
 }
 
 impl TcpSender {
@@ -241,6 +250,9 @@ impl TcpSender {
         let cc = Cc::new(cfg.cc).with_ns2_window(cfg.ns2.window_arith);
         TcpSender {
             rate_on: cfg.rate_samples || cc.uses_rate_samples(),
+            rack: cc.keeps_sack_info().then(Box::default),
+            rack_wait: None,
+            ack_lost_mark: 0,
             cc,
             rec: Recovery::new(cfg.recovery),
             phase: Phase::Closed,
@@ -395,12 +407,22 @@ impl TcpSender {
         if rate_on {
             self.rate.begin_ack(self.cc_in_flight());
         }
+        self.ack_lost_mark = self.sb.lost_marked();
+        // RACK's min_RTT (RFC 8985 §6.2 step 2): the delivery-rate estimator's, or before any
+        // data sample the handshake's (Linux's `tcp_min_rtt()` takes the SYN-ACK's RTT too).
+        let min_rtt = if self.rack.is_some() { self.rate.min_rtt().or(self.rtt.srtt()) } else { None };
         let rate = &mut self.rate;
+        let mut rack = self.rack.as_deref_mut();
         let mut sack_news = false;
         if self.sack_ok && seg.n_sack > 0 {
             let newly = if rate_on {
                 let txs = &mut self.txs;
-                self.sb.sack_with(seg.sack_blocks(), |i, e| rate.on_delivered(now, e.end - e.start, e.last_sent, &mut txs[i], e.tx_count > 0))
+                self.sb.sack_with(seg.sack_blocks(), |i, e| {
+                    if let Some(r) = rack.as_deref_mut() {
+                        r.on_delivered(now, e.last_sent, e.end, e.tx_count > 0, min_rtt);
+                    }
+                    rate.on_delivered(now, e.end - e.start, e.last_sent, &mut txs[i], e.tx_count > 0)
+                })
             } else {
                 self.sb.sack(seg.sack_blocks())
             };
@@ -419,6 +441,9 @@ impl TcpSender {
             if rate_on {
                 let txs = &mut self.txs;
                 self.sb.ack_with(ack, |e| {
+                    if let Some(r) = rack.as_deref_mut().filter(|_| !e.sacked) {
+                        r.on_delivered(now, e.last_sent, e.end, e.tx_count > 0, min_rtt);
+                    }
                     let mut tx = txs.pop_front().expect("a rate snapshot per scoreboard entry");
                     rate.on_delivered(now, e.end - e.start, e.last_sent, &mut tx, e.tx_count > 0)
                 });
@@ -426,8 +451,9 @@ impl TcpSender {
             } else {
                 self.sb.ack(ack);
             }
+            self.rack_detect_lost(now);
             self.snd_nxt = self.snd_nxt.max(ack);
-            if self.probe.is_some_and(|p| ack > p) {
+            if self.probe.is_some_and(|p| ack > p.get()) {
                 self.probe = None;
             }
             if self.write_blocked && self.send_space() > 0 {
@@ -467,12 +493,14 @@ impl TcpSender {
             // A duplicate ACK (RFC 5681 §2): no data, no new acknowledgement, data outstanding,
             // the same window (a window update is not a duplicate; nor is a probe's answer).
             self.end_rate_sample(now);
+            self.rack_detect_lost(now);
             self.stats.dupacks_received += 1;
             self.dupacks += 1;
             let mut cx = cx!(self, now, 0);
             self.rec.on_dupack(&mut cx, &mut o);
         } else {
             self.end_rate_sample(now);
+            self.rack_detect_lost(now);
             if self.probe.is_some() {
                 if self.rwnd == 0 {
                     // The window is still closed with the zero-window probe unacknowledged:
@@ -491,6 +519,30 @@ impl TcpSender {
             return;
         }
         self.apply(now, new_ack, o, out);
+    }
+
+    /// RACK (tcp/rack.rs) after an ACK's deliveries or at its reordering timer: retransmissions
+    /// sent before a delivered segment whose RTT + reo_wnd has passed are lost (RFC 8985 §6.2
+    /// step 5). In fast recovery the recovery resends them as holes (its PIPE counts them
+    /// out); in the loss state of a timeout they wait in front of the go-back-N.
+    fn rack_detect_lost(&mut self, now: SimTime) {
+        let Some(rack) = self.rack.as_deref_mut() else { return };
+        let Some(srtt) = self.rtt.srtt() else { return };
+        let recovering = matches!(self.state, CongState::Recovery | CongState::Loss);
+        let reo_wnd = rack.reo_wnd(recovering, self.rate.min_rtt().unwrap_or(srtt), srtt);
+        let (mut resend, loss) = (Vec::new(), self.state == CongState::Loss);
+        let (bytes, wait) = rack.detect_lost_retransmissions(now, reo_wnd, &mut self.sb, |seq, _| {
+            if loss {
+                resend.push(seq);
+            }
+        });
+        for seq in resend {
+            rack.push_resend(seq);
+        }
+        self.rack_wait = wait;
+        if bytes > 0 && self.state == CongState::Recovery {
+            self.rec.on_retransmission_lost(bytes, self.win.mss);
+        }
     }
 
     fn end_rate_sample(&mut self, now: SimTime) {
@@ -520,7 +572,7 @@ impl TcpSender {
     fn cc_in_flight(&self) -> u64 {
         match self.state {
             CongState::Recovery => self.rec.pipe_bytes(self.win.mss).unwrap_or_else(|| self.in_flight()),
-            CongState::Loss => (self.snd_nxt - self.snd_una).saturating_sub(self.sb.sacked_bytes()),
+            CongState::Loss => (self.snd_nxt - self.snd_una).saturating_sub(self.sb.sacked_bytes() + self.rack.as_ref().map_or(0, |r| r.resend_bytes(&self.sb))),
             _ => self.in_flight(),
         }
     }
@@ -562,6 +614,8 @@ impl TcpSender {
         if self.rate_on {
             // Every ACK: the controller's view with the rate sample; it may set cwnd and
             // pacing. (Only controllers that use rate samples decide anything here.)
+            // Linux `rs->losses`: what this ACK marked lost, the recovery's marks included.
+            self.last_rs.losses = self.sb.lost_marked() - self.ack_lost_mark;
             let ev = RateEvent { now, rs: self.last_rs, delivered: self.rate.delivered(), in_flight: self.cc_in_flight(), state: self.state, srtt: self.rtt.srtt() };
             let ctl = self.cc.on_rate_sample(&self.win, &ev);
             if let Some(c) = ctl.cwnd {
@@ -618,6 +672,11 @@ impl TcpSender {
             Timer::Persist { expires_at } if now >= expires_at => self.on_persist(now, out),
             _ => {}
         }
+        if self.rack_wait.is_some_and(|t| t <= now) {
+            self.rack_wait = None;
+            self.rack_detect_lost(now);
+            self.send(now, out);
+        }
         if self.pace_wait.is_some_and(|t| t <= now) {
             self.send(now, out);
         }
@@ -639,7 +698,7 @@ impl TcpSender {
             self.persist_backoff = 0;
             return;
         }
-        if let Some(p) = self.probe {
+        if let Some(p) = self.probe.map(NonZeroU64::get) {
             self.retransmit(now, p, out);
             self.snd_nxt = self.snd_nxt.max(p + 1);
         } else if new_data {
@@ -653,7 +712,7 @@ impl TcpSender {
             self.emit(now, start, 1, false, 0, out);
             self.snd_max = start + 1;
             self.snd_nxt = self.snd_max;
-            self.probe = Some(start);
+            self.probe = NonZeroU64::new(start);
         }
         self.persist_backoff = (self.persist_backoff + 1).min(MAX_PERSIST_BACKOFF);
         self.timer = Timer::Persist { expires_at: now + self.persist_interval() };
@@ -752,6 +811,10 @@ impl TcpSender {
         self.after_timeout = true;
         self.dupacks = 0;
         self.sb.clear_retransmitted();
+        if let Some(r) = self.rack.as_deref_mut() {
+            r.on_timeout(now);
+            self.rack_wait = None;
+        }
         // Go back N (ns-2 `reset_rtx_timer(0, 1)`: t_seqno_ = highest_ack_ + 1).
         self.snd_nxt = self.snd_una;
         self.arm(now);
@@ -820,6 +883,15 @@ impl TcpSender {
     /// Sends one segment from `snd_nxt` if the window allows. Returns whether it sent.
     fn send_in_window(&mut self, now: SimTime, extra: u64, out: &mut Vec<Segment>) -> bool {
         let wnd = self.window(extra);
+        if let Some(e) = self.rack.as_deref_mut().filter(|_| self.state == CongState::Loss).and_then(|r| r.next_resend(&self.sb)).copied() {
+            // A retransmission RACK found lost behind the go-back-N (`rack_detect_lost`):
+            // first, within the window (Linux resends what is marked lost in sequence).
+            if self.cc_in_flight() + e.len() > wnd || self.paced(now) {
+                return false;
+            }
+            self.retransmit(now, e.start, out);
+            return true;
+        }
         if self.snd_nxt < self.snd_max {
             // Going back N after a timeout: resend the scoreboard's segment at snd_nxt.
             let Some(e) = self.sb.get(self.snd_nxt).copied() else {
@@ -830,9 +902,13 @@ impl TcpSender {
                 self.snd_nxt = e.end;
                 return true;
             }
-            if let Some(t) = self.rack_deadline(&e).filter(|&t| t > now) {
-                self.pace_wait = Some(t); // wait for its ACK or its deadline
-                return false;
+            match self.timeout_resend(&e, now) {
+                Resend::Now => {}
+                Resend::At(t) => {
+                    self.pace_wait = Some(t); // wait for its ACK or RACK's time
+                    return false;
+                }
+                Resend::OnAck => return false,
             }
             // Under a controller that keeps SACK information (BBR) the window limits the bytes
             // in flight, SACKed data not counted (Linux compares cwnd with
@@ -863,17 +939,16 @@ impl TcpSender {
         self.send_fin(now, out)
     }
 
-    /// Under BBR (`Cc::keeps_sack_info`, Linux's recovery), when the go-back-N after a timeout
-    /// may resend `e`: a segment other than the first sent less than RTT + reo_wnd ago is not
-    /// presumed lost (Linux `tcp_timeout_mark_lost()` with RACK, RFC 8985 §6.3; reo_wnd =
-    /// min_RTT / 4, §6.2): its original is likely still in flight, and resending it wasted
-    /// the link and overwrote its rate snapshot (issue 14). `None`: resend now.
-    fn rack_deadline(&self, e: &super::scoreboard::Entry) -> Option<SimTime> {
-        if !self.cc.keeps_sack_info() || e.start <= self.snd_una {
-            return None;
+    /// When the go-back-N after a timeout may resend `e`: at once, except under RACK (BBR,
+    /// `Cc::keeps_sack_info`, Linux's recovery), where a segment other than the first that the
+    /// timeout did not find lost waits until RACK does (RFC 8985 §6.3 and §6.2 step 5,
+    /// `Rack::timeout_resend`; the reordering window of the loss state, §6.2 step 4).
+    fn timeout_resend(&self, e: &super::scoreboard::Entry, now: SimTime) -> Resend {
+        let (Some(rack), Some(srtt)) = (self.rack.as_deref(), self.rtt.srtt()) else { return Resend::Now };
+        if e.start <= self.snd_una {
+            return Resend::Now;
         }
-        let srtt = self.rtt.srtt()?;
-        Some(e.last_sent + srtt + SimTime::from_nanos(self.rate.min_rtt().unwrap_or(srtt).as_nanos() / RACK_REO_WND_DIVISOR))
+        rack.timeout_resend(e.last_sent, now, rack.reo_wnd(true, self.rate.min_rtt().unwrap_or(srtt), srtt))
     }
 
     /// True if the pacer holds the next segment back; then `poll_at` reports its release.
@@ -949,6 +1024,9 @@ impl TcpSender {
     /// Retransmits the scoreboard entry starting at `seq`. Returns its length.
     fn retransmit(&mut self, now: SimTime, seq: u64, out: &mut Vec<Segment>) -> u64 {
         let e = self.sb.on_retransmit(seq, now);
+        if let Some(r) = self.rack.as_deref_mut() {
+            r.on_retransmit(now, seq);
+        }
         if let Some(tx) = self.rate_snapshot(now) {
             if let Some(i) = self.sb.index_of(seq) {
                 self.txs[i] = tx;
@@ -995,7 +1073,11 @@ impl TcpSender {
             Timer::Idle => None,
             Timer::Retransmit { expires_at } | Timer::Persist { expires_at } => Some(expires_at),
         };
-        match (timer, self.pace_wait) {
+        let wait = match (self.pace_wait, self.rack_wait) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        match (timer, wait) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -2026,27 +2108,142 @@ mod tests {
         assert_eq!((s.cc_in_flight(), s.poll_at()), (4 * MSS, Some(deadline)), "the window is full: only the retransmission timer is left");
     }
 
-    /// RFC 8985 §6.3 under BBR: after a timeout a segment other than the first is resent
-    /// only once RTT + reo_wnd (min_RTT / 4, §6.2) has passed since it was sent. Segment 2001
-    /// was sent at 100 ms; SRTT 100 ms (ns-2's ticks), min_RTT 150 ms (segment 1 acked at
-    /// 250 ms): 100 + 100 + 37.5 ms (mutation testing: `last_sent + srtt` as `-` and
-    /// `min_rtt / 4` as `%` went unnoticed).
+    /// RFC 8985 §6.3 under BBR: a timeout finds lost the segments sent at least RACK.rtt
+    /// before it (Linux `tcp_timeout_mark_lost()`); the go-back-N resends a more recent one
+    /// only once RACK finds it lost too (§6.2 step 5: a segment sent after it delivered, and
+    /// RACK.rtt + reo_wnd passed, reo_wnd 0 in the loss state without reordering). Ten
+    /// segments at 100 ms, the first ACKed at 250 ms (RACK.rtt 150 ms); one more segment
+    /// written at T - 100 ms, T the timeout.
     #[test]
-    fn bbr_holds_a_go_back_n_resend_until_rtt_plus_the_reordering_window() {
+    fn bbr_holds_a_go_back_n_resend_until_rack_finds_it_lost() {
         use super::super::config::CcKind;
-        let (mut s, out) = established(TcpConfig { initial_cwnd: 10, cc: CcKind::Bbr, ..cfg() }, 100 * MSS);
+        let ms = SimTime::from_millis;
+        let (mut s, out) = established(TcpConfig { initial_cwnd: 10, cc: CcKind::Bbr, ..cfg() }, 10 * MSS);
         assert_eq!(out.len(), 10);
         let mut out = Vec::new();
-        s.on_segment(SimTime::from_millis(250), &ack(1001), &mut out);
-        assert_eq!((s.srtt(), s.rate.min_rtt()), (Some(SimTime::from_millis(100)), Some(SimTime::from_millis(150))));
-        let head = *s.sb.get(1001).unwrap();
-        let next = *s.sb.get(2001).unwrap();
-        assert_eq!(s.rack_deadline(&head), None, "the first unacknowledged segment: at once");
-        assert_eq!(s.rack_deadline(&next), Some(SimTime::from_micros(237_500)));
+        s.on_segment(ms(250), &ack(1001), &mut out);
+        assert!(out.is_empty());
+        let t = s.poll_at().unwrap();
+        s.app_send(t - ms(100), MSS, &mut out);
+        assert_eq!(seqs(&out), vec![(10001, 1000, 0)]);
+        out.clear();
+        s.on_timer(t, &mut out);
+        assert_eq!((seqs(&out), s.state()), (vec![(1001, 1000, 1)], CongState::Loss));
+        out.clear();
+        // The head's resend (sent at T) is ACKed at T + 150 ms: RACK.rtt 150 ms, so 10001 (sent
+        // at T - 100 ms) is lost from T + 50 ms on; the segments of 100 ms were lost at T.
+        s.on_segment(t + ms(150), &ack(2001), &mut out);
+        let e = *s.sb.get(10001).unwrap();
+        assert_eq!(s.timeout_resend(&e, t + ms(150)), Resend::Now);
+        assert_eq!(s.timeout_resend(&e, t + ms(49)), Resend::At(t + ms(50)), "RACK's time not yet come");
+        assert_eq!(s.timeout_resend(s.sb.get(3001).unwrap(), t + ms(150)), Resend::Now);
+        // Before any segment sent after it is delivered, RACK knows no time for it.
+        let (mut s2, _) = established(TcpConfig { initial_cwnd: 10, cc: CcKind::Bbr, ..cfg() }, 10 * MSS);
+        s2.on_segment(ms(250), &ack(1001), &mut out);
+        let t2 = s2.poll_at().unwrap();
+        s2.app_send(t2 - ms(100), MSS, &mut out);
+        s2.on_timer(t2, &mut out);
+        assert_eq!(s2.timeout_resend(s2.sb.get(10001).unwrap(), t2 + ms(10)), Resend::OnAck);
+        assert_eq!(s2.timeout_resend(s2.sb.get(2001).unwrap(), t2), Resend::Now, "sent at 100 ms, lost at the timeout");
         // Other controllers go back N at once (ns-2).
         let (mut s, _) = established(TcpConfig { initial_cwnd: 10, ..cfg() }, 100 * MSS);
-        s.on_segment(SimTime::from_millis(250), &ack(1001), &mut out);
-        assert_eq!(s.rack_deadline(s.sb.get(2001).unwrap()), None);
+        s.on_segment(ms(250), &ack(1001), &mut out);
+        assert_eq!(s.timeout_resend(s.sb.get(2001).unwrap(), ms(250)), Resend::Now);
+    }
+
+    /// A pure ACK of 1 with SACK blocks in whole segments: `(2, 5)` is [2001, 5001).
+    fn sack_segs(blocks: &[(u64, u64)]) -> Segment {
+        let mut seg = ack(1);
+        for (i, &(x, y)) in blocks.iter().enumerate() {
+            seg.sack[i] = SackBlock { start: x * MSS + 1, end: y * MSS + 1 };
+        }
+        seg.n_sack = blocks.len() as u8;
+        seg
+    }
+
+    /// The segments sent on an ACK at `t` ms and the bytes its rate sample reports lost.
+    #[track_caller]
+    fn step(s: &mut TcpSender, t: u64, blocks: &[(u64, u64)]) -> (Vec<(u64, u32, u16)>, u64) {
+        let mut out = Vec::new();
+        s.on_segment(SimTime::from_millis(t), &sack_segs(blocks), &mut out);
+        (seqs(&out), s.rate_sample().losses)
+    }
+
+    /// `sack/bbr` (Fall & Floyd's recovery, BBR), ten segments sent at 100 ms, segments 1 and
+    /// 5 lost; segments 2-4 SACKed at 201-203 ms, the fast retransmit at 203 ms.
+    fn sack_bbr_losing_1_and_5() -> TcpSender {
+        use super::super::config::CcKind;
+        let c = TcpConfig { initial_cwnd: 10, cc: CcKind::Bbr, recovery: RecoveryKind::SackFallFloyd, ..cfg() };
+        let (mut s, _) = established(c, 100 * MSS);
+        s.on_segment(SimTime::from_millis(200), &ack(1), &mut Vec::new()); // the window scaled: an update
+        step(&mut s, 201, &[(1, 2)]);
+        step(&mut s, 202, &[(1, 3)]);
+        assert_eq!(step(&mut s, 203, &[(1, 4)]), (vec![(1, 1000, 1)], MSS), "fast retransmit: segment 1 lost");
+        s
+    }
+
+    /// Each ACK's rate sample carries the bytes it marked lost (Linux `rs->losses`, which BBR
+    /// deducts from cwnd): segment 1 at the fast retransmit (above), segment 5 when a SACK
+    /// above it shows the hole, nothing on an ACK that shows no new hole.
+    #[test]
+    fn bbr_sees_the_bytes_each_ack_marks_lost() {
+        let mut s = sack_bbr_losing_1_and_5();
+        assert_eq!(step(&mut s, 204, &[(6, 7), (1, 5)]), (vec![], MSS), "the hole at segment 5");
+        assert_eq!(step(&mut s, 205, &[(6, 8), (1, 5)]), (vec![], 0));
+        assert_eq!(step(&mut s, 300, &[(6, 11), (1, 5)]), (vec![(5001, 1000, 1)], 0), "the hole resent");
+    }
+
+    /// RACK (RFC 8985 §6.2 step 5) finds a lost retransmission: segment 5's retransmission,
+    /// sent at 300 ms after segment 1's (203 ms), is SACKed at 400 ms (RACK.rtt 100 ms), so
+    /// segment 1's retransmission is lost from 303 ms on (reo_wnd 0 in recovery without
+    /// reordering): the ACK counts it lost and it is resent at once, where before it waited
+    /// for the retransmission timer (503 ms) and its go-back-N.
+    #[test]
+    fn bbr_resends_a_lost_retransmission_once_a_later_one_is_sacked() {
+        let mut s = sack_bbr_losing_1_and_5();
+        step(&mut s, 204, &[(6, 7), (1, 5)]);
+        step(&mut s, 205, &[(6, 8), (1, 5)]);
+        assert_eq!(step(&mut s, 300, &[(6, 11), (1, 5)]), (vec![(5001, 1000, 1)], 0));
+        assert_eq!(step(&mut s, 400, &[(1, 11)]), (vec![(1, 1000, 2)], MSS), "segment 1's retransmission lost and resent");
+        assert_eq!(s.timer, Timer::Retransmit { expires_at: SimTime::from_millis(503) });
+        // A segment sent before the retransmission, delivered, proves nothing (RFC 8985 §6.2
+        // step 5 looks at segments sent after it): segment 11 ([10001, 11001)), sent at
+        // 201 ms, SACKed only at 400 ms.
+        let mut s = sack_bbr_losing_1_and_5();
+        step(&mut s, 204, &[(6, 7), (1, 5)]);
+        step(&mut s, 205, &[(6, 8), (1, 5)]);
+        assert_eq!(step(&mut s, 300, &[(6, 10), (1, 5)]), (vec![(5001, 1000, 1)], 0));
+        assert_eq!(step(&mut s, 400, &[(6, 11), (1, 5)]), (vec![(11001, 1000, 0)], 0), "new data, not segment 1");
+        assert!(s.sb.get(1).unwrap().retransmitted, "still in flight");
+    }
+
+    /// RACK in the loss state of a timeout: ten segments at 100 ms, none acknowledged; the
+    /// timeout (400 ms) resends segment 1, ACKed at 550 ms; the go-back-N resends segment 2
+    /// at 550 ms (lost) and segment 3 at BBR's next pacing release (707.6 ms). Segment 3's
+    /// resend SACKed at 860 ms (RACK.rtt 152.4 ms) shows segment 2's lost since 702.4 ms: it
+    /// is out of flight (nothing left in flight, segment 3 SACKed) and resent at the next
+    /// release (865.2 ms) before segment 4, where before it waited for the timer (1150 ms).
+    #[test]
+    fn bbr_resends_a_lost_go_back_n_retransmission_before_going_on() {
+        use super::super::config::CcKind;
+        let ms = SimTime::from_millis;
+        let c = TcpConfig { initial_cwnd: 10, cc: CcKind::Bbr, recovery: RecoveryKind::SackFallFloyd, ..cfg() };
+        let (mut s, _) = established(c, 10 * MSS);
+        let mut out = Vec::new();
+        s.on_timer(ms(400), &mut out);
+        s.on_segment(ms(550), &ack(1001), &mut out);
+        let release = s.poll_at().unwrap();
+        s.on_timer(release, &mut out);
+        assert_eq!((seqs(&out), s.state()), (vec![(1, 1000, 1), (1001, 1000, 1), (2001, 1000, 1)], CongState::Loss));
+        out.clear();
+        let sacked = Segment { sack: [SackBlock { start: 2001, end: 3001 }, SackBlock::default(), SackBlock::default()], n_sack: 1, ..ack(1001) };
+        s.on_segment(ms(860), &sacked, &mut out);
+        assert_eq!((seqs(&out), s.rate_sample().losses, s.cc_in_flight()), (vec![], MSS, 0));
+        let release = s.poll_at().unwrap();
+        assert!(release < ms(870), "{release:?}: the pacer's, not the timer's");
+        s.on_timer(release, &mut out);
+        assert_eq!((seqs(&out), s.cc_in_flight()), (vec![(1001, 1000, 2)], MSS));
+        assert_eq!(s.timer, Timer::Retransmit { expires_at: ms(1150) });
     }
 
     #[test]

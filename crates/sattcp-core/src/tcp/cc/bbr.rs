@@ -10,7 +10,8 @@
 //! - PROBE_RTT: when the min RTT is 10 s old, cwnd 4 segments for max(200 ms, 1 round).
 //!
 //! In loss recovery: packet conservation for the first round (cwnd = in flight + delivered),
-//! then growth as usual; on leaving recovery the cwnd before it is restored (Linux
+//! then growth as usual, every ACK first deducting what it marked lost (`rs->losses`); on
+//! leaving recovery the cwnd before it is restored (Linux
 //! `bbr_set_cwnd_to_recover_or_restore`). A retransmission timeout sets cwnd to one segment
 //! (Linux `tcp_enter_loss`); BBR then grows it back by what is delivered. Idle restart keeps
 //! cwnd and paces at 1 x BtlBw (draft §4.3.4.4).
@@ -19,7 +20,8 @@
 //! (Linux counts packets); no TSO, so the quantization budget is 3 segments; the PROBE_BW
 //! phase starts at phase 2 (Linux draws it at random among all but the 3/4 phase: a fixed
 //! phase keeps the run deterministic without an RNG stream); the long-term bandwidth sampling
-//! for policers (`lt_bw`) is not modelled. Gains are rationals in integer arithmetic.
+//! for policers (`lt_bw`) is not modelled. Gains are rationals in integer arithmetic. The
+//! cwnd target includes Linux 4.19's ACK-aggregation allowance (`extra_acked`).
 
 use super::{Control, RateEvent, Reduction, Window};
 use crate::tcp::recovery::CongState;
@@ -56,6 +58,17 @@ const PACING_MARGIN_PERCENT: u64 = 1;
 const QUANTA_SEGMENTS: u64 = 3;
 /// Before any RTT sample, Linux assumes 1 ms for the initial pacing rate.
 const DEFAULT_RTT: SimTime = SimTime::from_millis(1);
+/// Linux `bbr_extra_acked_gain` = 1: the ACK-aggregation allowance added to the cwnd target.
+const EXTRA_ACKED_GAIN: u64 = UNIT;
+/// Linux `bbr_extra_acked_win_rtts` = 5: the allowance is the largest excess of the last 5-10
+/// rounds (two windows of 5, the older dropped when a new one starts).
+const EXTRA_ACKED_WIN_ROUNDS: u32 = 5;
+/// Linux `bbr_extra_acked_max_us` = 100 ms: the allowance is at most BtlBw x 100 ms.
+const EXTRA_ACKED_MAX_TIME: SimTime = SimTime::from_millis(100);
+/// Linux `bbr_ack_epoch_acked_reset_thresh` = 2^20 packets: an epoch that long starts again.
+const ACK_EPOCH_RESET_SEGMENTS: u64 = 1 << 20;
+/// Linux caps `ack_epoch_acked` at 0xFFFFF packets (its 20-bit field).
+const ACK_EPOCH_MAX_SEGMENTS: u64 = 0xFFFFF;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum Mode {
@@ -99,6 +112,14 @@ pub struct Bbr {
     /// `tp->app_limited = delivered + in flight` on every PROBE_RTT ACK: "Ignore low rate
     /// samples during this mode"): a packet whose `prior_delivered` is in `[from, mark]`.
     probe_rtt_app_limited: Option<(u64, u64)>,
+    /// ACK aggregation (Linux `bbr_update_ack_aggregation()`, 4.19+): the largest excess of
+    /// bytes delivered over BtlBw x time in each of two windows of 5 rounds, the round count of
+    /// the current window and which slot it uses, and the current epoch's start and bytes.
+    extra_acked: [u64; 2],
+    extra_acked_win_rounds: u32,
+    extra_acked_win_idx: usize,
+    ack_epoch_stamp: SimTime,
+    ack_epoch_acked: u64,
 }
 
 /// Loss recovery or the loss state of a timeout (Linux `state >= TCP_CA_Recovery`).
@@ -134,6 +155,11 @@ impl Default for Bbr {
             restore_cwnd: false,
             bw_last_round: 0,
             probe_rtt_app_limited: None,
+            extra_acked: [0; 2],
+            extra_acked_win_rounds: 0,
+            extra_acked_win_idx: 0,
+            ack_epoch_stamp: SimTime::ZERO,
+            ack_epoch_acked: 0,
         }
     }
 }
@@ -219,6 +245,7 @@ impl Bbr {
                 self.bw_last_round = self.round_count;
             }
         }
+        self.update_ack_aggregation(w, ev);
         self.update_cycle_phase(w, ev);
         self.check_full_bw_reached(app_limited);
         self.check_drain(w, ev);
@@ -236,18 +263,41 @@ impl Bbr {
             self.pacing_rate = Some((init as u128 * HIGH_GAIN as u128 * 1_000_000_000 / (UNIT as u128 * rtt.as_nanos() as u128)) as u64);
         }
         let cwnd = self.set_cwnd(w, ev, init);
-        self.prev_state = ev.state;
         Control { cwnd: Some(cwnd), pacing_rate: self.pacing_rate, ssthresh: None }
     }
 
-    /// Linux `bbr_set_cwnd()` with `bbr_set_cwnd_to_recover_or_restore()`.
+    /// Linux `bbr_set_cwnd()`: the cwnd of [`grow_cwnd`](Self::grow_cwnd), then the caps of its
+    /// `done:` label, which every path reaches, packet conservation included: in PROBE_RTT at
+    /// most 4 segments (`bbr_cwnd_min_target`).
     fn set_cwnd(&mut self, w: &Window, ev: &RateEvent, init: u64) -> u64 {
+        let cwnd = self.grow_cwnd(w, ev, init);
+        if self.mode == Mode::ProbeRtt {
+            return cwnd.min(MIN_CWND_SEGMENTS * w.mss);
+        }
+        cwnd
+    }
+
+    /// Linux `bbr_set_cwnd()` up to its `done:` label, with
+    /// `bbr_set_cwnd_to_recover_or_restore()`.
+    fn grow_cwnd(&mut self, w: &Window, ev: &RateEvent, init: u64) -> u64 {
         let acked = ev.rs.acked_sacked;
         let mut cwnd = w.cwnd;
         let in_recovery = recovering(ev.state);
         let was_in_recovery = recovering(self.prev_state);
         if std::mem::take(&mut self.restore_cwnd) {
             cwnd = cwnd.max(self.prior_cwnd);
+        }
+        if acked == 0 {
+            // Linux: "no packet fully ACKed; just apply caps", `prev_ca_state` included: a
+            // recovery entered on such an ACK starts packet conservation on the next one.
+            return cwnd;
+        }
+        self.prev_state = ev.state;
+        // Linux bbr_set_cwnd_to_recover_or_restore(): "An ACK for P pkts should release at
+        // most 2*P packets": first the packets this ACK marked lost are deducted (at least
+        // one segment is left), then packet conservation or growth adds what it delivered.
+        if ev.rs.losses > 0 {
+            cwnd = cwnd.saturating_sub(ev.rs.losses).max(w.mss);
         }
         if in_recovery && !was_in_recovery {
             // Packet conservation for one round.
@@ -258,17 +308,54 @@ impl Bbr {
         if self.packet_conservation {
             return cwnd.max(ev.in_flight + acked).max(MIN_CWND_SEGMENTS * w.mss);
         }
-        let target = self.target_cwnd(self.cwnd_gain, w);
+        // Linux: bbr_bdp() + bbr_ack_aggregation_cwnd(), then the quantization budget.
+        let target = self.target_cwnd(self.cwnd_gain, w) + self.ack_aggregation_cwnd();
         if self.full_bw_reached {
             cwnd = (cwnd + acked).min(target);
         } else if cwnd < target || ev.delivered < init {
             cwnd += acked;
         }
-        cwnd = cwnd.max(MIN_CWND_SEGMENTS * w.mss);
-        if self.mode == Mode::ProbeRtt {
-            cwnd = cwnd.min(MIN_CWND_SEGMENTS * w.mss);
+        cwnd.max(MIN_CWND_SEGMENTS * w.mss)
+    }
+
+    /// Linux `bbr_update_ack_aggregation()`: how far deliveries run ahead of BtlBw x time since
+    /// the epoch started (an epoch restarts whenever they fall behind), the largest excess of a
+    /// window of 5 rounds kept, at most cwnd.
+    fn update_ack_aggregation(&mut self, w: &Window, ev: &RateEvent) {
+        let acked = ev.rs.acked_sacked;
+        if acked == 0 || !ev.rs.is_valid() {
+            return;
         }
-        cwnd
+        if self.round_start {
+            self.extra_acked_win_rounds = (self.extra_acked_win_rounds + 1).min(0x1F);
+            if self.extra_acked_win_rounds >= EXTRA_ACKED_WIN_ROUNDS {
+                self.extra_acked_win_rounds = 0;
+                self.extra_acked_win_idx ^= 1;
+                self.extra_acked[self.extra_acked_win_idx] = 0;
+            }
+        }
+        // Linux measures the epoch to `tp->delivered_mstamp`, this ACK's time (it delivered).
+        let epoch = ev.now.saturating_sub(self.ack_epoch_stamp);
+        let mut expected = (self.btl_bw() as u128 * epoch.as_nanos() as u128 / 1_000_000_000) as u64;
+        if self.ack_epoch_acked <= expected || self.ack_epoch_acked + acked >= ACK_EPOCH_RESET_SEGMENTS * w.mss {
+            self.ack_epoch_acked = 0;
+            self.ack_epoch_stamp = ev.now;
+            expected = 0;
+        }
+        self.ack_epoch_acked = (self.ack_epoch_acked + acked).min(ACK_EPOCH_MAX_SEGMENTS * w.mss);
+        let extra = (self.ack_epoch_acked - expected).min(w.cwnd);
+        let slot = &mut self.extra_acked[self.extra_acked_win_idx];
+        *slot = (*slot).max(extra);
+    }
+
+    /// Linux `bbr_ack_aggregation_cwnd()`: once the pipe is full, the largest recent excess
+    /// (gain 1), at most BtlBw x 100 ms.
+    fn ack_aggregation_cwnd(&self) -> u64 {
+        if !self.full_bw_reached {
+            return 0;
+        }
+        let max = (self.btl_bw() as u128 * EXTRA_ACKED_MAX_TIME.as_nanos() as u128 / 1_000_000_000) as u64;
+        (EXTRA_ACKED_GAIN * self.extra_acked[0].max(self.extra_acked[1]) / UNIT).min(max)
     }
 
     /// Linux `bbr_update_cycle_phase()`.
@@ -403,10 +490,18 @@ impl Bbr {
 
     /// Retransmission timeout: cwnd = 1 segment (Linux `tcp_enter_loss()`), the prior cwnd
     /// saved for when the loss state ends.
+    ///
+    /// Linux `bbr_set_state(sk, TCP_CA_Loss)` also forgets the bandwidth plateau of STARTUP
+    /// (`full_bw = 0`: the next round's bandwidth is the new reference, so the 3 rounds
+    /// without 25% growth are counted afresh after the timeout) and treats the timeout as the
+    /// end of a round (`round_start = 1`, which only its long-term sampling reads before the
+    /// next ACK clears it: `lt_bw` is not modelled, see the module docs).
     pub fn on_timeout(&mut self, w: &Window, _basis: u64) -> Reduction {
         self.save_cwnd(w);
         self.prev_state = CongState::Loss;
         self.packet_conservation = false;
+        self.full_bw = 0;
+        self.round_start = true;
         Reduction { ssthresh: w.ssthresh, cwnd: w.mss }
     }
 
@@ -450,6 +545,110 @@ mod tests {
         let w = Window { cwnd: 200 * MSS, ssthresh: u64::MAX, mss: MSS };
         let rs = RateSample { prior_in_flight, ..Default::default() };
         b.update_cycle_phase(&w, &RateEvent { now: SimTime::from_millis(now_ms), rs, delivered: 0, in_flight: prior_in_flight, state: CongState::Open, srtt: None });
+    }
+
+    /// An ACK at `now_ms` delivering one segment with a valid sample of `bw` B/s over 100 ms,
+    /// sent after the round's end (so a round starts), `in_flight` segments left, in `state`.
+    fn round_ack(now_ms: u64, bw: u64, in_flight: u64, state: CongState) -> RateEvent {
+        let rs = RateSample { delivered: bw / 10, interval: SimTime::from_millis(100), acked_sacked: MSS, rtt: Some(SimTime::from_millis(100)), prior_in_flight: in_flight * MSS, ..Default::default() };
+        RateEvent { now: SimTime::from_millis(now_ms), rs, delivered: 1_000 * MSS, in_flight: in_flight * MSS, state, srtt: Some(SimTime::from_millis(100)) }
+    }
+
+    /// Linux `bbr_set_state(sk, TCP_CA_Loss)` sets `full_bw = 0`: after a timeout STARTUP
+    /// counts its 3 rounds without 25% growth afresh. A flow 2 rounds into its plateau at
+    /// 1 MB/s times out; the next round brings 1 MB/s again, which is now the new reference
+    /// (count 0, still STARTUP). Without the reset that round was the third: DRAIN.
+    #[test]
+    fn a_timeout_restarts_startups_count_of_rounds_without_growth() {
+        let mut b = Bbr { min_rtt: Some(SimTime::from_millis(100)), full_bw: 1_000_000, full_bw_count: 2, ..Default::default() };
+        b.bw_rounds[0] = (0, 1_000_000);
+        let w = Window { cwnd: 200 * MSS, ssthresh: u64::MAX, mss: MSS };
+        assert_eq!(b.on_timeout(&w, 0).cwnd, MSS);
+        assert_eq!((b.full_bw, b.round_start), (0, true));
+        b.on_rate_sample(&Window { cwnd: MSS, ..w }, &round_ack(1_000, 1_000_000, 0, CongState::Loss));
+        assert_eq!((b.mode, b.full_bw, b.full_bw_count, b.full_bw_reached), (Mode::Startup, 1_000_000, 0, false));
+    }
+
+    /// Linux `bbr_set_cwnd()`: packet conservation jumps to `done:`, where PROBE_RTT's cap of
+    /// 4 segments still applies. Entering recovery in PROBE_RTT with 20 segments in flight and
+    /// one delivered: conservation asks for 21, PROBE_RTT allows 4 (21 before the fix); the
+    /// next ACK of the first round likewise.
+    #[test]
+    fn probe_rtt_caps_cwnd_at_4_segments_during_packet_conservation() {
+        let mut b = Bbr { mode: Mode::ProbeRtt, pacing_gain: UNIT, cwnd_gain: UNIT, ..probing(2) };
+        let w = Window { cwnd: 4 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let ev = round_ack(1_000, 1_000_000, 20, CongState::Recovery);
+        assert_eq!(b.set_cwnd(&w, &ev, 10 * MSS), 4 * MSS);
+        assert!(b.packet_conservation);
+        b.prev_state = CongState::Recovery;
+        assert_eq!(b.set_cwnd(&w, &ev, 10 * MSS), 4 * MSS);
+    }
+
+    /// Linux `bbr_set_cwnd_to_recover_or_restore()`: "An ACK for P pkts should release at most
+    /// 2*P packets": the packets the ACK marked lost (`rs->losses`) come off cwnd before what
+    /// it delivered is added. In PROBE_BW after the first round of recovery, cwnd 100
+    /// segments below the target: one delivered and 3 lost leave 98 (101 before the fix); in
+    /// packet conservation, max(100 - 3, in flight 90 + 1) = 97. An ACK that delivers nothing
+    /// changes nothing (Linux: "no packet fully ACKed; just apply caps"). At least one segment
+    /// is left.
+    #[test]
+    fn losses_come_off_cwnd_before_growth() {
+        let mut b = probing(2);
+        b.prev_state = CongState::Recovery;
+        let w = Window { cwnd: 100 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let mut ev = round_ack(1_000, 1_000_000, 90, CongState::Recovery);
+        ev.rs.losses = 3 * MSS;
+        assert_eq!(b.set_cwnd(&w, &ev, 10 * MSS), 98 * MSS);
+        b.packet_conservation = true;
+        assert_eq!(b.set_cwnd(&w, &ev, 10 * MSS), 97 * MSS);
+        ev.rs.acked_sacked = 0;
+        assert_eq!(b.set_cwnd(&w, &ev, 10 * MSS), 100 * MSS, "nothing delivered");
+        b.packet_conservation = false;
+        let mut ev = round_ack(1_000, 1_000_000, 0, CongState::Recovery);
+        ev.rs.losses = 200 * MSS;
+        assert_eq!(b.set_cwnd(&w, &ev, 10 * MSS), 4 * MSS, "one segment left, plus one delivered, then the floor of 4");
+    }
+
+    /// Linux keeps `prev_ca_state` on an ACK that delivers nothing (`bbr_set_cwnd()` skips
+    /// `bbr_set_cwnd_to_recover_or_restore()`): recovery entered on such an ACK starts packet
+    /// conservation (cwnd = in flight + delivered = 51 segments) on the next one that delivers.
+    #[test]
+    fn packet_conservation_starts_on_the_first_ack_of_recovery_that_delivers() {
+        let mut b = Bbr { cwnd_gain: CWND_GAIN, ..probing(2) };
+        let w = Window { cwnd: 150 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let mut nothing = round_ack(1_000, 1_000_000, 50, CongState::Recovery);
+        nothing.rs.acked_sacked = 0;
+        assert_eq!(b.on_rate_sample(&w, &nothing).cwnd, Some(150 * MSS));
+        assert_eq!((b.prev_state, b.packet_conservation), (CongState::Open, false));
+        assert_eq!(b.on_rate_sample(&w, &round_ack(1_001, 1_000_000, 50, CongState::Recovery)).cwnd, Some(51 * MSS));
+        assert_eq!((b.prev_state, b.packet_conservation), (CongState::Recovery, true));
+    }
+
+    /// Linux `bbr_update_ack_aggregation()`: BtlBw 1 MB/s; an ACK at 1 s starts an epoch (1
+    /// segment); one at 1.001 s delivers 10 segments where 1 was expected: the epoch restarts
+    /// (1 segment delivered, not more than expected) with 10 in excess, which the cwnd target
+    /// takes in (2 BDP + 3 quanta + 10 = 213 segments, not 203) until two windows of 5 rounds
+    /// have passed without such an excess.
+    #[test]
+    fn an_ack_burst_above_btlbw_raises_the_cwnd_target_for_5_to_10_rounds() {
+        let mut b = Bbr { cwnd_gain: CWND_GAIN, ..probing(2) };
+        let w = Window { cwnd: 500 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let mut ev = round_ack(1_000, 1_000_000, 100, CongState::Open);
+        b.update_ack_aggregation(&w, &ev);
+        assert_eq!((b.ack_epoch_stamp, b.ack_epoch_acked, b.extra_acked), (SimTime::from_millis(1_000), MSS, [MSS, 0]));
+        ev.now = SimTime::from_millis(1_001);
+        ev.rs.acked_sacked = 10 * MSS;
+        b.update_ack_aggregation(&w, &ev);
+        assert_eq!((b.ack_epoch_stamp, b.extra_acked), (SimTime::from_millis(1_001), [10 * MSS, 0]));
+        assert_eq!(b.set_cwnd(&w, &round_ack(1_002, 1_000_000, 100, CongState::Open), 10 * MSS), 213 * MSS);
+        // Rounds with deliveries at BtlBw: after 5 the other slot, after 10 the first again.
+        for r in 1..=10 {
+            b.round_start = true;
+            let ev = round_ack(1_001 + 100 * r, 1_000_000, 100, CongState::Open);
+            b.update_ack_aggregation(&w, &ev);
+            assert_eq!(b.ack_aggregation_cwnd() >= 10 * MSS, r < 10, "round {r}");
+        }
+        assert_eq!(b.set_cwnd(&w, &round_ack(3_000, 1_000_000, 100, CongState::Open), 10 * MSS), 204 * MSS, "203 + the last ACK's segment in excess");
     }
 
     /// Linux `bbr_is_next_cycle_phase()` compares the flight with `bbr_inflight()`, which adds

@@ -308,6 +308,14 @@ impl Recovery {
             _ => None,
         }
     }
+    /// RACK found `len` bytes of retransmissions lost during fast recovery (tcp/rack.rs, BBR
+    /// only): Fall & Floyd's PIPE counts them out (RFC 6675's `SetPipe()` recomputes itself from
+    /// the scoreboard's marks at its next update).
+    pub fn on_retransmission_lost(&mut self, len: u64, mss: u64) {
+        if let Recovery::SackFallFloyd(r) = self {
+            r.on_retransmission_lost(len, mss)
+        }
+    }
     /// A segment chosen by [`Recovery::pick`] was sent.
     pub fn on_pipe_sent(&mut self, len: u64) {
         if let Recovery::SackFallFloyd(r) = self {

@@ -53,6 +53,9 @@ impl SackFallFloyd {
             }
         } else {
             self.pipe -= PIPE_PARTIAL_ACK_DECREMENT;
+            if keep {
+                cx.sb.mark_holes_lost();
+            }
             out.timer = TimerAction::Restart;
             out.rtt_sample = false;
             out.grow = false;
@@ -64,6 +67,9 @@ impl SackFallFloyd {
             // seed 001 §2.2.1: "For every subsequent duplicate ACK received, PIPE is
             // decremented by one segment".
             self.pipe -= 1;
+            if cx.cc.keeps_sack_info() {
+                cx.sb.mark_holes_lost();
+            }
             return;
         }
         if cx.may_fast_retransmit_ns2(false) {
@@ -85,6 +91,10 @@ impl SackFallFloyd {
             };
             cx.fast_retransmit_ns2(out);
             cx.sb.clear_retransmitted();
+            if cx.cc.keeps_sack_info() {
+                // The losses BBR deducts (Linux `rs->losses`; `Scoreboard::mark_holes_lost`).
+                cx.sb.mark_holes_lost();
+            }
         }
         cx.limited_transmit(out);
     }
@@ -116,6 +126,13 @@ impl SackFallFloyd {
         }
         let len = cx.mss();
         (cx.new_data && cx.snd_max + len - cx.snd_una <= cx.rwnd).then_some(Pick::New)
+    }
+
+    /// Under RACK (tcp/rack.rs, BBR only) `len` bytes of retransmissions were found lost:
+    /// they leave PIPE, as they leave Linux's `tcp_packets_in_flight()` (`retrans_out`), and
+    /// become holes again (`next_hole`), so they are resent while PIPE < CWND.
+    pub fn on_retransmission_lost(&mut self, len: u64, mss: u64) {
+        self.pipe -= len.div_ceil(mss) as i64;
     }
 
     pub fn on_pipe_sent(&mut self, _len: u64) {

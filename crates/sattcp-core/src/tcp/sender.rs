@@ -250,7 +250,9 @@ impl TcpSender {
         let cc = Cc::new(cfg.cc).with_ns2_window(cfg.ns2.window_arith);
         TcpSender {
             rate_on: cfg.rate_samples || cc.uses_rate_samples(),
-            rack: cc.keeps_sack_info().then(Box::default),
+            // (Only where `rate_on`: BBR reads rate samples, and the hot paths test that flag
+            // before reading these cold fields.)
+            rack: (cc.keeps_sack_info() && cc.uses_rate_samples()).then(Box::default),
             rack_wait: None,
             ack_lost_mark: 0,
             cc,
@@ -407,12 +409,17 @@ impl TcpSender {
         if rate_on {
             self.rate.begin_ack(self.cc_in_flight());
         }
-        self.ack_lost_mark = self.sb.lost_marked();
+        // (RACK and `rs->losses` are read only where `rate_on`, a field of the first line: the
+        // fields they keep are in the cold lines, which a Reno, CUBIC or Hybla flow's ACK would
+        // otherwise read, one line more per ACK at 100,000 flows; bench/README.md.)
+        if rate_on {
+            self.ack_lost_mark = self.sb.lost_marked();
+        }
         // RACK's min_RTT (RFC 8985 §6.2 step 2): the delivery-rate estimator's, or before any
         // data sample the handshake's (Linux's `tcp_min_rtt()` takes the SYN-ACK's RTT too).
-        let min_rtt = if self.rack.is_some() { self.rate.min_rtt().or(self.rtt.srtt()) } else { None };
+        let mut rack = if rate_on { self.rack.as_deref_mut() } else { None };
+        let min_rtt = if rack.is_some() { self.rate.min_rtt().or(self.rtt.srtt()) } else { None };
         let rate = &mut self.rate;
-        let mut rack = self.rack.as_deref_mut();
         let mut sack_news = false;
         if self.sack_ok && seg.n_sack > 0 {
             let newly = if rate_on {
@@ -526,6 +533,9 @@ impl TcpSender {
     /// step 5). In fast recovery the recovery resends them as holes (its PIPE counts them
     /// out); in the loss state of a timeout they wait in front of the go-back-N.
     fn rack_detect_lost(&mut self, now: SimTime) {
+        if !self.rate_on {
+            return; // no RACK (a cold field: see `on_ack`)
+        }
         let Some(rack) = self.rack.as_deref_mut() else { return };
         let Some(srtt) = self.rtt.srtt() else { return };
         let recovering = matches!(self.state, CongState::Recovery | CongState::Loss);
@@ -672,7 +682,7 @@ impl TcpSender {
             Timer::Persist { expires_at } if now >= expires_at => self.on_persist(now, out),
             _ => {}
         }
-        if self.rack_wait.is_some_and(|t| t <= now) {
+        if self.rate_on && self.rack_wait.is_some_and(|t| t <= now) {
             self.rack_wait = None;
             self.rack_detect_lost(now);
             self.send(now, out);
@@ -883,7 +893,8 @@ impl TcpSender {
     /// Sends one segment from `snd_nxt` if the window allows. Returns whether it sent.
     fn send_in_window(&mut self, now: SimTime, extra: u64, out: &mut Vec<Segment>) -> bool {
         let wnd = self.window(extra);
-        if let Some(e) = self.rack.as_deref_mut().filter(|_| self.state == CongState::Loss).and_then(|r| r.next_resend(&self.sb)).copied() {
+        let resend = if self.state == CongState::Loss { self.rack.as_deref_mut().and_then(|r| r.next_resend(&self.sb)).copied() } else { None };
+        if let Some(e) = resend {
             // A retransmission RACK found lost behind the go-back-N (`rack_detect_lost`):
             // first, within the window (Linux resends what is marked lost in sequence).
             if self.cc_in_flight() + e.len() > wnd || self.paced(now) {
@@ -1024,7 +1035,7 @@ impl TcpSender {
     /// Retransmits the scoreboard entry starting at `seq`. Returns its length.
     fn retransmit(&mut self, now: SimTime, seq: u64, out: &mut Vec<Segment>) -> u64 {
         let e = self.sb.on_retransmit(seq, now);
-        if let Some(r) = self.rack.as_deref_mut() {
+        if let Some(r) = if self.rate_on { self.rack.as_deref_mut() } else { None } {
             r.on_retransmit(now, seq);
         }
         if let Some(tx) = self.rate_snapshot(now) {
@@ -1073,7 +1084,7 @@ impl TcpSender {
             Timer::Idle => None,
             Timer::Retransmit { expires_at } | Timer::Persist { expires_at } => Some(expires_at),
         };
-        let wait = match (self.pace_wait, self.rack_wait) {
+        let wait = match (self.pace_wait, if self.rate_on { self.rack_wait } else { None }) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };

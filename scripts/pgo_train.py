@@ -29,6 +29,7 @@ def training_set() -> list[tuple[Path, dict[str, object]]]:
     for policy in ("ubr", "ppd", "fba"):
         runs.append((SCENARIOS / "kota-wan.toml", {"switch.policy": policy, "run.duration": "10s"}))
     for flavor in ("newreno/cubic", "sack/cubic_hystart", "newreno/hybla", "sack/bbr", "newreno/westwood",
+                   "sack/westwood_linux",
                    "tahoe", "newreno_rfc6582", "newreno_ns3", "sack_rfc6675"):
         runs.append((SCENARIOS / "modern-geo.toml", {"tcp.flavor": flavor, "run.duration": "20s"}))
     n = 10_000

@@ -90,10 +90,11 @@ impl Rack {
         SimTime::from_nanos(min_rtt.as_nanos() / REO_WND_DIVISOR).min(srtt)
     }
 
-    /// RFC 8985 §6.2 step 5, the one rule: when a segment sent at `sent` is lost (`xmit_ts +
-    /// RACK.rtt + RACK.reo_wnd`), or `None` before any segment has been delivered.
-    pub fn lost_at(&self, sent: SimTime, reo_wnd: SimTime) -> Option<SimTime> {
-        self.xmit.map(|_| sent + self.rtt + reo_wnd)
+    /// RFC 8985 §6.2 step 5, the one rule: when a segment sent at `sent`, before a segment
+    /// since delivered (`RACK.xmit_ts`), is lost: `sent + RACK.rtt + RACK.reo_wnd`. (Before any
+    /// delivery there is no `RACK.rtt`: the callers ask only once `RACK.xmit_ts` is set.)
+    pub fn lost_at(&self, sent: SimTime, reo_wnd: SimTime) -> SimTime {
+        sent + self.rtt + reo_wnd
     }
 
     /// A segment was retransmitted now.
@@ -125,7 +126,7 @@ impl Rack {
         }
         match self.xmit {
             Some(x) if sent < x => {
-                let due = sent + self.rtt + reo_wnd;
+                let due = self.lost_at(sent, reo_wnd);
                 if now >= due {
                     Resend::Now
                 } else {
@@ -136,13 +137,10 @@ impl Rack {
         }
     }
 
-    /// A retransmission found lost in the loss state of a timeout, behind the go-back-N.
-    pub fn push_resend(&mut self, seq: u64) {
-        self.resend.push_back(seq);
-    }
-
-    /// The first of [`push_resend`](Self::push_resend)'s segments still lost and not resent
-    /// (the others are dropped), or `None`.
+    /// The first of the retransmissions [`detect_lost_retransmissions`] queued to resend that
+    /// is still lost and not resent (the others are dropped), or `None`.
+    ///
+    /// [`detect_lost_retransmissions`]: Self::detect_lost_retransmissions
     pub fn next_resend<'a>(&mut self, sb: &'a Scoreboard) -> Option<&'a super::scoreboard::Entry> {
         while let Some(&seq) = self.resend.front() {
             match sb.get(seq) {
@@ -155,18 +153,18 @@ impl Rack {
         None
     }
 
-    /// Bytes of [`push_resend`](Self::push_resend)'s segments still lost and not resent: out
-    /// of flight (Linux `tcp_packets_in_flight()` counts a lost segment only once resent).
+    /// Bytes of the retransmissions queued to resend still lost and not resent: out of flight (Linux `tcp_packets_in_flight()` counts a lost segment only once resent).
     pub fn resend_bytes(&self, sb: &Scoreboard) -> u64 {
         self.resend.iter().filter_map(|&seq| sb.get(seq)).filter(|e| e.lost && !e.retransmitted && !e.sacked).map(|e| e.len()).sum()
     }
 
     /// RFC 8985 §6.2 step 5 over the retransmissions: marks lost in `sb` every retransmission
     /// sent before a delivered segment (`RACK.xmit_ts`) whose time ([`lost_at`](Self::lost_at))
-    /// has come. Returns the bytes marked and, if a retransmission sent before `RACK.xmit_ts`
-    /// is not yet due, when it will be (RFC 8985 §6.2 step 5's reordering timer, Linux
-    /// `tcp_rack_reo_timeout()`). `lost` sees the start and length of each one marked.
-    pub fn detect_lost_retransmissions(&mut self, now: SimTime, reo_wnd: SimTime, sb: &mut Scoreboard, mut lost: impl FnMut(u64, u64)) -> (u64, Option<SimTime>) {
+    /// has come, and with `queue` (the loss state of a timeout, where the go-back-N has passed
+    /// them) queues each to be resent first ([`next_resend`](Self::next_resend)). Returns the
+    /// bytes marked and, if a retransmission sent before `RACK.xmit_ts` is not yet due, when it
+    /// will be (RFC 8985 §6.2 step 5's reordering timer, Linux `tcp_rack_reo_timeout()`).
+    pub fn detect_lost_retransmissions(&mut self, now: SimTime, reo_wnd: SimTime, sb: &mut Scoreboard, queue: bool) -> (u64, Option<SimTime>) {
         let Some(xmit) = self.xmit else { return (0, None) };
         let mut bytes = 0;
         while let Some(&(sent, seq)) = self.rexmits.front() {
@@ -177,14 +175,15 @@ impl Rack {
             if sent >= xmit {
                 return (bytes, None); // nothing sent after it has been delivered yet
             }
-            let due = sent + self.rtt + reo_wnd;
+            let due = self.lost_at(sent, reo_wnd);
             if now < due {
                 return (bytes, Some(due));
             }
             self.rexmits.pop_front();
-            let len = sb.mark_retransmission_lost(seq);
-            lost(seq, len);
-            bytes += len;
+            bytes += sb.mark_retransmission_lost(seq);
+            if queue {
+                self.resend.push_back(seq);
+            }
         }
         (bytes, None)
     }
@@ -219,19 +218,19 @@ mod tests {
         r.on_retransmit(ms(150), 2001);
         // Segment 9 (sent at 8 ms) SACKed at 108 ms: sent before the retransmission.
         r.on_delivered(ms(108), ms(8), 9001, false, Some(ms(100)));
-        assert_eq!(r.detect_lost_retransmissions(ms(108), ms(25), &mut sb, |_, _| {}), (0, None));
+        assert_eq!(r.detect_lost_retransmissions(ms(108), ms(25), &mut sb, true), (0, None));
         // A new segment sent at 160 ms and delivered at 260 ms: RACK.rtt 100 ms, so the
         // retransmission of 150 ms is lost at 150 + 100 + 25 = 275 ms.
         r.on_delivered(ms(260), ms(160), 11001, false, Some(ms(100)));
-        assert_eq!(r.lost_at(ms(150), ms(25)), Some(ms(275)));
-        assert_eq!(r.detect_lost_retransmissions(ms(260), ms(25), &mut sb, |_, _| {}), (0, Some(ms(275))));
+        assert_eq!(r.lost_at(ms(150), ms(25)), ms(275));
+        assert_eq!(r.detect_lost_retransmissions(ms(260), ms(25), &mut sb, true), (0, Some(ms(275))));
         assert!(sb.get(2001).unwrap().retransmitted);
-        let mut seen = Vec::new();
-        assert_eq!(r.detect_lost_retransmissions(ms(275), ms(25), &mut sb, |s, l| seen.push((s, l))), (MSS, None));
-        assert_eq!(seen, [(2001, MSS)]);
+        assert!(r.next_resend(&sb).is_none());
+        assert_eq!(r.detect_lost_retransmissions(ms(275), ms(25), &mut sb, true), (MSS, None));
+        assert_eq!(r.next_resend(&sb).map(|e| (e.start, e.len())), Some((2001, MSS)), "queued to be resent");
         let e = sb.get(2001).unwrap();
         assert_eq!((e.retransmitted, e.lost, sb.lost_marked()), (false, true, MSS), "lost again, counted once");
-        assert_eq!(r.detect_lost_retransmissions(ms(300), ms(25), &mut sb, |_, _| {}), (0, None), "judged once");
+        assert_eq!(r.detect_lost_retransmissions(ms(300), ms(25), &mut sb, true), (0, None), "judged once");
     }
 
     /// A retransmission acknowledged sooner than min_RTT after it left was delivered by its

@@ -540,15 +540,7 @@ impl TcpSender {
         let Some(srtt) = self.rtt.srtt() else { return };
         let recovering = matches!(self.state, CongState::Recovery | CongState::Loss);
         let reo_wnd = rack.reo_wnd(recovering, self.rate.min_rtt().unwrap_or(srtt), srtt);
-        let (mut resend, loss) = (Vec::new(), self.state == CongState::Loss);
-        let (bytes, wait) = rack.detect_lost_retransmissions(now, reo_wnd, &mut self.sb, |seq, _| {
-            if loss {
-                resend.push(seq);
-            }
-        });
-        for seq in resend {
-            rack.push_resend(seq);
-        }
+        let (bytes, wait) = rack.detect_lost_retransmissions(now, reo_wnd, &mut self.sb, self.state == CongState::Loss);
         self.rack_wait = wait;
         if bytes > 0 && self.state == CongState::Recovery {
             self.rec.on_retransmission_lost(bytes, self.win.mss);

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sattcp.store import RUN_COLUMNS, SCHEMA_VERSION, Store, StoreError, StoreLocked
+from sattcp.store import LINK_COLUMNS, RUN_COLUMNS, SCHEMA_VERSION, Store, StoreError, StoreLocked
 
 
 def _flows(n: int, extra: bool = False) -> pd.DataFrame:
@@ -335,11 +335,12 @@ def test_a_schema_2_store_gains_the_host_column_and_keeps_its_runs(tmp_path, mon
     con.close()
     monkeypatch.setenv("SATTCP_HOST_ID", "node-2")
     with Store(path, read_only=True) as s:  # reading migrates it
-        assert s.schema_version() == SCHEMA_VERSION == 3
+        assert s.schema_version() == SCHEMA_VERSION == 4
         runs = s.runs("www")
         assert runs["efficiency"].tolist() == [0.9] and runs["seed"].tolist() == [3]
         assert runs["host"].isna().all() and len(s.flows("www")) == 3
-        assert s.con.execute("SELECT value FROM meta WHERE key = 'migrated_from'").fetchone() == ("2",)
+        # Through schema 3 (runs.host) to 4 (links.reordered).
+        assert s.con.execute("SELECT value FROM meta WHERE key = 'migrated_from'").fetchone() == ("2 3",)
         # The declared order, as in a new store's table (exports list the columns in it).
         cols = [r[0] for r in s.con.execute("DESCRIBE runs").fetchall()]
         assert cols == [*RUN_COLUMNS, "my note"] and runs["my note"].tolist() == ["checked"]
@@ -348,6 +349,43 @@ def test_a_schema_2_store_gains_the_host_column_and_keeps_its_runs(tmp_path, mon
         s.record_run("www", "k3", factors={"tcp.flavor": "vegas"}, status="failed", host=None)
         hosts = s.runs("www").set_index("run_key")["host"]
         assert hosts["k2"] == "node-2" and hosts.drop("k2").isna().all()
+
+
+def test_a_schema_3_store_gains_the_reordered_column_and_keeps_its_links(tmp_path):
+    path = tmp_path / "v3.duckdb"
+    links = [{"link": "hop0", "from": 0, "to": 1, "packets": 10, "cells": None},
+             {"link": "hop0-rev", "from": 1, "to": 0, "packets": 9, "cells": None}]
+    with Store(path) as s:
+        s.record_run("leo", "k1", factors={}, status="ok", links=links)
+    con = duckdb.connect(str(path))  # as sattcp with store schema 3 wrote it
+    con.execute("ALTER TABLE links DROP COLUMN reordered")
+    con.execute("ALTER TABLE links ADD COLUMN \"my flag\" BOOLEAN DEFAULT true")  # a user's own
+    con.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    con.close()
+    with Store(path, read_only=True) as s:  # reading migrates it
+        assert s.schema_version() == SCHEMA_VERSION == 4
+        got = s.links("leo")
+        assert got["packets"].tolist() == [10, 9] and got["reordered"].isna().all()
+        assert got["my flag"].tolist() == [True, True]
+        assert s.con.execute("SELECT value FROM meta WHERE key = 'migrated_from'").fetchone() == ("3",)
+        # The declared order, as in a new store's table, the user's column after it.
+        cols = [r[0] for r in s.con.execute("DESCRIBE links").fetchall()]
+        assert cols == ["study", "run_key", *LINK_COLUMNS, "my flag"]
+    with Store(path) as s:  # and takes a moving link's count
+        s.record_run("leo", "k2", factors={}, status="ok", links=[{**links[0], "reordered": 5}])
+        assert s.links("leo").set_index("run_key")["reordered"].get("k2") == 5
+
+
+def test_a_moving_links_reordering_is_stored_beside_the_fixed_links_null(tmp_path):
+    # The Starlink path falls from 20.7 to 19.9 ms RTT at 15 s under a full window (docs/leo.md).
+    r = _tiny_run("modern-starlink.toml", **{"run.duration": "16s"})
+    with Store(tmp_path / "r.duckdb") as s:
+        s.record_run("leo", "k", factors={}, status="ok", summary=r.summary, flows=r.flows,
+                     links=r.links)
+        got = s.links("leo").set_index("link")["reordered"]
+    moving = got[["bottleneck", "bottleneck-rev"]]
+    assert moving.notna().all() and moving["bottleneck"] > 0, got
+    assert got.drop(["bottleneck", "bottleneck-rev"]).isna().all(), got
 
 
 def _garbled(path: Path) -> Path:

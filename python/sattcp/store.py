@@ -69,7 +69,7 @@ __all__ = [
 #: Version of the tables below. 1: the unversioned store of sattcp <= 0.1.0 (flows typed by the
 #: first run stored); 2: declared types, ``meta``, ``study_runs``, ``links``, ``traces``, the
 #: resolved configuration and the build of every run; 3: the machine of every run (``host``).
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: Summary values also stored as columns of ``runs`` (all are kept in ``summary`` as JSON).
 RESPONSE_COLUMNS: dict[str, str] = {
@@ -126,6 +126,7 @@ LINK_COLUMNS: dict[str, str] = {
     "drops_by_reason": "VARCHAR", "cells": "BIGINT", "cells_arrived": "BIGINT",
     "cells_dropped": "BIGINT", "cells_corrupted": "BIGINT", "cells_buffered": "BIGINT",
     "peak_queue_cells": "BIGINT", "mean_queue_cells": "DOUBLE", "frames_discarded": "BIGINT",
+    "reordered": "BIGINT",
 }
 
 TRACE_COLUMNS: dict[str, str] = {"trace": "VARCHAR NOT NULL", "t": "DOUBLE", "value": "DOUBLE"}
@@ -705,9 +706,11 @@ class Store:
             self.con = _connect(self.path, True, wait_s)
             return
         if version == 1:
-            self._migrate_v1()
-        else:
+            self._migrate_v1()  # straight to the current schema
+            return
+        if version == 2:
             self._migrate_v2()
+        self._migrate_v3()
 
     def _looks_like_v1(self) -> bool:
         cols = {r[0] for r in self.con.execute("DESCRIBE runs").fetchall()}
@@ -763,10 +766,31 @@ class Store:
             con.execute(f"CREATE TABLE runs ({_cols(RUN_COLUMNS)}{own}, PRIMARY KEY (study, run_key))")
             con.execute("INSERT INTO runs BY NAME SELECT * FROM runs_v2")
             con.execute("DROP TABLE runs_v2")
-            con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)])
-            row = con.execute("SELECT value FROM meta WHERE key = 'migrated_from'").fetchone()
-            con.execute("INSERT OR REPLACE INTO meta VALUES ('migrated_from', ?)",
-                        [f"{row[0]} 2" if row else "2"])
+            self._migrated(2)
+
+    def _migrate_v3(self) -> None:
+        """Schema 3 -> 4: ``links`` gains ``reordered`` (a moving link's packets delivered ahead
+        of one sent before them; NULL on the runs stored before, as on fixed links), rebuilt in
+        the declared order as :meth:`_migrate_v2` does ``runs``. Rows and run keys are kept."""
+        con = self.con
+        with self._transaction():
+            have = con.execute("DESCRIBE links").fetchall()
+            decl = {**_KEY_COLUMNS, **LINK_COLUMNS}
+            own = "".join(f', "{c}" {t}' for c, t, *_ in have if c not in decl)
+            con.execute("ALTER TABLE links RENAME TO links_v3")
+            con.execute(f"CREATE TABLE links ({_cols(decl)}{own})")
+            con.execute("INSERT INTO links BY NAME SELECT * FROM links_v3")
+            con.execute("DROP TABLE links_v3")
+            self._migrated(3)
+
+    def _migrated(self, version: int) -> None:
+        """Records a migration from schema ``version`` to the next (``migrated_from`` lists
+        every version the store passed through, oldest first)."""
+        con = self.con
+        con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(version + 1)])
+        row = con.execute("SELECT value FROM meta WHERE key = 'migrated_from'").fetchone()
+        con.execute("INSERT OR REPLACE INTO meta VALUES ('migrated_from', ?)",
+                    [f"{row[0]} {version}" if row else str(version)])
 
     # -- studies -------------------------------------------------------------------------------
 

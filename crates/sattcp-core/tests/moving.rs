@@ -74,13 +74,17 @@ fn a_delay_drop_reorders_and_an_outage_drops_yet_every_byte_arrives_once() {
     assert!(fwd.reordered > 0, "{fwd:?}");
     // From 10 s to 11 s there is no path: what is sent then is lost.
     assert!(fwd.drops_no_route > 0, "{fwd:?}");
-    assert!(sim.moving_stats(1).expect("hop0-rev moves").drops_no_route > 0);
+    let rev = sim.moving_stats(1).expect("hop0-rev moves").clone();
+    assert!(rev.drops_no_route > 0);
     // TCP repairs both: the 12 MB transfer completes after the outage, in order.
     let r = sim.finish();
     let f = &r.flows[0];
     assert_eq!(f.delivered_bytes, 12_000_000);
     assert!(f.completed_at_s.is_some_and(|t| t > 11.0 && t < 30.0), "{:?}", f.completed_at_s);
     assert_eq!(r.links[0].drops_by_reason.get("no_route"), Some(&fwd.drops_no_route));
+    // The result's link table carries the moving links' reordering (None on fixed links).
+    assert_eq!(r.links[0].reordered, Some(fwd.reordered));
+    assert_eq!(r.links[1].reordered, Some(rev.reordered));
 }
 
 #[test]
@@ -95,6 +99,8 @@ fn a_fixed_schedule_equals_a_fixed_link() {
     assert_eq!(fixed.flows[0].delivered_bytes, plain.flows[0].delivered_bytes);
     assert_eq!(fixed.digest, plain.digest);
     assert_eq!(fixed.events, plain.events);
+    // A schedule of one delay never reorders; a fixed link has no such count.
+    assert_eq!((fixed.links[0].reordered, plain.links[0].reordered), (Some(0), None));
 }
 
 #[test]

@@ -74,6 +74,9 @@ pub struct LinkResult {
     pub mean_queue_cells: Option<f64>,
     /// Frames discarded at reassembly (a cell lost or corrupted).
     pub frames_discarded: Option<u64>,
+    /// Moving links only (None elsewhere: a link of fixed delay delivers in order): packets
+    /// that arrived before a packet sent earlier on the link (a fall in delay, `net::schedule`).
+    pub reordered: Option<u64>,
 }
 
 /// Default bound of the time-series traces (`trace.max_points`): 10 million points of 16 bytes

@@ -399,8 +399,11 @@ impl Hop {
     pub fn report(&self, lr: &mut LinkResult, end: SimTime) {
         match self {
             Hop::Atm(a) => a.report(lr, end),
-            Hop::Moving(m) if m.flight.stats.drops_no_route > 0 => {
-                lr.drops_by_reason.insert("no_route".into(), m.flight.stats.drops_no_route);
+            Hop::Moving(m) => {
+                lr.reordered = Some(m.flight.stats.reordered);
+                if m.flight.stats.drops_no_route > 0 {
+                    lr.drops_by_reason.insert("no_route".into(), m.flight.stats.drops_no_route);
+                }
             }
             Hop::Custom(c) => c.report(lr, end),
             _ => {}

@@ -51,6 +51,7 @@ pub(crate) fn link_result(l: &Link, end: SimTime) -> LinkResult {
             peak_queue_cells: None,
             mean_queue_cells: None,
             frames_discarded: None,
+            reordered: None,
     }
 }
 

@@ -857,6 +857,31 @@ mod tests {
         }
     }
 
+    /// A retransmission sent before a recovery episode starts may still be in flight. ns-2's
+    /// Sack1 (and our RFC 6675 as written) clear every `retransmitted` mark on entering, so
+    /// the hole is resent; under BBR the mark stays, as Linux keeps TCPCB_SACKED_RETRANS until
+    /// the segment is acknowledged or RACK or a timeout finds it lost, and the segment is
+    /// neither resent as a hole nor counted among the losses (`rs->losses`).
+    #[test]
+    fn a_new_episode_keeps_a_retransmission_in_flight_under_bbr_only() {
+        for kind in [RecoveryKind::SackFallFloyd, RecoveryKind::SackRfc6675] {
+            for (cc, kept) in [(CcKind::RenoAimd, false), (CcKind::Bbr, true)] {
+                let mut b = bare(kind);
+                b.cc = Cc::new(cc);
+                b.sb.on_retransmit(2001, SimTime::ZERO); // resent in an earlier episode
+                for i in 5..=7 {
+                    b.dup(Some(i));
+                }
+                assert_eq!(b.state, CongState::Recovery, "{kind:?} {cc:?}");
+                let e = *b.sb.get(2001).unwrap();
+                assert_eq!(e.retransmitted, kept, "{kind:?} {cc:?}");
+                if kept {
+                    assert!(!e.lost, "{kind:?}: a retransmission in flight is not a loss");
+                }
+            }
+        }
+    }
+
     /// seed 001 §2.2.1: with no hole left below the highest SACK, Sack1 sends new data only if
     /// the application has some and the receiver's window takes one more segment (`snd_max +
     /// MSS - snd_una <= rwnd`).

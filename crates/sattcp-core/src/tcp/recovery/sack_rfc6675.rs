@@ -60,7 +60,11 @@ impl SackRfc6675 {
         let r = cx.reduce(cx.flight_size());
         cx.win.ssthresh = r.ssthresh;
         cx.win.cwnd = r.ssthresh;
-        cx.sb.clear_retransmitted();
+        if !cx.cc.keeps_sack_info() {
+            // Under BBR a retransmission of the last episode may still be in flight: it stays
+            // marked (sack_ff.rs, `on_dupack`).
+            cx.sb.clear_retransmitted();
+        }
         cx.sb.mark_lost(cx.snd_una);
         // RFC 6675 §5 (4.3): retransmit the first segment presumed dropped.
         out.enter = true;

@@ -78,7 +78,7 @@ keywords!(Mode { Isl = "isl", BentPipe = "bentpipe" });
 keywords!(FirstBatch { Staggered = "staggered", AtZero = "zero" });
 keywords!(Truncation { Clamp = "clamp", Resample = "resample" });
 keywords!(BackoffReset { Sample = "sample", AllAcked = "all_acked", NewAck = "new_ack" });
-keywords!(RttEstimatorKind { Ns2 = "ns2", Ns3 = "ns3" });
+keywords!(RttEstimatorKind { Ns2 = "ns2", Ns3 = "ns3", Linux = "linux" });
 
 mod moving;
 pub use moving::{fill_constellation, ConstellationRun};
@@ -844,8 +844,9 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: Bdp) -> TcpConfig {
     // tcp/config.rs `BackoffReset`: the recovery's rule unless given.
     let reset = tcp.recovery.default_backoff_reset();
     tcp.backoff_reset = c.keyword(&format!("{p}.rto_backoff_reset"), t.rto_backoff_reset.as_deref(), reset).unwrap_or(reset);
-    // tcp/config.rs `RttEstimatorKind`: likewise.
-    let est = tcp.recovery.default_rtt_estimator();
+    // tcp/config.rs `RttEstimatorKind`: likewise, except under BBR, whose loss handling is
+    // Linux's (`Cc::keeps_sack_info`, RACK): Linux's estimator (docs/tcp.md, the RTO).
+    let est = if tcp.cc == CcKind::Bbr { RttEstimatorKind::Linux } else { tcp.recovery.default_rtt_estimator() };
     tcp.rtt_estimator = c.keyword(&format!("{p}.rtt_estimator"), t.rtt_estimator.as_deref(), est).unwrap_or(est);
     tcp.timer_granularity = c.positive_duration(&format!("{p}.timer_granularity"), t.timer_granularity.as_ref(), tcp.timer_granularity);
     if t.profile.as_deref() == Some("ns2") {
@@ -2296,7 +2297,10 @@ mod tests {
         assert_eq!(scenario(GEO2, &[("tcp.flavor", "newreno_ns3/cubic")]).tcp.rtt_estimator, RttEstimatorKind::Ns3);
         assert_eq!(scenario(GEO2, &[("tcp.flavor", "newreno_ns3"), ("tcp.rtt_estimator", "\"ns2\"")]).tcp.rtt_estimator, RttEstimatorKind::Ns2);
         assert_eq!(scenario(GEO2, &[("tcp.flavor", "sack"), ("tcp.rtt_estimator", "\"ns3\"")]).tcp.rtt_estimator, RttEstimatorKind::Ns3);
-        assert_only(GEO2, &[("tcp.rtt_estimator", "\"linux\"")], "tcp.rtt_estimator: must be \"ns2\" or \"ns3\", got \"linux\"");
+        assert_eq!(scenario(GEO2, &[("tcp.rtt_estimator", "\"linux\"")]).tcp.rtt_estimator, RttEstimatorKind::Linux);
+        assert_eq!(scenario(GEO2, &[("tcp.flavor", "sack/bbr")]).tcp.rtt_estimator, RttEstimatorKind::Linux, "BBR's default");
+        assert_eq!(scenario(GEO2, &[("tcp.flavor", "sack/bbr"), ("tcp.rtt_estimator", "\"ns2\"")]).tcp.rtt_estimator, RttEstimatorKind::Ns2);
+        assert_only(GEO2, &[("tcp.rtt_estimator", "\"bsd\"")], "tcp.rtt_estimator: must be \"ns2\", \"ns3\" or \"linux\", got \"bsd\"");
     }
 
     #[test]

@@ -126,6 +126,13 @@ pub enum RttEstimatorKind {
     /// every ACK of new data (Karn's rule), in nanoseconds, RTO = max(SRTT + max(G, 4 RTTVAR),
     /// `min_rto`) with G = `timer_granularity` (ns-3's ClockGranularity).
     Ns3,
+    /// Linux's (`tcp_rtt_estimator()`, `tcp_set_rto()`, `tcp_ack_update_rtt()`), without
+    /// timestamps: a sample from every ACK that newly acknowledges or SACKs a segment sent once
+    /// (none when it acknowledges a retransmission, Karn), RTO = SRTT + RTTVAR where RTTVAR
+    /// is at least `min_rto` (Linux's TCP_RTO_MIN) and follows the largest deviation of the
+    /// last round trip, rounded up to `timer_granularity` (a jiffy), doubled per timeout up to
+    /// `max_rto` (tcp/rtt.rs).
+    Linux,
 }
 
 /// When the retransmission timer's exponential backoff is forgotten (`tcp.rto_backoff_reset`).

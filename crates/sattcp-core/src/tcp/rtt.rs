@@ -101,11 +101,18 @@ pub struct RttEstimator {
     var: i64,
     /// ns-3: no history below this sequence number (`snd_max` at the last timeout).
     floor: u64,
+    /// Linux: `mdev_max_us` (the largest of `var`, Linux's `mdev_us`, in this round trip, at
+    /// least `min_rto`), `rttvar_us` and `rtt_seq` (the round trip ends when `snd_una` passes
+    /// it). Linux's `srtt_us` is `est` (scaled by 8) and its `mdev_us` is `var` (scaled by 4);
+    /// all in microseconds.
+    mdev_max: i64,
+    rttvar_linux: i64,
+    rtt_seq: u64,
 }
 
 impl RttEstimator {
     pub fn new(tick: SimTime, initial_rto: SimTime, min_rto: SimTime, max_rto: SimTime) -> Self {
-        RttEstimator { kind: RttEstimatorKind::Ns2, tick: tick.as_nanos().max(1), srtt: 0, rttvar: 0, rtxcur: initial_rto, backoff: 1, min_rto, max_rto, timing: None, samples: 0, phase: 0, rfc2988: false, est: 0, var: 0, floor: 0 }
+        RttEstimator { kind: RttEstimatorKind::Ns2, tick: tick.as_nanos().max(1), srtt: 0, rttvar: 0, rtxcur: initial_rto, backoff: 1, min_rto, max_rto, timing: None, samples: 0, phase: 0, rfc2988: false, est: 0, var: 0, floor: 0, mdev_max: 0, rttvar_linux: 0, rtt_seq: 0 }
     }
 
     /// The estimator of `kind` (`tick` is ns-3's clock granularity for `Ns3`).
@@ -119,6 +126,60 @@ impl RttEstimator {
     #[inline]
     pub fn samples_every_ack(&self) -> bool {
         self.kind == RttEstimatorKind::Ns3
+    }
+
+    /// Linux's: every ACK that newly acknowledges or SACKs a segment sent once is a sample
+    /// (the sender's `linux_rtt_sample`), given to [`measure_linux`](Self::measure_linux).
+    #[inline]
+    pub fn is_linux(&self) -> bool {
+        self.kind == RttEstimatorKind::Linux
+    }
+
+    /// Linux `tcp_rtt_estimator()` with the measurement `m`, after the ACK moved `snd_una` and
+    /// with `snd_nxt` the next new sequence number (our `snd_max`), then `tcp_set_rto()`; a
+    /// valid sample forgets the backoff (`tcp_ack_update_rtt()`: `icsk_backoff = 0`). In
+    /// microseconds, as Linux counts (`tcp_stamp_us_delta()`), so that its integer steps are
+    /// the same; the RTO is rounded up to the tick, a jiffy.
+    pub fn measure_linux(&mut self, m: SimTime, snd_una: u64, snd_nxt: u64) {
+        let rto_min = (self.min_rto.as_nanos() / 1000) as i64;
+        let mut m = (m.as_nanos() / 1000) as i64;
+        if self.est != 0 {
+            m -= self.est >> 3; // m is now the error of the estimate
+            self.est += m; // srtt = 7/8 srtt + 1/8 new
+            if m < 0 {
+                // "we use finer gain for mdev in this case (alpha*beta)": a falling RTT
+                // raises the deviation by an eighth of what it would.
+                m = -m - (self.var >> 2);
+                if m > 0 {
+                    m >>= 3;
+                }
+            } else {
+                m -= self.var >> 2;
+            }
+            self.var += m; // mdev = 3/4 mdev + 1/4 new
+            if self.var > self.mdev_max {
+                self.mdev_max = self.var;
+                self.rttvar_linux = self.rttvar_linux.max(self.mdev_max);
+            }
+            if snd_una > self.rtt_seq {
+                // A round trip ended: RTTVAR decays towards its largest deviation.
+                if self.mdev_max < self.rttvar_linux {
+                    self.rttvar_linux -= (self.rttvar_linux - self.mdev_max) >> 2;
+                }
+                self.rtt_seq = snd_nxt;
+                self.mdev_max = rto_min;
+            }
+        } else {
+            // "no previous measure": srtt = m, mdev = m / 2 scaled ("rto = 3*rtt").
+            self.est = m << 3;
+            self.var = m << 1;
+            self.rttvar_linux = self.var.max(rto_min);
+            self.mdev_max = self.rttvar_linux;
+            self.rtt_seq = snd_nxt;
+        }
+        self.est = self.est.max(1);
+        self.samples += 1;
+        self.backoff = 1;
     }
 
     /// ns-3: the lowest sequence number with RTT history (`snd_max` at the last timeout, which
@@ -167,7 +228,7 @@ impl RttEstimator {
     /// Karn's rule (Karn and Partridge 1987; RFC 6298 (3)): a retransmission makes the timed
     /// sample ambiguous, so stop timing (ns-2 `reset_rtx_timer()`: `rtt_active_ = 0`).
     pub fn on_retransmit(&mut self) {
-        if self.kind == RttEstimatorKind::Ns2 {
+        if self.kind != RttEstimatorKind::Ns3 {
             self.timing = None;
         }
     }
@@ -175,7 +236,7 @@ impl RttEstimator {
     /// The segment ending at `end` was sent again: if it is the timed one, its sample would
     /// be ambiguous (Karn), so stop timing.
     pub fn on_resend(&mut self, end: u64) {
-        if self.timing.is_some_and(|(e, _)| e == end) && self.kind == RttEstimatorKind::Ns2 {
+        if self.timing.is_some_and(|(e, _)| e == end) && self.kind != RttEstimatorKind::Ns3 {
             self.timing = None;
         }
     }
@@ -189,6 +250,10 @@ impl RttEstimator {
                 self.timing = None;
                 if self.kind == RttEstimatorKind::Ns3 {
                     self.measure(now - sent);
+                    return;
+                }
+                if self.kind == RttEstimatorKind::Linux {
+                    self.measure_linux(now - sent, ack, ack); // the SYN-ACK (`tcp_synack_rtt_meas()`)
                     return;
                 }
                 self.backoff = 1;
@@ -241,6 +306,16 @@ impl RttEstimator {
     /// stop timing; ns-3 doubles the RTO and empties the history (`ReTxTimeout`), but keeps the
     /// SYN's (it returns before, in `SYN_SENT`).
     pub fn on_timeout(&mut self, snd_max: u64) {
+        if self.kind == RttEstimatorKind::Linux {
+            // `tcp_retransmit_timer()`: `icsk_backoff++`, `icsk_rto = min(icsk_rto << 1,
+            // TCP_RTO_MAX)`; Karn's rule needs no history here (a resent segment is never
+            // sampled again: `TCPCB_RETRANS`).
+            if self.backoff < MAX_BACKOFF_NS3 {
+                self.backoff <<= 1;
+            }
+            self.timing = None;
+            return;
+        }
         if self.kind == RttEstimatorKind::Ns3 {
             if self.backoff < MAX_BACKOFF_NS3 {
                 self.backoff <<= 1;
@@ -265,6 +340,16 @@ impl RttEstimator {
     /// The retransmission timeout to arm now: the current RTO times the backoff, at most
     /// `max_rto`, at least `min_rto` and two ticks (ns-2 `rtt_timeout()`).
     pub fn rto(&self) -> SimTime {
+        if self.kind == RttEstimatorKind::Linux {
+            // `__tcp_set_rto()`: srtt + rttvar, in jiffies rounded up (`usecs_to_jiffies`).
+            let base = if self.samples == 0 {
+                self.rtxcur
+            } else {
+                let ns = ((self.est >> 3) + self.rttvar_linux) as u64 * 1000;
+                SimTime::from_nanos(ns.div_ceil(self.tick) * self.tick).min(self.max_rto)
+            };
+            return if self.backoff == 1 { base } else { base.times(self.backoff).min(self.max_rto) };
+        }
         if self.kind == RttEstimatorKind::Ns3 {
             // `m_rto = Max(est + Max(m_clockGranularity, var * 4), m_minRto)`; the SYN's
             // `m_cnTimeout` before any sample; doubled per timeout, `Min(..., 60 s)`.
@@ -285,6 +370,9 @@ impl RttEstimator {
     pub fn srtt(&self) -> Option<SimTime> {
         if self.kind == RttEstimatorKind::Ns3 {
             return (self.samples > 0).then(|| SimTime::from_nanos(self.est as u64));
+        }
+        if self.kind == RttEstimatorKind::Linux {
+            return (self.samples > 0).then(|| SimTime::from_micros((self.est >> 3) as u64));
         }
         (self.srtt != 0).then(|| SimTime((self.srtt as u64 * self.tick) >> SRTT_BITS))
     }
@@ -575,5 +663,65 @@ mod tests {
         assert_eq!(e.rto(), SimTime::from_secs(64), "capped by max_rto");
         sample(&mut e, 100_000, 100_600);
         assert_eq!(e.backoff(), 1);
+    }
+
+    fn linux(min_rto_ms: u64) -> RttEstimator {
+        RttEstimator::new(SimTime::from_millis(1), SimTime::from_secs(1), SimTime::from_millis(min_rto_ms), SimTime::from_secs(120)).with_kind(RttEstimatorKind::Linux)
+    }
+
+    /// `tcp_rtt_estimator()` by hand: the first sample sets srtt = m and mdev = m / 2 (so
+    /// RTO = 3 x RTT, "make sure rto = 3*rtt"); a steady RTT then lets RTTVAR decay, a quarter
+    /// of its excess per round trip, to TCP_RTO_MIN: RTO = SRTT + min_rto.
+    #[test]
+    fn linux_first_sample_then_steady_rtt_converges_to_srtt_plus_rto_min() {
+        let mut e = linux(200);
+        assert_eq!(e.rto(), SimTime::from_secs(1), "initial RTO before a sample");
+        e.measure_linux(SimTime::from_millis(500), 1001, 10_001);
+        assert_eq!((e.srtt(), e.rto()), (Some(SimTime::from_millis(500)), SimTime::from_millis(1500)));
+        // Same RTT, same round trip (snd_una 5001 <= rtt_seq 10001): mdev falls to 750 ms,
+        // RTTVAR keeps the round's 1000 ms.
+        e.measure_linux(SimTime::from_millis(500), 5001, 10_001);
+        assert_eq!(e.rto(), SimTime::from_millis(1500));
+        // Round trips of steady 500 ms samples: RTTVAR 1000 -> 200 ms.
+        let mut una = 10_002;
+        let mut rtos = vec![];
+        for _ in 0..60 {
+            e.measure_linux(SimTime::from_millis(500), una, una + 10_000);
+            rtos.push(e.rto());
+            una += 10_001;
+        }
+        assert!(rtos.windows(2).all(|w| w[1] <= w[0]), "{rtos:?}");
+        // The decay's integer step stops with RTTVAR under 4 us above 200 ms, which the jiffy
+        // rounds up: 701 ms (Linux's `ss -ti` shows the same `rto:201` on short steady paths).
+        assert_eq!(*rtos.last().unwrap(), SimTime::from_millis(701));
+        // A timeout doubles it; the next sample forgets the backoff.
+        e.on_timeout(1_000_000);
+        assert_eq!(e.rto(), SimTime::from_millis(1402));
+        e.measure_linux(SimTime::from_millis(500), una, una + 1);
+        assert_eq!(e.rto(), SimTime::from_millis(701));
+    }
+
+    /// Linux gives a falling RTT an eighth of the deviation gain of a rising one ("we use
+    /// finer gain for mdev in this case (alpha*beta)"): the RTO moves far less.
+    #[test]
+    fn linux_rto_rises_with_the_rtt_more_than_it_falls() {
+        let steady = || {
+            let mut e = linux(1);
+            for i in 0..400u64 {
+                e.measure_linux(SimTime::from_millis(500), 1 + i * 100, 1 + i * 100 + 50);
+            }
+            e
+        };
+        let (mut up, mut down) = (steady(), steady());
+        let base = up.rto();
+        up.measure_linux(SimTime::from_millis(600), 50_000, 50_001);
+        down.measure_linux(SimTime::from_millis(400), 50_000, 50_001);
+        // srtt moves by +-12.5 ms; `mdev_us` (four deviations) by the whole 100 ms error up,
+        // by an eighth of it, 12.5 ms, down; RTTVAR follows the round's largest `mdev_us`. So
+        // the RTO rises by about 112 ms and stays put when the RTT falls.
+        assert_eq!(up.srtt(), Some(SimTime::from_nanos(512_500_000)));
+        assert_eq!(down.srtt(), Some(SimTime::from_nanos(487_500_000)));
+        let (rise, fall) = (up.rto().as_nanos() as i64 - base.as_nanos() as i64, down.rto().as_nanos() as i64 - base.as_nanos() as i64);
+        assert!((108_000_000..=113_000_000).contains(&rise) && fall.abs() <= 2_000_000, "rise {rise} ns, fall {fall} ns");
     }
 }

@@ -155,6 +155,22 @@ fn ns3_rtt_sample(rtt: &mut RttEstimator, sb: &Scoreboard, snd_una: u64, now: Si
     }
 }
 
+/// Linux `tcp_clean_rtx_queue()`'s `seq_rtt_us` for an ACK up to `ack`: the RTT of the oldest
+/// newly acknowledged segment not SACKed before (`first_ackt`), none if the ACK acknowledges a
+/// segment ever retransmitted (`FLAG_RETRANS_DATA_ACKED`: Karn's rule).
+fn linux_seq_rtt(sb: &Scoreboard, ack: u64, now: SimTime) -> Option<SimTime> {
+    let mut first = None;
+    for e in sb.iter().take_while(|e| e.end <= ack) {
+        if e.tx_count > 0 {
+            return None;
+        }
+        if !e.sacked && first.is_none() {
+            first = Some(e.last_sent);
+        }
+    }
+    first.map(|t| now - t)
+}
+
 /// Laid out by hand (`repr(C)`, fields grouped by 64-byte line; issue 15): what every ACK and
 /// every segment sent touches comes first (sequence state and flags; the window, timers and
 /// the configuration read per segment; the scoreboard's header; the pacer and ns-2 switches;
@@ -421,14 +437,27 @@ impl TcpSender {
         let min_rtt = if rack.is_some() { self.rate.min_rtt().or(self.rtt.srtt()) } else { None };
         let rate = &mut self.rate;
         let mut sack_news = false;
+        // Linux's estimator (tcp/rtt.rs) samples SACKed segments too (`first_sackt`: the
+        // oldest newly SACKed segment sent once).
+        let linux_rtt = self.rtt.is_linux();
+        let mut first_sackt: Option<SimTime> = None;
         if self.sack_ok && seg.n_sack > 0 {
             let newly = if rate_on {
                 let txs = &mut self.txs;
                 self.sb.sack_with(seg.sack_blocks(), |i, e| {
+                    if linux_rtt && e.tx_count == 0 {
+                        first_sackt = Some(first_sackt.map_or(e.last_sent, |t| t.min(e.last_sent)));
+                    }
                     if let Some(r) = rack.as_deref_mut() {
                         r.on_delivered(now, e.last_sent, e.end, e.tx_count > 0, min_rtt);
                     }
                     rate.on_delivered(now, e.end - e.start, e.last_sent, &mut txs[i], e.tx_count > 0)
+                })
+            } else if linux_rtt {
+                self.sb.sack_with(seg.sack_blocks(), |_, e| {
+                    if e.tx_count == 0 {
+                        first_sackt = Some(first_sackt.map_or(e.last_sent, |t| t.min(e.last_sent)));
+                    }
                 })
             } else {
                 self.sb.sack(seg.sack_blocks())
@@ -439,6 +468,13 @@ impl TcpSender {
         let counts = sack_news || !self.sack_ok || self.state == CongState::Recovery || !(self.ns2.sack_dupack_needs_news || self.rec.dupack_needs_sack_news());
         let mut o = Out { rtt_sample: true, ..Default::default() };
         let new_ack = ack > self.snd_una;
+        if linux_rtt {
+            // `tcp_ack_update_rtt()`: the cumulative ACK's sample, else the SACKs'.
+            let seq_rtt = if new_ack { linux_seq_rtt(&self.sb, ack, now) } else { None };
+            if let Some(m) = seq_rtt.or(first_sackt.map(|t| now - t)) {
+                self.rtt.measure_linux(m, ack.max(self.snd_una), self.snd_max);
+            }
+        }
         if new_ack {
             if self.rtt.samples_every_ack() {
                 ns3_rtt_sample(&mut self.rtt, &self.sb, self.snd_una, now, ack);
@@ -1380,6 +1416,41 @@ mod tests {
         // forgets the backoff. est = (112,968,750 x 8 + 7,031,250) >> 3 = 113,847,656.
         s.on_segment(t + ms(120), &ack(sent_before + MSS), &mut out);
         assert_eq!((s.srtt(), s.rto()), (Some(SimTime::from_nanos(113_847_656)), SimTime::from_nanos(273_691_404)));
+    }
+
+    /// Linux's estimator (`tcp.rtt_estimator = "linux"`): the SYN-ACK is a sample; so is an
+    /// ACK that only SACKs a segment sent once (`first_sackt`), which ns-2's and ns-3's never
+    /// sample; a cumulative ACK covering a retransmission is none (Karn), even with
+    /// segments sent once beside it.
+    #[test]
+    fn linux_estimator_samples_sacks_and_follows_karn() {
+        let ms = SimTime::from_millis;
+        let cfg = TcpConfig { rtt_estimator: RttEstimatorKind::Linux, timer_granularity: ms(1), min_rto: ms(200), ..cfg() };
+        let (mut s, out) = established(cfg, 100 * MSS);
+        // SYN at 0, SYN-ACK at 100 ms: srtt 100 ms, RTTVAR max(2 x 100, 200) ms.
+        assert_eq!((s.srtt(), s.rto()), (Some(ms(100)), ms(300)));
+        assert_eq!(seqs(&out), vec![(1, 1000, 0), (1001, 1000, 0)], "two segments at 100 ms");
+        let mut out = Vec::new();
+        // A duplicate ACK at 220 ms SACKing segment 2 (sent at 100 ms): a 120 ms sample.
+        // srtt 100 + 20 / 8 = 102.5 ms; mdev 200 + (20 - 50) = 170 ms; RTTVAR stays 200 ms.
+        let mut dup = ack(1);
+        (dup.n_sack, dup.sack[0]) = (1, SackBlock { start: 1001, end: 2001 });
+        s.on_segment(ms(220), &dup, &mut out);
+        assert_eq!((s.srtt(), s.rto()), (Some(SimTime::from_micros(102_500)), ms(303)));
+        // Segment 1 resent, then acknowledged with segment 2 at 400 ms: Karn, no sample.
+        s.sb.on_retransmit(1, ms(300));
+        s.on_segment(ms(400), &ack(2001), &mut out);
+        assert_eq!(s.srtt(), Some(SimTime::from_micros(102_500)));
+        // The helper alone: the oldest newly acknowledged segment sent once and not SACKed.
+        let mut sb = Scoreboard::default();
+        for i in 0..4 {
+            sb.push(1 + i * MSS, 1 + (i + 1) * MSS, false, ms(10 * i));
+        }
+        sb.sack(&[SackBlock { start: 1, end: 1001 }]);
+        assert_eq!(linux_seq_rtt(&sb, 3001, ms(100)), Some(ms(90)), "segment 2, sent at 10 ms");
+        sb.on_retransmit(3001, ms(50));
+        assert_eq!(linux_seq_rtt(&sb, 3001, ms(100)), Some(ms(90)), "the retransmission is not acknowledged");
+        assert_eq!(linux_seq_rtt(&sb, 4001, ms(100)), None, "it is: Karn");
     }
 
     /// The history floor alone: two segments sent once before a timeout whose ACK covers

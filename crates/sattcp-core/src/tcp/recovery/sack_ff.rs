@@ -92,11 +92,11 @@ impl SackFallFloyd {
             cx.fast_retransmit_ns2(out);
             if cx.cc.keeps_sack_info() {
                 // A retransmission of the last episode may still be in flight (an episode
-                // retransmits holes above its RECOVER, and ends when the cumulative ACK passes
+                // resends holes above its RECOVER too, and ends when the cumulative ACK passes
                 // RECOVER): it stays marked, as Linux keeps TCPCB_SACKED_RETRANS until the
                 // segment is acknowledged or RACK or a timeout finds it lost (tcp/rack.rs).
-                // Clearing the marks here resent it at once: 0.58 of the 0.60 MB the lossy
-                // GEO flow sent twice (docs/leo.md, "Retransmissions sent twice").
+                // Clearing the marks here resent it at once: the lossy GEO flow sent 0.58 MB
+                // twice, 0.03 MB since (docs/leo.md, "Retransmissions sent twice").
                 // The losses BBR deducts (Linux `rs->losses`; `Scoreboard::mark_holes_lost`).
                 cx.sb.mark_holes_lost();
             } else {

@@ -1072,6 +1072,12 @@ impl TcpSender {
             }
         }
         self.rtt.on_resend(e.end);
+        if seq == self.snd_una && self.state == CongState::Recovery && self.cc.keeps_sack_info() {
+            // Linux `tcp_xmit_retransmit_queue()`: resending the head restarts the
+            // retransmission timer (`rearm_timer`), so a head whose retransmission was lost
+            // and found by RACK gets a whole RTO again (BBR: Linux's loss handling).
+            self.arm(now);
+        }
         let len = if e.fin { 0 } else { e.len() };
         self.stats.segments_retransmitted += 1;
         self.stats.bytes_retransmitted += len;
@@ -2271,7 +2277,8 @@ mod tests {
     /// sent at 300 ms after segment 1's (203 ms), is SACKed at 400 ms (RACK.rtt 100 ms), so
     /// segment 1's retransmission is lost from 303 ms on (reo_wnd 0 in recovery without
     /// reordering): the ACK counts it lost and it is resent at once, where before it waited
-    /// for the retransmission timer (503 ms) and its go-back-N.
+    /// for the retransmission timer (503 ms) and its go-back-N; resending the head restarts
+    /// the timer (Linux `tcp_xmit_retransmit_queue()`'s `rearm_timer`).
     #[test]
     fn bbr_resends_a_lost_retransmission_once_a_later_one_is_sacked() {
         let mut s = sack_bbr_losing_1_and_5();
@@ -2279,7 +2286,8 @@ mod tests {
         step(&mut s, 205, &[(6, 8), (1, 5)]);
         assert_eq!(step(&mut s, 300, &[(6, 11), (1, 5)]), (vec![(5001, 1000, 1)], 0));
         assert_eq!(step(&mut s, 400, &[(1, 11)]), (vec![(1, 1000, 2)], MSS), "segment 1's retransmission lost and resent");
-        assert_eq!(s.timer, Timer::Retransmit { expires_at: SimTime::from_millis(503) });
+        assert_eq!(s.timer, Timer::Retransmit { expires_at: SimTime::from_millis(400) + s.rto() });
+        assert!(s.rto() >= SimTime::from_millis(200));
         // A segment sent before the retransmission, delivered, proves nothing (RFC 8985 §6.2
         // step 5 looks at segments sent after it): segment 11 ([10001, 11001)), sent at
         // 201 ms, SACKed only at 400 ms.

@@ -5,7 +5,7 @@ emulator, same scenario, same figure").
     sudo .venv/bin/python scripts/modern_cc_kernel.py [--duration 30] [--jobs 2] \
         [--out out/modern-cc-kernel.csv] [--figure docs/img/modern_cc_kernel.png] \
         [--paths GEO,MEO,Starlink] [--bers 0,1e-6] [--ccs reno,cubic,bbr] \
-        [--flavours sack/bbr,sack/cubic,newreno,sack] [--repeat 1] [--sim-seeds N]
+        [--flavours sack/bbr,sack/cubic,newreno,sack] [--repeat 1] [--sim-seeds N] [--set KEY=VALUE]...
 
 For each path (GEO 275 ms, MEO 100 ms one way, Starlink) x BER (0, 1e-6) x kernel congestion
 control, one bulk TCP connection through `sattcp emulate` (GEO, MEO:
@@ -27,7 +27,8 @@ default of both, so `--repeat 1` is the single run of before. The CSV gains a ro
 `seed`; the figure shows each cell's mean with its min-max; a summary per cell (mean, standard
 deviation, min-max, and for each kernel control its sattcp counterpart's difference of means over
 their combined standard error) is printed at the end. `--paths`, `--bers`, `--ccs` and
-`--flavours` choose subsets.
+`--flavours` choose subsets. `--set KEY=VALUE` overrides a key of the kernel runs' emulation
+(e.g. the receiver's `emulate.sysctl.net.ipv4.tcp_rmem`).
 
 Without root, /dev/net/tun or `ip` it says what is missing and exits 2.
 """
@@ -70,9 +71,13 @@ SIM_OF = {"reno": "sack", "cubic": "sack/cubic", "bbr": "sack/bbr"}
 BERS = [0.0, 1e-6]
 #: `seed`: the emulator's bit-error seed (kernel) or run.seed (sattcp); `timeouts`: the client
 #: namespace's TcpExt TCPTimeouts (kernel) or the flow's timeouts; `recoveries`: TCPSackRecovery +
-#: TCPRenoRecovery or the flow's fast retransmits; `loss_probes`: TCPLossProbes (kernel only).
+#: TCPRenoRecovery or the flow's fast retransmits; `loss_probes`: TCPLossProbes (kernel only);
+#: `duplicates`: segments the receiver got twice (kernel: the sender's tcpi_dsack_dups; sattcp:
+#: the receiver's duplicate bytes / MSS); `rwnd_limited_s`, `sndbuf_limited_s`: the sender's
+#: time limited by the receive window or its send buffer (kernel only; sattcp's 16.7 MB window
+#: and its bulk application never are).
 COLUMNS = ["path", "ber", "stack", "cc", "duration_s", "bytes", "efficiency", "retransmits", "late_max_us",
-           "seed", "timeouts", "recoveries", "loss_probes"]
+           "seed", "timeouts", "recoveries", "loss_probes", "duplicates", "rwnd_limited_s", "sndbuf_limited_s"]
 
 RECEIVER = textwrap.dedent("""
     import socket, sys, time
@@ -99,7 +104,10 @@ SENDER = textwrap.dedent("""
         while time.monotonic() < end: c.sendall(buf)
     except OSError: pass
     info = c.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 232)
-    print(int.from_bytes(info[100:104], "little"), flush=True)  # tcpi_total_retrans
+    u = lambda a, b: int.from_bytes(info[a:b], "little")
+    # linux/tcp.h struct tcp_info: tcpi_total_retrans, tcpi_rwnd_limited and tcpi_sndbuf_limited
+    # (microseconds), tcpi_dsack_dups.
+    print(u(100, 104), u(176, 184), u(184, 192), u(216, 220), flush=True)
 """).replace("PORT", str(PORT))
 
 
@@ -111,9 +119,9 @@ def tcp_ext(text: str) -> dict[str, int]:
     return {k: int(v) for k, v in zip(lines[0][1:], lines[1][1:], strict=False)}
 
 
-def kernel_run(path: str, ber: float, cc: str, duration: float, seed: int = 1) -> dict:
+def kernel_run(path: str, ber: float, cc: str, duration: float, seed: int = 1, extra: dict[str, str] | None = None) -> dict:
     scenario, ov, ber_key, seed_key, _ = PATHS[path]
-    ov = {**ov, ber_key: repr(ber), seed_key: str(seed), "emulate.cc": cc}
+    ov = {**ov, ber_key: repr(ber), seed_key: str(seed), "emulate.cc": cc, **(extra or {})}
     t0 = time.monotonic()
     with Emulation(scenario, ov) as em:
         rx = em.popen("server", [sys.executable, "-c", RECEIVER, str(duration)], stdout=subprocess.PIPE, text=True)
@@ -123,15 +131,16 @@ def kernel_run(path: str, ber: float, cc: str, duration: float, seed: int = 1) -
         # The sender's namespace holds this one connection: its TcpExt counters are the flow's.
         ext = tcp_ext(em.run("client", ["cat", "/proc/net/netstat"], capture_output=True, text=True, timeout=30).stdout)
     n = int(out.split()[0])
-    rtx = int(tx.stdout.split()[0]) if tx.stdout.split() else -1
+    info = [int(x) for x in tx.stdout.split()] or [-1, -1e6, -1e6, -1]
     late = max((d.get("late_max_us", 0) for d in (em.stats or {}).get("directions", [])), default=0)
     eff = n * 8 / duration / (RATE_BPS * KERNEL_MSS / 1500)
     rto = ext.get("TCPTimeouts", -1)
-    print(f"kernel {cc} {path} ber {ber:g} seed {seed}: efficiency {eff:.3f}, {rtx} retransmits, {rto} timeouts, "
-          f"late {late} us ({time.monotonic() - t0:.0f} s)", file=sys.stderr)
-    return {"path": path, "ber": ber, "stack": "kernel", "cc": cc, "duration_s": duration, "bytes": n, "efficiency": eff, "retransmits": rtx,
+    print(f"kernel {cc} {path} ber {ber:g} seed {seed}: efficiency {eff:.3f}, {info[0]} retransmits, {rto} timeouts, "
+          f"rwnd-limited {info[1] / 1e6:.1f} s, late {late} us ({time.monotonic() - t0:.0f} s)", file=sys.stderr)
+    return {"path": path, "ber": ber, "stack": "kernel", "cc": cc, "duration_s": duration, "bytes": n, "efficiency": eff, "retransmits": info[0],
             "late_max_us": late, "seed": seed, "timeouts": rto,
-            "recoveries": ext.get("TCPSackRecovery", 0) + ext.get("TCPRenoRecovery", 0) if ext else -1, "loss_probes": ext.get("TCPLossProbes", -1)}
+            "recoveries": ext.get("TCPSackRecovery", 0) + ext.get("TCPRenoRecovery", 0) if ext else -1, "loss_probes": ext.get("TCPLossProbes", -1),
+            "duplicates": info[3], "rwnd_limited_s": info[1] / 1e6, "sndbuf_limited_s": info[2] / 1e6}
 
 
 def sim_run(path: str, ber: float, flavour: str, duration: float, seed: int = 1) -> dict:
@@ -140,13 +149,20 @@ def sim_run(path: str, ber: float, flavour: str, duration: float, seed: int = 1)
     f = r.flows.iloc[0]
     return {"path": path, "ber": ber, "stack": "sattcp", "cc": flavour, "duration_s": duration, "bytes": int(f.delivered_bytes),
             "efficiency": float(r.summary["efficiency"]), "retransmits": int(f.segments_retransmitted), "late_max_us": "",
-            "seed": seed, "timeouts": int(f.timeouts), "recoveries": int(f.fast_retransmits), "loss_probes": ""}
+            "seed": seed, "timeouts": int(f.timeouts), "recoveries": int(f.fast_retransmits), "loss_probes": "",
+            "duplicates": int(f.duplicate_bytes) // r.config["tcp"]["mss"], "rwnd_limited_s": "", "sndbuf_limited_s": ""}
 
 
 def spread(values: list[float]) -> tuple[float, float, float, float]:
     """Mean, sample standard deviation (0 for one value), min and max."""
     m = statistics.fmean(values)
     return m, statistics.stdev(values) if len(values) > 1 else 0.0, min(values), max(values)
+
+
+def mean_of(rows: list[dict], key: str) -> float | None:
+    """The mean of a column over the runs that have it (None when none has)."""
+    values = [r[key] for r in rows if isinstance(r.get(key), (int, float))]
+    return statistics.fmean(values) if values else None
 
 
 def summary(rows: list[dict]) -> list[str]:
@@ -158,10 +174,9 @@ def summary(rows: list[dict]) -> list[str]:
     lines = []
     for (p, b, stack, cc), rs in cells.items():
         m, sd, lo, hi = spread([r["efficiency"] for r in rs])
-        rtx = statistics.fmean(r["retransmits"] for r in rs)
-        rto = statistics.fmean(r["timeouts"] for r in rs)
-        lines.append(f"{p} ber {b:g} {stack} {cc}: n {len(rs)}, efficiency mean {m:.3f} sd {sd:.3f} min-max {lo:.3f}-{hi:.3f}; "
-                     f"retransmits {rtx:.0f}, timeouts {rto:.1f} per run")
+        per_run = ", ".join(f"{k} {v:.{d}f}" for k, d in (("retransmits", 0), ("timeouts", 1), ("recoveries", 1), ("duplicates", 0),
+                                                             ("rwnd_limited_s", 1)) if (v := mean_of(rs, k)) is not None)
+        lines.append(f"{p} ber {b:g} {stack} {cc}: n {len(rs)}, efficiency mean {m:.3f} sd {sd:.3f} min-max {lo:.3f}-{hi:.3f}; per run: {per_run}")
     for (p, b, stack, cc), rs in cells.items():
         sim = cells.get((p, b, "sattcp", SIM_OF.get(cc, "")))
         if stack != "kernel" or not sim:
@@ -255,7 +270,14 @@ def main() -> int:
     ap.add_argument("--flavours", default=",".join(SIM_FLAVOURS), help=f"comma-separated subset of sattcp's {', '.join(SIM_FLAVOURS)}")
     ap.add_argument("--repeat", type=whole(1), default=1, help="kernel runs per cell, each with its own bit-error seed (1, 2, ...)")
     ap.add_argument("--sim-seeds", type=whole(1), default=None, help="sattcp runs per cell, run.seed 1, 2, ... (default: --repeat)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="an override of the kernel runs' emulation, e.g. emulate.sysctl.net.ipv4.tcp_rmem='4096 67108864 67108864' (repeatable)")
     a = ap.parse_args()
+    bad = [kv for kv in a.set if "=" not in kv or not kv.split("=", 1)[0]]
+    if bad:
+        print(f"modern_cc_kernel: --set: must be KEY=VALUE, got {bad[0]!r}", file=sys.stderr)
+        return 2
+    extra = dict(kv.split("=", 1) for kv in a.set)
     paths, ccs, flavours = subset(a, "paths", list(PATHS)), subset(a, "ccs", KERNEL_CCS), subset(a, "flavours", SIM_FLAVOURS)
     bers = bit_error_rates(a.bers)
     if paths is None or ccs is None or flavours is None or bers is None:
@@ -267,7 +289,7 @@ def main() -> int:
     grid = [(p, b) for p in paths for b in bers]
     rows = [sim_run(p, b, f, a.duration, s) for p, b in grid for f in flavours for s in range(1, (a.sim_seeds or a.repeat) + 1)]
     with ThreadPoolExecutor(max_workers=a.jobs) as ex:
-        rows += list(ex.map(lambda g: kernel_run(*g), [(p, b, cc, a.duration, r + 1) for r in range(a.repeat) for p, b in grid for cc in ccs]))
+        rows += list(ex.map(lambda g: kernel_run(*g), [(p, b, cc, a.duration, r + 1, extra) for r in range(a.repeat) for p, b in grid for cc in ccs]))
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", newline="") as f:

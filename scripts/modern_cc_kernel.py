@@ -207,8 +207,9 @@ def figure(rows: list[dict], out: Path, paths: list[str], bers: list[float] = BE
             sel = [r["efficiency"] for r in rows if r["path"] == p and r["ber"] == b and r["stack"] == stack and r["cc"] == cc]
             m, _, lo, hi = spread(sel) if sel else (0.0, 0.0, 0.0, 0.0)
             vals.append(m)
-            lows.append(m - lo)
-            highs.append(hi - m)
+            # max(): the mean of equal values may differ from them in the last bit.
+            lows.append(max(0.0, m - lo))
+            highs.append(max(0.0, hi - m))
         colours = ["#1f77b4"] * len(ccs) + ["#ff7f0e"] * len(flavours)
         # The mean of the cell's runs; with more than one, a bar of their min-max.
         ax.bar(range(len(labels)), vals, color=colours, yerr=[lows, highs] if any(lows) or any(highs) else None, capsize=2)

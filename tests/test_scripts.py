@@ -40,6 +40,14 @@ def _refused(p: subprocess.CompletedProcess[str], needle: str) -> None:
     ("scripts/plot_workload.py", ["--csv", "{tmp}/w/requests.csv", "--out", "{tmp}/img"],
      "{tmp}/w/requests.csv not found; `cargo run -p sattcp-core --example workload_stats -- --out {tmp}/w/requests.csv` writes it"),
     ("scripts/reproduction_numbers.py", ["{tmp}/none.duckdb"], "no results store at {tmp}/none.duckdb"),
+    # Checked before the privileges, so these say it without root too.
+    ("scripts/modern_cc_kernel.py", ["--ccs", "bbr,vegas"], "--ccs: unknown cc vegas (known: reno, cubic, bbr)"),
+    ("scripts/modern_cc_kernel.py", ["--paths", "LEO"], "--paths: unknown path LEO (known: GEO, MEO, Starlink)"),
+    ("scripts/modern_cc_kernel.py", ["--flavours", ""], "--flavours: unknown flavour (none given) (known: sack/bbr, sack/cubic, newreno, sack)"),
+    ("scripts/modern_cc_kernel.py", ["--bers", "0,1.5"], "--bers: must be comma-separated bit error rates >= 0 and < 1, got '0,1.5'"),
+    ("scripts/modern_cc_kernel.py", ["--repeat", "0"], "argument --repeat: must be a whole number >= 1, got '0'"),
+    ("scripts/modern_cc_kernel.py", ["--sim-seeds", "x"], "argument --sim-seeds: must be a whole number >= 1, got 'x'"),
+    ("scripts/modern_cc_kernel.py", ["--set", "emulate.seed"], "--set: must be KEY=VALUE, got 'emulate.seed'"),
 ])
 def test_bad_arguments_are_refused_before_any_work(tmp_path: Path, path: str, args: list[str], needle: str) -> None:
     # Were tracebacks: min() of no repeats, a pool of 0 workers, savefig after a minute of
@@ -316,3 +324,21 @@ def test_python_benchmarks_without_the_module_say_how_to_run_them(tmp_path: Path
     p = subprocess.run([sys.executable, "-S", str(ROOT / "bench" / script), *args], cwd=tmp_path,
                        capture_output=True, text=True, timeout=60)
     _refused(p, f"bench/{script}: cannot import sattcp with {sys.executable}: run it with the project's .venv/bin/python")
+
+
+def test_modern_cc_kernel_summary_gives_each_cells_spread_and_the_gap_in_standard_errors() -> None:
+    if str(ROOT / "scripts") not in sys.path:
+        sys.path.insert(0, str(ROOT / "scripts"))
+    import modern_cc_kernel as m
+
+    def row(stack: str, cc: str, eff: float, seed: int) -> dict:
+        return {"path": "GEO", "ber": 1e-6, "stack": stack, "cc": cc, "efficiency": eff, "retransmits": 100, "timeouts": 0, "seed": seed}
+
+    rows = [row("kernel", "bbr", e, i + 1) for i, e in enumerate([0.60, 0.70])]
+    rows += [row("sattcp", "sack/bbr", e, i + 1) for i, e in enumerate([0.70, 0.72, 0.74])]
+    lines = m.summary(rows)
+    assert lines[0] == "GEO ber 1e-06 kernel bbr: n 2, efficiency mean 0.650 sd 0.071 min-max 0.600-0.700; per run: retransmits 100, timeouts 0.0"
+    assert lines[1].startswith("GEO ber 1e-06 sattcp sack/bbr: n 3, efficiency mean 0.720 sd 0.020 min-max 0.700-0.740;")
+    # (0.72 - 0.65) / sqrt(0.0707^2 / 2 + 0.02^2 / 3) = 0.07 / 0.0513
+    assert lines[2] == "GEO ber 1e-06: sattcp sack/bbr - kernel bbr = +0.070 (+1.4 standard errors; combined standard error 0.051)"
+    assert m.tcp_ext("TcpExt: TCPTimeouts TCPLossProbes\nTcpExt: 3 7\nIpExt: A\nIpExt: 1\n") == {"TCPTimeouts": 3, "TCPLossProbes": 7}

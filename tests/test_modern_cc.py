@@ -103,10 +103,10 @@ def _eff(c: pd.DataFrame, block: str, flavour: str, ber: float, pairs: int) -> f
 
 def test_bbr_keeps_more_of_a_lossy_geo_link_than_newreno(quick_out: Path):
     # Measured (docs/analysis.md; `sattcp reproduce modern-cc [--quick]`, cells.csv): with BER
-    # 1e-6 (about 1.2% of the data packets lost) on the GEO path, BBR 0.164 / 0.528 against
-    # NewReno 0.016 / 0.136 with 1 / 10 flows (quick); 0.737 / 0.764 against 0.010 / 0.080 in
-    # the full study (2026-11-30, after BBR's retransmissions in flight kept their marks and
-    # BBR took Linux's RTT estimator).
+    # 1e-6 (about 1.2% of the data packets lost) on the GEO path, BBR 0.164 / 0.340 against
+    # NewReno 0.016 / 0.136 with 1 / 10 flows (quick); 0.737 / 0.739 against 0.010 / 0.080 in
+    # the full study (2026-11-30 at d69ec50, after BBR's retransmissions in flight kept their
+    # marks, BBR took Linux's RTT estimator and its head's timer restart).
     c = _cells(quick_out)
     for pairs in (1, 10):
         bbr, newreno = _eff(c, "GEO", "sack/bbr", 1e-6, pairs), _eff(c, "GEO", "newreno", 1e-6, pairs)

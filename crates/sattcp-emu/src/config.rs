@@ -122,7 +122,29 @@ const KEYS: [&str; 9] = ["rate", "delay", "ber", "queue", "framing", "mtu", "see
 /// TOML text plus `--set` overrides -> a validated emulation, or every problem found.
 pub fn load(text: &str, overrides: &[(String, toml::Value)]) -> Result<EmuConfig, ScenarioError> {
     if scenario::merged_tree(text, &[])?.contains_key("emulate") {
-        return from_section(&scenario::merged_tree(text, overrides)?);
+        // `--set emulate.sysctl.NAME=V` names one sysctl however the file writes it: merged as
+        // nested tables beside the file's quoted `"NAME"`, both stood and the file's won (its
+        // key sorts after `net`), so the override was silently lost. The table is read by
+        // name first, then each such override replaces its name.
+        let (sys, rest): (Vec<_>, Vec<_>) = overrides.iter().cloned().partition(|(k, _)| k.starts_with("emulate.sysctl."));
+        let mut tree = scenario::merged_tree(text, &rest)?;
+        if !sys.is_empty() {
+            if let Some(toml::Value::Table(e)) = tree.get_mut("emulate") {
+                let mut by_name = toml::Table::new();
+                if let Some(toml::Value::Table(t)) = e.get("sysctl") {
+                    let mut named = Vec::new();
+                    sysctl_names("", t, &mut named);
+                    by_name.extend(named.into_iter().map(|(k, v)| (k, v.clone())));
+                }
+                if e.get("sysctl").is_none_or(|v| v.is_table()) {
+                    for (k, v) in sys {
+                        by_name.insert(k["emulate.sysctl.".len()..].to_string(), v);
+                    }
+                    e.insert("sysctl".into(), toml::Value::Table(by_name));
+                }
+            }
+        }
+        return from_section(&tree);
     }
     // A simulator scenario: `--set emulate.cc=...` chooses the namespaces' congestion control
     // (the scenario's link is emulated, so no other `emulate.*` key applies); every other
@@ -260,6 +282,11 @@ fn from_section(tree: &toml::Table) -> Result<EmuConfig, ScenarioError> {
                         continue;
                     }
                 };
+                if sysctl.contains_key(&k) {
+                    // Quoted ("net.ipv4.x" = ...) and as dotted keys (net.ipv4.x = ...): which?
+                    c.err(&path, "is given twice (as a quoted name and as dotted keys)", val);
+                    continue;
+                }
                 sysctl.insert(k, val);
             }
         }
@@ -462,6 +489,18 @@ mod tests {
         assert_eq!(dotted.sysctl.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect::<Vec<_>>(), [("net.core.rmem_max", "4194304"), ("net.ipv4.tcp_sack", "0")]);
         let set = load("[emulate]\nrate = \"2Mbps\"\n", &[("emulate.sysctl.net.ipv4.tcp_slow_start_after_idle".into(), toml::Value::Integer(0))]).unwrap();
         assert_eq!(set.sysctl["net.ipv4.tcp_slow_start_after_idle"], "0");
+        // `--set` replaces the file's value whether the file quotes the name or not (the quoted
+        // one used to win, silently).
+        for file in ["\"net.ipv4.tcp_rmem\" = \"4096 131072 6291456\"", "net.ipv4.tcp_rmem = \"4096 131072 6291456\""] {
+            let text = format!("[emulate]\nrate = \"2Mbps\"\n[emulate.sysctl]\n{file}\n\"net.core.rmem_max\" = 1\n");
+            let set = load(&text, &[("emulate.sysctl.net.ipv4.tcp_rmem".into(), toml::Value::String("4096 67108864 67108864".into()))]).unwrap();
+            assert_eq!(set.sysctl["net.ipv4.tcp_rmem"], "4096 67108864 67108864", "{file}");
+            assert_eq!(set.sysctl["net.core.rmem_max"], "1", "the file's other sysctls stay");
+        }
+        // A file naming one sysctl both ways is refused, naming it.
+        assert_eq!(shown("[emulate]\nrate = \"2Mbps\"\n[emulate.sysctl]\n\"net.ipv4.tcp_sack\" = 0\nnet.ipv4.tcp_sack = 1\n", &[]), [
+            "emulate.sysctl.net.ipv4.tcp_sack: is given twice (as a quoted name and as dotted keys), got 0",
+        ]);
         assert_eq!(shown("[emulate]\nrate = \"2Mbps\"\n[emulate.sysctl]\nkernel.panic = 1\nnet.ipv4 = true\n", &[]), [
             "emulate.sysctl.kernel.panic: must be a per-namespace sysctl (net.*)",
             "emulate.sysctl.net.ipv4: must be an integer or a string, got true",

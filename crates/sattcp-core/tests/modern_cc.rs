@@ -178,6 +178,22 @@ fn one_bbr_flow_keeps_most_of_the_lossy_geo_link() {
     assert!(cubic < 0.1 && bbr > 5.0 * cubic, "CUBIC {cubic:.3}");
 }
 
+/// One clean BBR flow on the study's GEO and MEO paths, as the kernel's bbr runs it through the
+/// emulator (docs/leo.md, "BBR's RTO as Linux's"): its start-up overshoots the 1 BDP buffer and
+/// recovers without a timeout and without resending what the receiver holds (the kernel: no
+/// TCPTimeouts, no DSACKs, 3748 / 1401 segments resent). Before 2026-11-30 ns-2's RTT estimator
+/// fell behind start-up's rising RTT: 1 and 2 spurious timeouts, 5.49 and 3.27 MB sent twice.
+#[test]
+fn one_clean_bbr_flow_neither_times_out_nor_sends_twice_as_the_kernel() {
+    for (name, text) in [("GEO", include_str!("../../../scenarios/modern-geo.toml")), ("MEO", include_str!("../../../scenarios/modern-meo.toml"))] {
+        let r = run(text, &[("tcp.flavor", "sack/bbr")]);
+        let f = &r.flows[0];
+        eprintln!("{name}: efficiency {:.3}, {} timeouts, {} segments resent, {} B sent twice", r.summary.efficiency, f.timeouts, f.segments_retransmitted, f.duplicate_bytes);
+        assert_eq!((f.timeouts, f.duplicate_bytes), (0, 0), "{name}");
+        assert!(f.segments_retransmitted > 0, "{name}: start-up overshoots the buffer");
+    }
+}
+
 /// One BBR flow on a 20 ms, 45 Mbps path whose delay rises by 20 us each second (a LEO path
 /// whose satellites move away): no RTT sample ever matches the minimum again, so BBR's
 /// 10 s min-RTT filter expires and PROBE_RTT runs at about 10 s and 20 s (cwnd 4 packets for

@@ -1365,3 +1365,30 @@ def test_a_notice_during_a_sweep_gets_its_own_line_under_a_terminals_status_line
     plain = io.StringIO()  # not a terminal (a log file): the message as a line, nothing else
     Progress("sweep s", 24, stream=plain).say("sweep: hello")
     assert plain.getvalue() == "sweep: hello\n"
+
+
+def test_cli_sweep_set_overrides_every_run_but_not_a_factor_or_the_seed(tmp_path, capsys):
+    # `sattcp sweep --set`: one parameter changed for the whole study from the command line,
+    # over the study's (and its [quick]) overrides, recorded in the stored definition.
+    from sattcp.cli_study import main
+
+    study = write_study(tmp_path, SIMPLE)
+    store = tmp_path / "r.duckdb"
+    argv = ["sweep", str(study), "--store", str(store), "--runner", "test_sweep:fake_runner",
+            "--no-progress", "--quick"]
+    assert main([*argv, "--set", "run.duration=3s", "--set", "tcp={mss=1000}"]) == 0
+    with Store(store, read_only=True) as s:
+        over = [json.loads(o) for o in s.runs("simple-quick")["overrides"]]
+        assert len(over) == 24 and all(o["run.duration"] == "3s" and o["tcp.mss"] == 1000 for o in over)
+        assert s.study_definition("simple-quick")["set"] == {"run.duration": "3s", "tcp.mss": 1000}
+    capsys.readouterr()
+    fresh = tmp_path / "none.duckdb"
+    for sets, err in ((["tcp.flavor=vegas"], "--set tcp.flavor: is the study's factor tcp.flavor"),
+                      (["switch={policy='epd'}"], "--set switch.policy: is the study's factor switch.policy"),
+                      (["run.seed=3"], "--set run.seed: the seeds are the study's"),
+                      (["tcp.mss=1000", "tcp.mss=2000"], "--set tcp.mss=2000"),
+                      (["tcp.bogus=1"], "--set tcp.bogus: unknown key")):
+        args = ["sweep", str(study), "--store", str(fresh), "--no-progress", "--quick"]
+        assert main([*args, *(x for s in sets for x in ("--set", s))]) == 2, sets
+        got = capsys.readouterr().err
+        assert err in got and not fresh.exists(), (sets, got)

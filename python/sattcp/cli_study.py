@@ -136,6 +136,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("study", metavar="STUDY.toml", help="study file")
     p.add_argument("--store", default="results.duckdb", type=output_path, help="results file (default: %(default)s)")
     p.add_argument("--quick", action="store_true", help="the study's reduced [quick] variant")
+    p.add_argument("--set", action="append", metavar="PATH=VALUE",
+                   help="override a scenario key in every run, over the study's overrides, e.g. "
+                        "--set tcp.rtt_estimator=ns2 (repeatable, each key once; not a factor or run.seed)")
     _add_run_options(p)
     p.set_defaults(handler=cmd_sweep, func=cmd_sweep)
 
@@ -219,6 +222,27 @@ def _check_cluster(address: str | None) -> None:
     check_cluster(address, "--cluster")
 
 
+def _study_with_sets(path: str, items: list[str]) -> Any:
+    """The study at ``path`` with the ``--set`` options applied to every run
+    (:meth:`sattcp.sweep.Study.with_sets`): each value as the core reads ``--set`` text, a table
+    value (``--set 'tcp={mss=1000}'``) as its dotted keys."""
+    from sattcp.api import _raw_value
+    from sattcp.cli import _parse_set
+    from sattcp.sweep import load_study
+
+    def flat(prefix: str, v: Any, out: dict[str, Any]) -> None:
+        if isinstance(v, dict):
+            for k, sub in v.items():
+                flat(f"{prefix}.{k}", sub, out)
+        else:
+            out[prefix] = v
+
+    sets: dict[str, Any] = {}
+    for k, v in _parse_set(items).items():
+        flat(k, _raw_value(v), sets)
+    return load_study(path).with_sets(sets)
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from sattcp.paths import check_file
     from sattcp.store import check_store_path
@@ -230,7 +254,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         _check_cluster(args.cluster)
         check_store_path(args.store, "--store")
         check_file(args.store, "--store", side_files=True)
-        s = run_sweep(args.study, args.store, jobs=args.jobs, cluster=args.cluster,
+        study: Any = args.study
+        if args.set:
+            study = _study_with_sets(args.study, args.set)
+        s = run_sweep(study, args.store, jobs=args.jobs, cluster=args.cluster,
                       runner=runner, progress=not args.no_progress,
                       retry_failed=args.retry_failed, quick=args.quick)
         _print_sweep(s)

@@ -232,6 +232,28 @@ class Study:
     #: The override keys ``[quick]`` set, in the variant :meth:`quick` makes (to name where a
     #: problem's value comes from; not part of :meth:`definition`).
     quick_keys: tuple[str, ...] = ()
+    #: Overrides given for this sweep (``sattcp sweep --set``, :meth:`with_sets`): applied to
+    #: every run over the study's and its blocks' overrides; part of :meth:`definition`.
+    sets: Mapping[str, Any] = field(default_factory=dict)
+
+    def with_sets(self, sets: Mapping[str, Any]) -> Study:
+        """This study with ``sets`` (dotted scenario keys -> values) applied to every run, over
+        the study's and its blocks' overrides. A factor's key (or a key above or below one) is
+        refused, and so is ``run.seed``: the levels and seeds are the study's, which an override
+        would replace in every run without a word. Raises :class:`StudyError` naming each
+        ``--set`` refused."""
+        problems = []
+        for k, v in sets.items():
+            clash = [f for f in self.factors if f == k or f.startswith(k + ".") or k.startswith(f + ".")]
+            if clash:
+                problems.append({"path": f"--set {k}", "rule": f"is the study's factor {clash[0]} (its levels "
+                                 "are the study's: change them in the study file)", "got": v})
+            elif k == "run.seed" or k == "run" and isinstance(v, Mapping) and "seed" in v:
+                problems.append({"path": f"--set {k}", "rule": "the seeds are the study's (its seeds or "
+                                 "--replications)", "got": v})
+        if problems:
+            raise StudyError(self.source, problems)
+        return replace(self, sets={**self.sets, **sets})
 
     def quick(self) -> Study:
         """The reduced variant (``[quick]``), stored under ``NAME-quick``."""
@@ -265,6 +287,7 @@ class Study:
             "overrides": dict(self.overrides),
             "notes": list(self.notes),
             "source": self.source,
+            **({"set": dict(self.sets)} if self.sets else {}),
         }
 
     def runs(self, core: bool = False) -> list[RunSpec]:
@@ -298,7 +321,7 @@ class Study:
             for levels in product(*self.factors.values()):
                 labels = dict(zip(keys, levels, strict=True))
                 values = {k: block.values.get(k, {}).get(_label(v), v) for k, v in labels.items()}
-                overrides = {**self.overrides, **block.overrides, **values}
+                overrides = {**self.overrides, **block.overrides, **self.sets, **values}
                 if core:
                     config, found = _core_config(text, overrides)
                     if found:
@@ -440,7 +463,9 @@ def _locate(p: Mapping[str, Any], study: Study, bi: int, labels: Mapping[str, An
                      else f"factors.{k}")
             break
     else:
-        if (k := key_at(block.overrides)) is not None:
+        if (k := key_at(study.sets)) is not None:
+            where = f"--set {k}"
+        elif (k := key_at(block.overrides)) is not None:
             where = f"blocks[{bi}].overrides.{k}"
         elif (k := key_at(study.quick_keys)) is not None:
             where = f"quick.overrides.{k}"

@@ -131,7 +131,7 @@ impl RttEstimator {
     }
 
     /// Linux's: every ACK that newly acknowledges or SACKs a segment sent once is a sample
-    /// (the sender's `linux_rtt_sample`), given to [`measure_linux`](Self::measure_linux).
+    /// (the sender's `linux_seq_rtt` and SACK times), given to [`measure_linux`](Self::measure_linux).
     #[inline]
     pub fn is_linux(&self) -> bool {
         self.kind == RttEstimatorKind::Linux
@@ -310,21 +310,17 @@ impl RttEstimator {
     /// stop timing; ns-3 doubles the RTO and empties the history (`ReTxTimeout`), but keeps the
     /// SYN's (it returns before, in `SYN_SENT`).
     pub fn on_timeout(&mut self, snd_max: u64) {
-        if self.kind == RttEstimatorKind::Linux {
-            // `tcp_retransmit_timer()`: `icsk_backoff++`, `icsk_rto = min(icsk_rto << 1,
-            // TCP_RTO_MAX)`; Karn's rule needs no history here (a resent segment is never
-            // sampled again: `TCPCB_RETRANS`).
+        if self.kind != RttEstimatorKind::Ns2 {
+            // Both double the RTO up to `max_rto` (Linux `tcp_retransmit_timer()`: `icsk_rto =
+            // min(icsk_rto << 1, TCP_RTO_MAX)`).
             if self.backoff < MAX_BACKOFF_NS3 {
                 self.backoff <<= 1;
             }
-            self.timing = None;
-            return;
-        }
-        if self.kind == RttEstimatorKind::Ns3 {
-            if self.backoff < MAX_BACKOFF_NS3 {
-                self.backoff <<= 1;
-            }
-            if snd_max > SYN_END {
+            if self.kind == RttEstimatorKind::Linux {
+                // Karn's rule needs no history here (a resent segment is never sampled again:
+                // `TCPCB_RETRANS`); `floor` is Linux's `rtt_seq`.
+                self.timing = None;
+            } else if snd_max > SYN_END {
                 self.floor = snd_max;
             }
             return;

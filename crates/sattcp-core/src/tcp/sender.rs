@@ -155,6 +155,15 @@ fn ns3_rtt_sample(rtt: &mut RttEstimator, sb: &Scoreboard, snd_una: u64, now: Si
     }
 }
 
+/// The earlier of two optional deadlines.
+#[inline]
+fn earliest(a: Option<SimTime>, b: Option<SimTime>) -> Option<SimTime> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// Linux `tcp_clean_rtx_queue()`'s `seq_rtt_us` for an ACK up to `ack`: the RTT of the oldest
 /// newly acknowledged segment not SACKed before (`first_ackt`), none if the ACK acknowledges a
 /// segment ever retransmitted (`FLAG_RETRANS_DATA_ACKED`: Karn's rule).
@@ -441,24 +450,23 @@ impl TcpSender {
         // oldest newly SACKed segment sent once).
         let linux_rtt = self.rtt.is_linux();
         let mut first_sackt: Option<SimTime> = None;
+        let mut sacked = |e: &super::scoreboard::Entry| {
+            if linux_rtt && e.tx_count == 0 {
+                first_sackt = Some(first_sackt.map_or(e.last_sent, |t| t.min(e.last_sent)));
+            }
+        };
         if self.sack_ok && seg.n_sack > 0 {
             let newly = if rate_on {
                 let txs = &mut self.txs;
                 self.sb.sack_with(seg.sack_blocks(), |i, e| {
-                    if linux_rtt && e.tx_count == 0 {
-                        first_sackt = Some(first_sackt.map_or(e.last_sent, |t| t.min(e.last_sent)));
-                    }
+                    sacked(e);
                     if let Some(r) = rack.as_deref_mut() {
                         r.on_delivered(now, e.last_sent, e.end, e.tx_count > 0, min_rtt);
                     }
                     rate.on_delivered(now, e.end - e.start, e.last_sent, &mut txs[i], e.tx_count > 0)
                 })
             } else if linux_rtt {
-                self.sb.sack_with(seg.sack_blocks(), |_, e| {
-                    if e.tx_count == 0 {
-                        first_sackt = Some(first_sackt.map_or(e.last_sent, |t| t.min(e.last_sent)));
-                    }
-                })
+                self.sb.sack_with(seg.sack_blocks(), |_, e| sacked(e))
             } else {
                 self.sb.sack(seg.sack_blocks())
             };
@@ -1118,14 +1126,7 @@ impl TcpSender {
             Timer::Idle => None,
             Timer::Retransmit { expires_at } | Timer::Persist { expires_at } => Some(expires_at),
         };
-        let wait = match (self.pace_wait, if self.rate_on { self.rack_wait } else { None }) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        match (timer, wait) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        earliest(timer, earliest(self.pace_wait, if self.rate_on { self.rack_wait } else { None }))
     }
 
     pub fn stats(&self) -> &SenderStats {

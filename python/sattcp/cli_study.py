@@ -224,23 +224,13 @@ def _check_cluster(address: str | None) -> None:
 
 def _study_with_sets(path: str, items: list[str]) -> Any:
     """The study at ``path`` with the ``--set`` options applied to every run
-    (:meth:`sattcp.sweep.Study.with_sets`): each value as the core reads ``--set`` text, a table
-    value (``--set 'tcp={mss=1000}'``) as its dotted keys."""
+    (:meth:`sattcp.sweep.Study.with_sets`), each value as the core reads ``--set`` text (a table
+    value, ``--set 'tcp={mss=1000}'``, sets its dotted keys)."""
     from sattcp.api import _raw_value
     from sattcp.cli import _parse_set
     from sattcp.sweep import load_study
 
-    def flat(prefix: str, v: Any, out: dict[str, Any]) -> None:
-        if isinstance(v, dict):
-            for k, sub in v.items():
-                flat(f"{prefix}.{k}", sub, out)
-        else:
-            out[prefix] = v
-
-    sets: dict[str, Any] = {}
-    for k, v in _parse_set(items).items():
-        flat(k, _raw_value(v), sets)
-    return load_study(path).with_sets(sets)
+    return load_study(path).with_sets({k: _raw_value(v) for k, v in _parse_set(items).items()})
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

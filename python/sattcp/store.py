@@ -758,30 +758,28 @@ class Store:
         so that its columns come in the declared order, as in a new store's; a column someone
         added to it (``ALTER TABLE runs ADD COLUMN note ...``) is kept, after them. Rows are
         kept."""
-        con = self.con
         with self._transaction():
-            have = con.execute("DESCRIBE runs").fetchall()
-            own = "".join(f', "{c}" {t}' for c, t, *_ in have if c not in RUN_COLUMNS)
-            con.execute("ALTER TABLE runs RENAME TO runs_v2")
-            con.execute(f"CREATE TABLE runs ({_cols(RUN_COLUMNS)}{own}, PRIMARY KEY (study, run_key))")
-            con.execute("INSERT INTO runs BY NAME SELECT * FROM runs_v2")
-            con.execute("DROP TABLE runs_v2")
+            self._rebuild("runs", RUN_COLUMNS, ", PRIMARY KEY (study, run_key)")
             self._migrated(2)
 
     def _migrate_v3(self) -> None:
         """Schema 3 -> 4: ``links`` gains ``reordered`` (a moving link's packets delivered ahead
         of one sent before them; NULL on the runs stored before, as on fixed links), rebuilt in
         the declared order as :meth:`_migrate_v2` does ``runs``. Rows and run keys are kept."""
-        con = self.con
         with self._transaction():
-            have = con.execute("DESCRIBE links").fetchall()
-            decl = {**_KEY_COLUMNS, **LINK_COLUMNS}
-            own = "".join(f', "{c}" {t}' for c, t, *_ in have if c not in decl)
-            con.execute("ALTER TABLE links RENAME TO links_v3")
-            con.execute(f"CREATE TABLE links ({_cols(decl)}{own})")
-            con.execute("INSERT INTO links BY NAME SELECT * FROM links_v3")
-            con.execute("DROP TABLE links_v3")
+            self._rebuild("links", {**_KEY_COLUMNS, **LINK_COLUMNS})
             self._migrated(3)
+
+    def _rebuild(self, table: str, declared: Mapping[str, str], constraints: str = "") -> None:
+        """``table`` made again with the ``declared`` columns in their order (a declared column
+        it lacks comes NULL), then the columns someone added to it, rows kept by name."""
+        con = self.con
+        have = con.execute(f"DESCRIBE {table}").fetchall()
+        own = "".join(f', "{c}" {t}' for c, t, *_ in have if c not in declared)
+        con.execute(f"ALTER TABLE {table} RENAME TO {table}_old")
+        con.execute(f"CREATE TABLE {table} ({_cols(declared)}{own}{constraints})")
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {table}_old")
+        con.execute(f"DROP TABLE {table}_old")
 
     def _migrated(self, version: int) -> None:
         """Records a migration from schema ``version`` to the next (``migrated_from`` lists

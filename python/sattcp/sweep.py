@@ -237,23 +237,24 @@ class Study:
     sets: Mapping[str, Any] = field(default_factory=dict)
 
     def with_sets(self, sets: Mapping[str, Any]) -> Study:
-        """This study with ``sets`` (dotted scenario keys -> values) applied to every run, over
-        the study's and its blocks' overrides. A factor's key (or a key above or below one) is
-        refused, and so is ``run.seed``: the levels and seeds are the study's, which an override
-        would replace in every run without a word. Raises :class:`StudyError` naming each
-        ``--set`` refused."""
+        """This study with ``sets`` (scenario keys -> values, a table value as its dotted keys)
+        applied to every run, over the study's and its blocks' overrides. A factor's key (or a
+        key below one) is refused, and so is ``run.seed``: the levels and seeds are the study's,
+        which an override would replace in every run without a word. Raises
+        :class:`StudyError` naming each ``--set`` refused."""
+        flat = _flatten(sets)
         problems = []
-        for k, v in sets.items():
+        for k, v in flat.items():
             clash = [f for f in self.factors if f == k or f.startswith(k + ".") or k.startswith(f + ".")]
             if clash:
                 problems.append({"path": f"--set {k}", "rule": f"is the study's factor {clash[0]} (its levels "
                                  "are the study's: change them in the study file)", "got": v})
-            elif k == "run.seed" or k == "run" and isinstance(v, Mapping) and "seed" in v:
-                problems.append({"path": f"--set {k}", "rule": "the seeds are the study's (its seeds or "
-                                 "--replications)", "got": v})
+            elif k == SEED_KEY:
+                problems.append({"path": f"--set {k}", "rule": f"the seeds are the study's ({_SEED_RULE})",
+                                 "got": v})
         if problems:
             raise StudyError(self.source, problems)
-        return replace(self, sets={**self.sets, **sets})
+        return replace(self, sets={**self.sets, **flat})
 
     def quick(self) -> Study:
         """The reduced variant (``[quick]``), stored under ``NAME-quick``."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -365,6 +366,44 @@ def test_cli_reproduce_with_replications(kota_standins, capsys):
         main(["reproduce", "kota-www", "--replications", "0"])
     assert e.value.code == 2
     assert "must be a whole number >= 1" in capsys.readouterr().err
+
+
+def test_cli_reproduce_set_changes_every_run_in_a_folder_of_its_own(kota_standins, capsys):
+    # `reproduce --set`: one parameter of the paper's set-up changed from the command line, in
+    # every run; the report says so, and the default folder is not the paper's.
+    from sattcp.cli_study import main
+    from sattcp.store import Store
+
+    rc = main(["reproduce", "kota-www", "--quick", "--set", "run.duration=3s", "--set", "tcp={mss=1000}",
+               "--runner", "test_sweep:fake_runner", "-j", "2", "--no-progress"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    folder = kota_standins / "out" / "kota-www-quick-run.duration=3s,tcp=_mss=1000_"
+    assert sorted(p.name for p in (kota_standins / "out").iterdir()) == [folder.name]
+    with Store(folder / "results.duckdb", read_only=True) as st:
+        over = [json.loads(o) for o in st.runs("kota-www-quick")["overrides"]]
+        assert len(over) == 72 and all(o["run.duration"] == "3s" and o["tcp.mss"] == 1000 for o in over)
+        assert st.study_definition("kota-www-quick")["set"] == {"run.duration": "3s", "tcp.mss": 1000}
+    html = (folder / "report.html").read_text()
+    assert "Every run with --set run.duration=3s --set tcp={mss=1000}: the set-up differs from the paper" in html
+    # A factor, the seed, or a study that runs its own experiments: refused before anything is made.
+    for argv, err in ((["kota-www", "--set", "tcp.flavor=reno"], "--set tcp.flavor: is the study's factor tcp.flavor"),
+                      (["modern-cc", "--set", "run.seed=4"], "--set run.seed: the seeds are the study's"),
+                      (["zhou-sgw", "--set", "tcp.mss=1000"], "--set: for kota-www and modern-cc only, not zhou-sgw")):
+        assert main(["reproduce", *argv, "--quick", "--runner", "test_sweep:fake_runner", "--no-progress",
+                     "--out", str(kota_standins / "refused")]) == 2, argv
+        assert err in capsys.readouterr().err, argv
+        assert not (kota_standins / "refused").exists()
+
+
+def test_the_folder_suffix_of_reproduce_set_is_a_safe_name():
+    from sattcp.cli_study import sets_suffix
+
+    assert sets_suffix(["tcp.mss=1024"]) == "-tcp.mss=1024"
+    assert sets_suffix(["links.bottleneck.rate=10 Mbps", "tcp.flavor=sack/bbr"]) == \
+        "-links.bottleneck.rate=10_Mbps,tcp.flavor=sack_bbr"
+    long = sets_suffix([f"x.k{i}=1" for i in range(20)])
+    assert long.startswith("-set-") and len(long) == 17 and long != sets_suffix([f"x.k{i}=2" for i in range(20)])
 
 
 @pytest.mark.parametrize("given", ["0", "10", "high"])

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -185,7 +186,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--replications", type=positive_int, default=None, metavar="N",
                    help="N runs (seeds 1..N) per combination instead of the paper's one; the "
                         "analysis then separates pure error from interactions")
-    p.add_argument("--out", default=None, type=output_path, help="output folder (default: out/NAME[-quick])")
+    p.add_argument("--set", action="append", metavar="PATH=VALUE",
+                   help="kota-www, modern-cc: override a scenario key in every run, e.g. --set tcp.mss=1024 "
+                        "(repeatable, each key once; not a factor or run.seed); the report says so, and the "
+                        "default folder becomes out/NAME-PATH=VALUE")
+    p.add_argument("--out", default=None, type=output_path,
+                   help="output folder (default: out/NAME[-quick][-rN][-PATH=VALUE...])")
     _add_run_options(p)
     p.set_defaults(handler=cmd_reproduce, func=cmd_reproduce)
 
@@ -222,15 +228,28 @@ def _check_cluster(address: str | None) -> None:
     check_cluster(address, "--cluster")
 
 
-def _study_with_sets(path: str, items: list[str]) -> Any:
-    """The study at ``path`` with the ``--set`` options applied to every run
+def _with_sets(study: Any, items: list[str]) -> Any:
+    """``study`` (a :class:`sattcp.sweep.Study`) with the ``--set`` options applied to every run
     (:meth:`sattcp.sweep.Study.with_sets`), each value as the core reads ``--set`` text (a table
     value, ``--set 'tcp={mss=1000}'``, sets its dotted keys)."""
     from sattcp.api import _raw_value
     from sattcp.cli import _parse_set
-    from sattcp.sweep import load_study
 
-    return load_study(path).with_sets({k: _raw_value(v) for k, v in _parse_set(items).items()})
+    return study.with_sets({k: _raw_value(v) for k, v in _parse_set(items).items()})
+
+
+def sets_suffix(items: list[str]) -> str:
+    """The default output folder's suffix for ``reproduce --set``: the settings as given
+    (``-tcp.mss=1024``), characters a folder name should not hold replaced by ``_``; a hash of
+    them where they would make a name longer than 60 characters. So a changed set-up never
+    lands in the paper's folder (whose runs its definition would make stale)."""
+    import hashlib
+
+    text = ",".join(items)
+    safe = re.sub(r"[^A-Za-z0-9._=,+-]", "_", text)
+    if len(safe) > 60:
+        safe = "set-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+    return "-" + safe
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -246,7 +265,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         check_file(args.store, "--store", side_files=True)
         study: Any = args.study
         if args.set:
-            study = _study_with_sets(args.study, args.set)
+            from sattcp.sweep import load_study
+
+            study = _with_sets(load_study(args.study), args.set)
         s = run_sweep(study, args.store, jobs=args.jobs, cluster=args.cluster,
                       runner=runner, progress=not args.no_progress,
                       retry_failed=args.retry_failed, quick=args.quick)
@@ -379,7 +400,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             raise ValueError("--rt-priority is for netpipe-sat --real only (it sets the kernel side's endpoints' priority)")
         if args.name in IN_MEMORY_STUDIES:  # they run their own experiments, not a study
             given = [opt for opt, v in (("--replications", args.replications), ("--cluster", args.cluster),
-                                        ("--runner", args.runner), ("--retry-failed", args.retry_failed or None))
+                                        ("--runner", args.runner), ("--retry-failed", args.retry_failed or None),
+                                        ("--set", args.set))
                      if v is not None]
             if given:
                 raise ValueError(f"{', '.join(given)}: for kota-www and modern-cc only, not {args.name}")
@@ -417,9 +439,17 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                                  f"{per_seed * args.replications:,} runs; at most {MAX_RUNS:,} are allowed "
                                  f"(sattcp.sweep.MAX_RUNS), so at most {MAX_RUNS // per_seed:,} replications")
             study = replace(study, name=name, seeds=tuple(range(first, first + args.replications)))
+        suffix = ""
+        if args.set:
+            study = _with_sets(study, args.set)  # StudyError (exit 2) naming each --set refused
+            suffix = sets_suffix(args.set)
+            shown = " ".join(f"--set {i}" for i in args.set)
+            note = (f"{note} " if note else "") + (
+                f"Every run with {shown}: the set-up differs from the paper's there, and the comparison "
+                "with the paper shows what that change does.")
         if runner is None:
             _check_api()  # SimulatorUnavailable before the folder is made
-        out = Path(args.out or Path("out") / study.name)
+        out = Path(args.out or Path("out") / (study.name + suffix))
         check_folder(out, "--out")
         check_store_path(out / "results.duckdb", "--out")
         made = not out.exists()

@@ -274,3 +274,40 @@ fn a_constellation_too_costly_to_route_is_refused_naming_the_step() {
     assert_eq!(e.problems[0].path, "constellation.step", "{e}");
     assert_eq!(e.problems[0].rule, "too small for run.duration with 100000 satellites: at most 400000000 satellites x steps (each step places every satellite and searches a route), got 6666700000");
 }
+
+#[test]
+fn a_handover_outage_takes_the_link_down_at_each_route_change_and_tcp_repairs_it() {
+    // `constellation.handover_outage`: at each handover (the route's nodes change between two
+    // connected steps) no path for that long, in both directions; the other steps as before.
+    let transfer = [("app.kind", "transfer"), ("app.bytes", "150000000")];
+    let with = |outage: &'static str| [&transfer[..], &[("constellation.handover_outage", outage)]].concat();
+    let sc = scenario(LEO, &with("50ms"));
+    let cr = sc.constellation.clone().expect("constellation");
+    let handovers: Vec<f64> = cr.path.changes().filter(|(_, a, b)| a.is_some() && b.is_some()).map(|(t, _, _)| t.as_secs_f64()).collect();
+    assert!(handovers.len() >= 4, "{handovers:?}");
+    let mut sim = Simulation::new(&sc);
+    sim.run();
+    let (fwd, rev) = (sim.moving_stats(0).expect("hop0 moves").clone(), sim.moving_stats(1).expect("hop0-rev moves").clone());
+    let r = sim.finish();
+    // The link goes down at each handover and up 50 ms later, nowhere else.
+    let up = &r.traces["link/hop0/up"];
+    let downs: Vec<f64> = up.t.iter().zip(&up.v).filter(|(_, v)| **v == 0.0).map(|(t, _)| *t).collect();
+    let ups: Vec<f64> = up.t.iter().zip(&up.v).skip(1).filter(|(_, v)| **v == 1.0).map(|(t, _)| *t).collect();
+    assert_eq!(downs, handovers, "{up:?}");
+    assert_eq!(ups.len(), handovers.len(), "{up:?}");
+    assert!(ups.iter().zip(&handovers).all(|(u, h)| (u - h - 0.05).abs() < 1e-9), "{ups:?} {handovers:?}");
+    // Segments leaving in a gap are lost; TCP resends them and the transfer completes, in order.
+    assert!(fwd.drops_no_route > 0 && rev.drops_no_route > 0, "{fwd:?} {rev:?}");
+    assert_eq!(r.links[0].drops_by_reason.get("no_route"), Some(&fwd.drops_no_route));
+    let f = &r.flows[0];
+    assert_eq!(f.delivered_bytes, 150_000_000);
+    assert!(f.segments_retransmitted > 0 && f.completed_at_s.is_some(), "{f:?}");
+    // Without gaps: no loss at all on these links, and 0 s is the run without the key.
+    let plain = run(LEO, &transfer);
+    assert_eq!(run(LEO, &with("0s")).digest, plain.digest);
+    assert_eq!(plain.links[0].drops_by_reason.get("no_route"), None);
+    assert!(plain.flows[0].completed_at_s < f.completed_at_s, "{:?} {:?}", plain.flows[0].completed_at_s, f.completed_at_s);
+    // A gap as long as a step would never let the link up.
+    let e = sattcp_core::scenario::load(LEO, &[("constellation.handover_outage".into(), toml::Value::String("15s".into()))], None).unwrap_err();
+    assert!(e.problems.iter().any(|p| p.path == "constellation.handover_outage" && p.rule.contains("shorter than constellation.step (15s)")), "{e}");
+}

@@ -363,4 +363,6 @@ pub struct RawConstellation {
     pub routing: Option<String>,
     /// Constellation time at simulated time 0 (a Walker shell's epoch is t = 0).
     pub offset: Option<Val>,
+    /// How long the link is down from each handover ("0s").
+    pub handover_outage: Option<Val>,
 }

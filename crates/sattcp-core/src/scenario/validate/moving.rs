@@ -4,7 +4,7 @@
 
 use super::{Ctx, Keyword, LinkSpec, Topology};
 use crate::net::schedule::{Change, Schedule};
-use crate::orbit::route::{Mode, PiecewisePath, Router};
+use crate::orbit::route::{Mode, PiecewisePath, Route, Router};
 use crate::orbit::tle::{TleSet, Utc};
 use crate::orbit::walker::WalkerShell;
 use crate::orbit::{Constellation, GroundStation};
@@ -248,6 +248,14 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
         );
     }
     let offset = c.duration("constellation.offset", r.offset.as_ref(), SimTime::ZERO);
+    let outage = c.duration("constellation.handover_outage", r.handover_outage.as_ref(), SimTime::ZERO);
+    if !c.bad("constellation.step") && !c.bad("constellation.handover_outage") && outage >= step {
+        c.err(
+            "constellation.handover_outage",
+            format!("must be shorter than constellation.step ({step}): the link would never come up between handovers"),
+            r.handover_outage.as_ref().map(|v| v.to_string()).unwrap_or_default(),
+        );
+    }
     let default_mode = if matches!(constellation, Constellation::Walker(_)) { Mode::Isl } else { Mode::BentPipe };
     let mode = c.keyword("constellation.routing", r.routing.as_deref(), default_mode)?;
     if c.bad("constellation") || c.bad(&format!("links.path.{hop}")) {
@@ -301,7 +309,7 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
         c.err("constellation", format!("{} and {} are never connected during the run (no satellite path above {min_el} degrees at any step)", from.name, to.name), "");
         return None;
     }
-    let schedule = Schedule::delays(&path.segments.iter().map(|s| (s.start, s.route.as_ref().map(|r| r.one_way()))).collect::<Vec<_>>()).expect("steps start at 0 and increase");
+    let schedule = Schedule::delays(&schedule_points(&path, outage)).expect("steps start at 0 and increase");
     let spec: &mut LinkSpec = &mut hops[hop];
     spec.delay = schedule.initial_delay();
     spec.schedule = Some(schedule);
@@ -312,4 +320,27 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
     };
     let routing = mode.name();
     Some(ConstellationRun { hop, path, stations, phasing, min_elevation_deg: min_el, routing, offset })
+}
+
+/// The moving hop's schedule: each step's one-way delay (None: no path), and after each
+/// handover (the route's nodes change between two connected steps) `outage` without a path
+/// first (`constellation.handover_outage`, shorter than a step). A route that comes back after
+/// a step without one is no handover: the link was down already.
+fn schedule_points(path: &PiecewisePath, outage: SimTime) -> Vec<(SimTime, Option<SimTime>)> {
+    let mut points = Vec::with_capacity(path.segments.len() * 2);
+    let mut before: Option<&Route> = None;
+    for s in &path.segments {
+        let delay = s.route.as_ref().map(|r| r.one_way());
+        if let (Some(old), Some(new)) = (before, s.route.as_ref()) {
+            if outage > SimTime::ZERO && old.nodes != new.nodes {
+                points.push((s.start, None));
+                points.push((s.start + outage, delay));
+                before = s.route.as_ref();
+                continue;
+            }
+        }
+        points.push((s.start, delay));
+        before = s.route.as_ref();
+    }
+    points
 }

@@ -5,10 +5,11 @@ emulator, same scenario, same figure").
     sudo .venv/bin/python scripts/modern_cc_kernel.py [--duration 30] [--jobs 2] \
         [--out out/modern-cc-kernel.csv] [--figure docs/img/modern_cc_kernel.png] \
         [--paths GEO,MEO,Starlink] [--bers 0,1e-6] [--ccs reno,cubic,bbr] \
-        [--flavours sack/bbr,sack/cubic,newreno,sack] [--repeat 1] [--sim-seeds N] [--set KEY=VALUE]...
+        [--flavours sack/bbr,sack/cubic,newreno,sack] [--flows 1] [--repeat 1] [--sim-seeds N] [--set KEY=VALUE]...
 
 For each path (GEO 275 ms, MEO 100 ms one way, Starlink) x BER (0, 1e-6) x kernel congestion
-control, one bulk TCP connection through `sattcp emulate` (GEO, MEO:
+control, one bulk TCP connection (`--flows N`: N, started 10 ms apart as the study's `app.stagger`,
+their counters summed) through `sattcp emulate` (GEO, MEO:
 scenarios/emulate/modern-geo.toml: 45 Mbps, 1 BDP drop-tail, IP framing, per-namespace
 `net.ipv4.tcp_congestion_control`; Starlink: the simulator scenario scenarios/modern-starlink.toml
 itself, its bottleneck's delay schedule followed by the emulator, with `emulate.cc`; `--paths`
@@ -71,42 +72,59 @@ SIM_OF = {"reno": "sack", "cubic": "sack/cubic", "bbr": "sack/bbr"}
 BERS = [0.0, 1e-6]
 #: `seed`: the emulator's bit-error seed (kernel) or run.seed (sattcp); `timeouts`: the client
 #: namespace's TcpExt TCPTimeouts (kernel) or the flow's timeouts; `recoveries`: TCPSackRecovery +
-#: TCPRenoRecovery or the flow's fast retransmits; `loss_probes`: TCPLossProbes (kernel only);
+#: TCPRenoRecovery or the flow's fast retransmits; `loss_probes`: TCPLossProbes (kernel) or the
+#: flow's tail loss probes (sattcp, where it has them);
 #: `duplicates`: segments the receiver got twice (kernel: the sender's tcpi_dsack_dups; sattcp:
 #: the receiver's duplicate bytes / MSS); `rwnd_limited_s`, `sndbuf_limited_s`: the sender's
 #: time limited by the receive window or its send buffer (kernel only; sattcp's 16.7 MB window
 #: and its bulk application never are).
-COLUMNS = ["path", "ber", "stack", "cc", "duration_s", "bytes", "efficiency", "retransmits", "late_max_us",
+COLUMNS = ["path", "ber", "flows", "stack", "cc", "duration_s", "bytes", "efficiency", "retransmits", "late_max_us",
            "seed", "timeouts", "recoveries", "loss_probes", "duplicates", "rwnd_limited_s", "sndbuf_limited_s"]
 
+#: The receiver takes `flows` connections, each read by a thread, and counts the bytes read
+#: in the `duration` seconds after the first one was accepted (the window sattcp's efficiency
+#: covers from its first flow's start).
 RECEIVER = textwrap.dedent("""
-    import socket, sys, time
-    d = float(sys.argv[1])
+    import socket, sys, threading, time
+    d, flows = float(sys.argv[1]), int(sys.argv[2])
     s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("0.0.0.0", PORT)); s.listen(1)
-    c, _ = s.accept(); t0 = time.monotonic(); n = 0; buf = bytearray(1 << 20)
-    c.settimeout(1.0)
-    while True:
-        left = t0 + d - time.monotonic()
-        if left <= 0: break
-        try: k = c.recv_into(buf)
-        except socket.timeout: continue
-        if k == 0: break
-        n += k
-    print(n, flush=True)
+    s.bind(("0.0.0.0", PORT)); s.listen(flows)
+    counts = [0] * flows
+    def read(i, c, t0):
+        buf = bytearray(1 << 20); c.settimeout(1.0)
+        while True:
+            if t0 + d - time.monotonic() <= 0: break
+            try: k = c.recv_into(buf)
+            except socket.timeout: continue
+            if k == 0: break
+            counts[i] += k
+    c, _ = s.accept(); t0 = time.monotonic(); readers = []
+    for i in range(flows):
+        if i: c, _ = s.accept()
+        readers.append(threading.Thread(target=read, args=(i, c, t0))); readers[-1].start()
+    for r in readers: r.join()
+    print(sum(counts), flush=True)
 """).replace("PORT", str(PORT))
 
+#: The sender opens `flows` connections 10 ms apart (the study's `app.stagger`), each written
+#: by a thread until the same end, and prints the sums of their tcp_info counters.
 SENDER = textwrap.dedent("""
-    import socket, sys, time
-    d = float(sys.argv[1]); c = socket.create_connection((sys.argv[2], PORT))
-    end = time.monotonic() + d; buf = b"x" * (1 << 20)
-    try:
-        while time.monotonic() < end: c.sendall(buf)
-    except OSError: pass
-    info = c.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 232)
-    u = lambda a, b: int.from_bytes(info[a:b], "little")
+    import socket, sys, threading, time
+    d, flows = float(sys.argv[1]), int(sys.argv[3])
+    end = time.monotonic() + d; buf = b"x" * (1 << 20); infos = [None] * flows
+    def send(i):
+        time.sleep(0.01 * i)
+        c = socket.create_connection((sys.argv[2], PORT))
+        try:
+            while time.monotonic() < end: c.sendall(buf)
+        except OSError: pass
+        infos[i] = c.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 232)
+    senders = [threading.Thread(target=send, args=(i,)) for i in range(flows)]
+    for t in senders: t.start()
+    for t in senders: t.join()
+    u = lambda a, b: sum(int.from_bytes(info[a:b], "little") for info in infos if info)
     # linux/tcp.h struct tcp_info: tcpi_total_retrans, tcpi_rwnd_limited and tcpi_sndbuf_limited
-    # (microseconds), tcpi_dsack_dups.
+    # (microseconds), tcpi_dsack_dups; summed over the connections.
     print(u(100, 104), u(176, 184), u(184, 192), u(216, 220), flush=True)
 """).replace("PORT", str(PORT))
 
@@ -119,37 +137,43 @@ def tcp_ext(text: str) -> dict[str, int]:
     return {k: int(v) for k, v in zip(lines[0][1:], lines[1][1:], strict=False)}
 
 
-def kernel_run(path: str, ber: float, cc: str, duration: float, seed: int = 1, extra: dict[str, str] | None = None) -> dict:
+def kernel_run(path: str, ber: float, cc: str, duration: float, seed: int = 1, extra: dict[str, str] | None = None,
+               flows: int = 1) -> dict:
     scenario, ov, ber_key, seed_key, _ = PATHS[path]
     ov = {**ov, ber_key: repr(ber), seed_key: str(seed), "emulate.cc": cc, **(extra or {})}
     t0 = time.monotonic()
     with Emulation(scenario, ov) as em:
-        rx = em.popen("server", [sys.executable, "-c", RECEIVER, str(duration)], stdout=subprocess.PIPE, text=True)
+        rx = em.popen("server", [sys.executable, "-c", RECEIVER, str(duration), str(flows)], stdout=subprocess.PIPE, text=True)
         em.wait_listening("server", PORT)
-        tx = em.run("client", [sys.executable, "-c", SENDER, str(duration + 3), "{server}"], capture_output=True, text=True, timeout=duration + 120)
+        tx = em.run("client", [sys.executable, "-c", SENDER, str(duration + 3 + 0.01 * flows), "{server}", str(flows)],
+                    capture_output=True, text=True, timeout=duration + 120)
         out, _ = rx.communicate(timeout=60)
-        # The sender's namespace holds this one connection: its TcpExt counters are the flow's.
+        # The sender's namespace holds these connections alone: its TcpExt counters are theirs.
         ext = tcp_ext(em.run("client", ["cat", "/proc/net/netstat"], capture_output=True, text=True, timeout=30).stdout)
     n = int(out.split()[0])
     info = [int(x) for x in tx.stdout.split()] or [-1, -1e6, -1e6, -1]
     late = max((d.get("late_max_us", 0) for d in (em.stats or {}).get("directions", [])), default=0)
     eff = n * 8 / duration / (RATE_BPS * KERNEL_MSS / 1500)
     rto = ext.get("TCPTimeouts", -1)
-    print(f"kernel {cc} {path} ber {ber:g} seed {seed}: efficiency {eff:.3f}, {info[0]} retransmits, {rto} timeouts, "
-          f"rwnd-limited {info[1] / 1e6:.1f} s, late {late} us ({time.monotonic() - t0:.0f} s)", file=sys.stderr)
-    return {"path": path, "ber": ber, "stack": "kernel", "cc": cc, "duration_s": duration, "bytes": n, "efficiency": eff, "retransmits": info[0],
+    print(f"kernel {cc} {path} ber {ber:g} seed {seed} flows {flows}: efficiency {eff:.3f}, {info[0]} retransmits, {rto} timeouts, "
+          f"{ext.get('TCPLossProbes', -1)} loss probes, rwnd-limited {info[1] / 1e6:.1f} s, late {late} us "
+          f"({time.monotonic() - t0:.0f} s)", file=sys.stderr)
+    return {"path": path, "ber": ber, "flows": flows, "stack": "kernel", "cc": cc, "duration_s": duration, "bytes": n, "efficiency": eff,
+            "retransmits": info[0],
             "late_max_us": late, "seed": seed, "timeouts": rto,
             "recoveries": ext.get("TCPSackRecovery", 0) + ext.get("TCPRenoRecovery", 0) if ext else -1, "loss_probes": ext.get("TCPLossProbes", -1),
             "duplicates": info[3], "rwnd_limited_s": info[1] / 1e6, "sndbuf_limited_s": info[2] / 1e6}
 
 
-def sim_run(path: str, ber: float, flavour: str, duration: float, seed: int = 1) -> dict:
+def sim_run(path: str, ber: float, flavour: str, duration: float, seed: int = 1, flows: int = 1) -> dict:
     import sattcp.api as api
-    r = api.run(str(PATHS[path][4]), overrides={"tcp.flavor": flavour, "links.bottleneck.ber": ber, "run.duration": f"{duration:g}s", "run.seed": seed})
-    f = r.flows.iloc[0]
-    return {"path": path, "ber": ber, "stack": "sattcp", "cc": flavour, "duration_s": duration, "bytes": int(f.delivered_bytes),
-            "efficiency": float(r.summary["efficiency"]), "retransmits": int(f.segments_retransmitted), "late_max_us": "",
-            "seed": seed, "timeouts": int(f.timeouts), "recoveries": int(f.fast_retransmits), "loss_probes": "",
+    r = api.run(str(PATHS[path][4]), overrides={"tcp.flavor": flavour, "links.bottleneck.ber": ber, "run.duration": f"{duration:g}s",
+                                                "run.seed": seed, "topology.pairs": flows})
+    f = r.flows.sum(numeric_only=True)  # the flows' counters summed, as the kernel's namespace counts them
+    probes = int(f["loss_probes"]) if "loss_probes" in r.flows else ""
+    return {"path": path, "ber": ber, "flows": flows, "stack": "sattcp", "cc": flavour, "duration_s": duration,
+            "bytes": int(f.delivered_bytes), "efficiency": float(r.summary["efficiency"]), "retransmits": int(f.segments_retransmitted),
+            "late_max_us": "", "seed": seed, "timeouts": int(f.timeouts), "recoveries": int(f.fast_retransmits), "loss_probes": probes,
             "duplicates": int(f.duplicate_bytes) // r.config["tcp"]["mss"], "rwnd_limited_s": "", "sndbuf_limited_s": ""}
 
 
@@ -189,7 +213,7 @@ def summary(rows: list[dict]) -> list[str]:
 
 
 def figure(rows: list[dict], out: Path, paths: list[str], bers: list[float] = BERS, ccs: list[str] = KERNEL_CCS,
-           flavours: list[str] = SIM_FLAVOURS) -> None:
+           flavours: list[str] = SIM_FLAVOURS, flows: int = 1) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -217,8 +241,9 @@ def figure(rows: list[dict], out: Path, paths: list[str], bers: list[float] = BE
         ax.set_title(f"{p}, BER {b:g}", fontsize=9)
         ax.set_ylim(0, 1.05)
     for row in axes:
-        row[0].set_ylabel("efficiency (one flow)")
-    fig.suptitle("One bulk flow, 45 Mbps, 1 BDP drop-tail: kernel TCP (emulator) and sattcp", fontsize=10)
+        row[0].set_ylabel("efficiency (one flow)" if flows == 1 else f"efficiency ({flows} flows)")
+    what = "One bulk flow" if flows == 1 else f"{flows} bulk flows"
+    fig.suptitle(f"{what}, 45 Mbps, 1 BDP drop-tail: kernel TCP (emulator) and sattcp", fontsize=10)
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110)
@@ -269,6 +294,8 @@ def main() -> int:
     ap.add_argument("--bers", default=",".join(f"{b:g}" for b in BERS), help="comma-separated bit error rates")
     ap.add_argument("--ccs", default=",".join(KERNEL_CCS), help=f"comma-separated subset of the kernel's {', '.join(KERNEL_CCS)}")
     ap.add_argument("--flavours", default=",".join(SIM_FLAVOURS), help=f"comma-separated subset of sattcp's {', '.join(SIM_FLAVOURS)}")
+    ap.add_argument("--flows", type=whole(1), default=1,
+                    help="bulk flows per run, started 10 ms apart (the study's 1, 10 and 100; sattcp: topology.pairs)")
     ap.add_argument("--repeat", type=whole(1), default=1, help="kernel runs per cell, each with its own bit-error seed (1, 2, ...)")
     ap.add_argument("--sim-seeds", type=whole(1), default=None, help="sattcp runs per cell, run.seed 1, 2, ... (default: --repeat)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -288,16 +315,17 @@ def main() -> int:
         print("modern_cc_kernel: needs " + "; ".join(missing), file=sys.stderr)
         return 2
     grid = [(p, b) for p in paths for b in bers]
-    rows = [sim_run(p, b, f, a.duration, s) for p, b in grid for f in flavours for s in range(1, (a.sim_seeds or a.repeat) + 1)]
+    rows = [sim_run(p, b, f, a.duration, s, a.flows) for p, b in grid for f in flavours for s in range(1, (a.sim_seeds or a.repeat) + 1)]
     with ThreadPoolExecutor(max_workers=a.jobs) as ex:
-        rows += list(ex.map(lambda g: kernel_run(*g), [(p, b, cc, a.duration, r + 1, extra) for r in range(a.repeat) for p, b in grid for cc in ccs]))
+        rows += list(ex.map(lambda g: kernel_run(*g), [(p, b, cc, a.duration, r + 1, extra, a.flows)
+                                                       for r in range(a.repeat) for p, b in grid for cc in ccs]))
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=COLUMNS)
         w.writeheader()
         w.writerows(rows)
-    figure(rows, ROOT / a.figure if not Path(a.figure).is_absolute() else Path(a.figure), paths, bers, ccs, flavours)
+    figure(rows, ROOT / a.figure if not Path(a.figure).is_absolute() else Path(a.figure), paths, bers, ccs, flavours, a.flows)
     if a.repeat == 1 and a.sim_seeds in (None, 1):
         for r in rows:
             print(f"{r['path']} ber {r['ber']:g} {r['stack']} {r['cc']}: {r['efficiency']:.3f}")

@@ -342,3 +342,21 @@ def test_modern_cc_kernel_summary_gives_each_cells_spread_and_the_gap_in_standar
     # (0.72 - 0.65) / sqrt(0.0707^2 / 2 + 0.02^2 / 3) = 0.07 / 0.0513
     assert lines[2] == "GEO ber 1e-06: sattcp sack/bbr - kernel bbr = +0.070 (+1.4 standard errors; combined standard error 0.051)"
     assert m.tcp_ext("TcpExt: TCPTimeouts TCPLossProbes\nTcpExt: 3 7\nIpExt: A\nIpExt: 1\n") == {"TCPTimeouts": 3, "TCPLossProbes": 7}
+
+
+def test_modern_cc_kernels_sattcp_side_sums_the_flows_of_a_multi_flow_cell() -> None:
+    # `--flows N`: sattcp's cell is topology.pairs = N, its counters summed over the flows as
+    # the kernel's namespace counts its N connections.
+    if str(ROOT / "scripts") not in sys.path:
+        sys.path.insert(0, str(ROOT / "scripts"))
+    import modern_cc_kernel as m
+
+    from sattcp.api import run
+
+    got = m.sim_run("MEO", 1e-6, "sack/bbr", 3.0, seed=2, flows=3)
+    r = run(str(ROOT / "scenarios" / "modern-meo.toml"), overrides={
+        "tcp.flavor": "sack/bbr", "links.bottleneck.ber": 1e-6, "run.duration": "3s", "run.seed": 2, "topology.pairs": 3})
+    assert len(r.flows) == 3 and got["flows"] == 3 and got["stack"] == "sattcp"
+    assert got["bytes"] == int(r.flows.delivered_bytes.sum()) > 0
+    assert got["retransmits"] == int(r.flows.segments_retransmitted.sum()) > 0
+    assert got["efficiency"] == r.summary["efficiency"]

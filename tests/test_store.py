@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sattcp.store import LINK_COLUMNS, RUN_COLUMNS, SCHEMA_VERSION, Store, StoreError, StoreLocked
+from sattcp.store import FLOW_COLUMNS, LINK_COLUMNS, RUN_COLUMNS, SCHEMA_VERSION, Store, StoreError, StoreLocked
 
 
 def _flows(n: int, extra: bool = False) -> pd.DataFrame:
@@ -147,7 +147,7 @@ def test_counters_as_floats_are_stored_whole_and_a_fraction_is_refused_not_trunc
 
 
 def test_rows_are_typed_as_their_dataframe_is_or_left_to_it():
-    from sattcp.store import FLOW_COLUMNS, LINK_COLUMNS, _typed_frame, _typed_rows
+    from sattcp.store import _typed_frame, _typed_rows
 
     links = [{"link": "bn", "cells": 7, "delay_s": 0, "utilization": 0.5, "drops_by_reason": {"cells_epd": 3}},
              {"link": None, "cells": None, "delay_s": 0.25, "utilization": None, "drops_by_reason": {}},
@@ -335,12 +335,12 @@ def test_a_schema_2_store_gains_the_host_column_and_keeps_its_runs(tmp_path, mon
     con.close()
     monkeypatch.setenv("SATTCP_HOST_ID", "node-2")
     with Store(path, read_only=True) as s:  # reading migrates it
-        assert s.schema_version() == SCHEMA_VERSION == 4
+        assert s.schema_version() == SCHEMA_VERSION == 5
         runs = s.runs("www")
         assert runs["efficiency"].tolist() == [0.9] and runs["seed"].tolist() == [3]
         assert runs["host"].isna().all() and len(s.flows("www")) == 3
-        # Through schema 3 (runs.host) to 4 (links.reordered).
-        assert s.con.execute("SELECT value FROM meta WHERE key = 'migrated_from'").fetchone() == ("2 3",)
+        # Through schema 3 (runs.host) and 4 (links.reordered) to 5 (flows.loss_probes).
+        assert s.con.execute("SELECT value FROM meta WHERE key = 'migrated_from'").fetchone() == ("2 3 4",)
         # The declared order, as in a new store's table (exports list the columns in it).
         cols = [r[0] for r in s.con.execute("DESCRIBE runs").fetchall()]
         assert cols == [*RUN_COLUMNS, "my note"] and runs["my note"].tolist() == ["checked"]
@@ -363,17 +363,42 @@ def test_a_schema_3_store_gains_the_reordered_column_and_keeps_its_links(tmp_pat
     con.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
     con.close()
     with Store(path, read_only=True) as s:  # reading migrates it
-        assert s.schema_version() == SCHEMA_VERSION == 4
+        assert s.schema_version() == SCHEMA_VERSION == 5
         got = s.links("leo")
         assert got["packets"].tolist() == [10, 9] and got["reordered"].isna().all()
         assert got["my flag"].tolist() == [True, True]
-        assert s.con.execute("SELECT value FROM meta WHERE key = 'migrated_from'").fetchone() == ("3",)
+        assert s.con.execute("SELECT value FROM meta WHERE key = 'migrated_from'").fetchone() == ("3 4",)
         # The declared order, as in a new store's table, the user's column after it.
         cols = [r[0] for r in s.con.execute("DESCRIBE links").fetchall()]
         assert cols == ["study", "run_key", *LINK_COLUMNS, "my flag"]
     with Store(path) as s:  # and takes a moving link's count
         s.record_run("leo", "k2", factors={}, status="ok", links=[{**links[0], "reordered": 5}])
         assert s.links("leo").set_index("run_key")["reordered"].get("k2") == 5
+
+
+def test_a_schema_4_store_gains_the_loss_probe_columns_and_keeps_its_flows(tmp_path):
+    path = tmp_path / "v4.duckdb"
+    with Store(path) as s:
+        s.record_run("mcc", "k1", factors={}, status="ok", flows=_flows(2))
+    con = duckdb.connect(str(path))  # as sattcp with store schema 4 wrote it
+    con.execute("ALTER TABLE flows DROP COLUMN loss_probes")
+    con.execute("ALTER TABLE flows DROP COLUMN loss_probe_recoveries")
+    con.execute("ALTER TABLE flows ADD COLUMN \"my mark\" VARCHAR DEFAULT 'x'")  # a user's own
+    con.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    con.close()
+    with Store(path, read_only=True) as s:  # reading migrates it
+        assert s.schema_version() == SCHEMA_VERSION == 5
+        got = s.flows("mcc")
+        assert len(got) == 2 and got["loss_probes"].isna().all() and got["loss_probe_recoveries"].isna().all()
+        assert got["my mark"].tolist() == ["x", "x"]
+        assert s.con.execute("SELECT value FROM meta WHERE key = 'migrated_from'").fetchone() == ("4",)
+        cols = [r[0] for r in s.con.execute("DESCRIBE flows").fetchall()]
+        assert cols == ["study", "run_key", *FLOW_COLUMNS, "my mark"]
+    with Store(path) as s:  # and takes a run's counts
+        s.record_run("mcc", "k2", factors={}, status="ok",
+                     flows=pd.DataFrame({"flow": [0], "loss_probes": [3], "loss_probe_recoveries": [1]}))
+        row = s.flows("mcc").set_index("run_key").loc["k2"]
+        assert (row["loss_probes"], row["loss_probe_recoveries"]) == (3, 1)
 
 
 def test_a_moving_links_reordering_is_stored_beside_the_fixed_links_null(tmp_path):

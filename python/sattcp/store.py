@@ -69,7 +69,7 @@ __all__ = [
 #: Version of the tables below. 1: the unversioned store of sattcp <= 0.1.0 (flows typed by the
 #: first run stored); 2: declared types, ``meta``, ``study_runs``, ``links``, ``traces``, the
 #: resolved configuration and the build of every run; 3: the machine of every run (``host``).
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 #: Summary values also stored as columns of ``runs`` (all are kept in ``summary`` as JSON).
 RESPONSE_COLUMNS: dict[str, str] = {
@@ -114,7 +114,7 @@ FLOW_COLUMNS: dict[str, str] = {
     "fast_retransmits": "BIGINT", "delivered_bytes": "BIGINT", "throughput_bps": "DOUBLE",
     "duplicate_bytes": "BIGINT", "completed_at_s": "DOUBLE", "final_cwnd": "BIGINT",
     "final_ssthresh": "BIGINT", "final_srtt_s": "DOUBLE", "fair_share_bps": "DOUBLE",
-    "capacity_bps": "DOUBLE",
+    "capacity_bps": "DOUBLE", "loss_probes": "BIGINT", "loss_probe_recoveries": "BIGINT",
 }
 
 #: ``RunResult.links`` (``LinkResult``); ``drops_by_reason`` is a JSON object.
@@ -710,7 +710,9 @@ class Store:
             return
         if version == 2:
             self._migrate_v2()
-        self._migrate_v3()
+        if version <= 3:
+            self._migrate_v3()
+        self._migrate_v4()
 
     def _looks_like_v1(self) -> bool:
         cols = {r[0] for r in self.con.execute("DESCRIBE runs").fetchall()}
@@ -769,6 +771,15 @@ class Store:
         with self._transaction():
             self._rebuild("links", {**_KEY_COLUMNS, **LINK_COLUMNS})
             self._migrated(3)
+
+    def _migrate_v4(self) -> None:
+        """Schema 4 -> 5: ``flows`` gains ``loss_probes`` and ``loss_probe_recoveries`` (the
+        tail loss probes a Linux-like sender sent, and those that repaired a loss; NULL on the
+        runs stored before), rebuilt in the declared order as :meth:`_migrate_v3` does
+        ``links``. Rows and run keys are kept."""
+        with self._transaction():
+            self._rebuild("flows", {**_KEY_COLUMNS, **FLOW_COLUMNS})
+            self._migrated(4)
 
     def _rebuild(self, table: str, declared: Mapping[str, str], constraints: str = "") -> None:
         """``table`` made again with the ``declared`` columns in their order (a declared column

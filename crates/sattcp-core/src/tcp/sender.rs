@@ -2621,6 +2621,29 @@ mod tests {
         assert_eq!(s.stats().loss_probes, 0);
     }
 
+    /// Through the test network (tcp/testkit.rs, which checks that every byte is delivered
+    /// once and in order): a 50-segment BBR transfer on the GEO path whose last segment is
+    /// lost once completes after one probe and no timeout; without the probe (`tcp.tlp`
+    /// off), after a timeout, later.
+    #[test]
+    fn a_bbr_transfer_whose_last_segment_is_lost_completes_after_a_probe() {
+        use super::super::testkit::{Net, Path};
+        let total = 50 * MSS;
+        let run = |tlp: bool| {
+            let c = TcpConfig { window_scale: 8, tlp, ..tlp_cfg() };
+            let mut net = Net::new(Path::geo(), c, move |id| id.offset == total - MSS && id.tx_count == 0);
+            net.start(total);
+            assert!(net.run_to_completion(SimTime::from_secs(60)));
+            assert_eq!(net.delivered(), total);
+            let st = net.sender.stats();
+            (st.loss_probes, st.timeouts, net.delivered_at(total).unwrap())
+        };
+        let (probes, timeouts, done) = run(true);
+        let (probes_off, timeouts_off, done_off) = run(false);
+        assert_eq!((probes, timeouts, probes_off, timeouts_off), (1, 0, 0, 1));
+        assert!(done < done_off, "{done} against {done_off}");
+    }
+
     /// The same lost last segment without RACK (Reno): no probe, the retransmission timer.
     #[test]
     fn reno_has_no_tail_loss_probe() {

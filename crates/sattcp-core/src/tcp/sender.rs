@@ -676,9 +676,9 @@ impl TcpSender {
             self.stats.fast_retransmits += 1;
             // Karn's rule; ns-2 `reset_rtx_timer(1, 0)` stops timing.
             self.rtt.on_retransmit();
-            if let Some(r) = self.rack.as_deref_mut() {
+            if let Some(r) = if self.rate_on { self.rack.as_deref_mut() } else { None } {
                 // Linux `tcp_enter_recovery()` -> `tcp_init_cwnd_reduction()`: the probe
-                // episode ends (`tlp_high_seq = 0`).
+                // episode ends (`tlp_high_seq = 0`). (Read only where `rate_on`: a cold field.)
                 r.tlp.high_seq = None;
             }
         }

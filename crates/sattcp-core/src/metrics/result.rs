@@ -19,6 +19,11 @@ pub struct FlowResult {
     pub segments_retransmitted: u64,
     pub timeouts: u64,
     pub fast_retransmits: u64,
+    /// Tail loss probes sent, and the losses they repaired (Linux's TCPLossProbes and
+    /// TCPLossProbeRecovery; 0 for every flow without the probe, which only BBR's senders
+    /// have: docs/tcp.md, "Tail loss probe (BBR)").
+    pub loss_probes: u64,
+    pub loss_probe_recoveries: u64,
     /// Highest in-order data byte received by the receiver (seed 000 §4.3).
     pub delivered_bytes: u64,
     /// delivered_bytes x 8 / simulated time.

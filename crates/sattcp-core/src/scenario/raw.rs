@@ -196,6 +196,8 @@ raw_tcp! {
     pub rto_backoff_reset: Option<String>,
     /// "ns2" or "ns3" (tcp/config.rs `RttEstimatorKind`); default from the recovery.
     pub rtt_estimator: Option<String>,
+    /// Linux's tail loss probe; default on under BBR (the only senders with RACK).
+    pub tlp: Option<bool>,
     pub timer_granularity: Option<Val>,
     pub initial_rto: Option<Val>,
     pub min_rto: Option<Val>,

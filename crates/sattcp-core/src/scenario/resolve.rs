@@ -101,6 +101,7 @@ fn fill_tcp(tcp: &mut RawTcp, t: &TcpConfig) {
     fill(&mut tcp.piggyback_acks, t.piggyback_acks);
     fill(&mut tcp.rto_backoff_reset, serde_name(&t.backoff_reset));
     fill(&mut tcp.rtt_estimator, serde_name(&t.rtt_estimator));
+    fill(&mut tcp.tlp, t.tlp);
     fill(&mut tcp.timer_granularity, dur(t.timer_granularity));
     fill(&mut tcp.initial_rto, dur(t.initial_rto));
     fill(&mut tcp.min_rto, dur(t.min_rto));

@@ -848,6 +848,13 @@ fn section_tcp(c: &mut Ctx, p: &str, t: &RawTcp, bdp: Bdp) -> TcpConfig {
     // Linux's (`Cc::keeps_sack_info`, RACK): Linux's estimator (docs/tcp.md, the RTO).
     let est = if tcp.cc == CcKind::Bbr { RttEstimatorKind::Linux } else { tcp.recovery.default_rtt_estimator() };
     tcp.rtt_estimator = c.keyword(&format!("{p}.rtt_estimator"), t.rtt_estimator.as_deref(), est).unwrap_or(est);
+    // Linux's tail loss probe (docs/tcp.md, "Tail loss probe (BBR)"): on where RACK is, that is
+    // under BBR; elsewhere the probe would have no RACK to find the losses its ACK reveals,
+    // so it is refused rather than half-modelled.
+    tcp.tlp = t.tlp.unwrap_or(tcp.cc == CcKind::Bbr);
+    if tcp.tlp && tcp.cc != CcKind::Bbr {
+        c.err(&format!("{p}.tlp"), "the tail loss probe needs RACK, which only BBR's senders have (tcp.flavor \"<recovery>/bbr\")".to_string(), "true".to_string());
+    }
     tcp.timer_granularity = c.positive_duration(&format!("{p}.timer_granularity"), t.timer_granularity.as_ref(), tcp.timer_granularity);
     if t.profile.as_deref() == Some("ns2") {
         // ns-2's boot_time_ is a fraction of its own tick (tcp/ns2.rs); tcp.ns2.tick_phase overrides.
@@ -2301,6 +2308,16 @@ mod tests {
         assert_eq!(scenario(GEO2, &[("tcp.flavor", "sack/bbr")]).tcp.rtt_estimator, RttEstimatorKind::Linux, "BBR's default");
         assert_eq!(scenario(GEO2, &[("tcp.flavor", "sack/bbr"), ("tcp.rtt_estimator", "\"ns2\"")]).tcp.rtt_estimator, RttEstimatorKind::Ns2);
         assert_only(GEO2, &[("tcp.rtt_estimator", "\"bsd\"")], "tcp.rtt_estimator: must be \"ns2\", \"ns3\" or \"linux\", got \"bsd\"");
+    }
+
+    /// `tcp.tlp`: on under BBR (the senders with RACK), off elsewhere, refused there if asked.
+    #[test]
+    fn the_tail_loss_probe_is_bbrs_and_refused_elsewhere() {
+        assert!(!scenario(GEO2, &[]).tcp.tlp);
+        assert!(scenario(GEO2, &[("tcp.flavor", "sack/bbr")]).tcp.tlp, "BBR's default");
+        assert!(!scenario(GEO2, &[("tcp.flavor", "sack/bbr"), ("tcp.tlp", "false")]).tcp.tlp);
+        assert!(!scenario(GEO2, &[("tcp.flavor", "sack"), ("tcp.tlp", "false")]).tcp.tlp);
+        assert_only(GEO2, &[("tcp.flavor", "sack"), ("tcp.tlp", "true")], "tcp.tlp: the tail loss probe needs RACK, which only BBR's senders have (tcp.flavor \"<recovery>/bbr\"), got true");
     }
 
     #[test]

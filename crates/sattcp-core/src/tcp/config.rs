@@ -216,6 +216,11 @@ pub struct TcpConfig {
     pub rate_samples: bool,
     /// The ns-2 compatibility switches (tcp/ns2.rs); the default is our behaviour.
     pub ns2: super::ns2::Ns2Compat,
+    /// Linux's tail loss probe (RFC 8985 §7; docs/tcp.md, "Tail loss probe (BBR)"). It needs
+    /// RACK, which only senders under a controller that keeps SACK information as Linux does
+    /// have (BBR, `Cc::keeps_sack_info`): elsewhere it does nothing (the scenario refuses
+    /// `tcp.tlp = true` there).
+    pub tlp: bool,
 }
 
 impl TcpConfig {
@@ -266,6 +271,7 @@ impl Default for TcpConfig {
             slow_start_restart: true,
             rate_samples: false,
             ns2: Default::default(),
+            tlp: true,
         }
     }
 }

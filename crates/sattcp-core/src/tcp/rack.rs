@@ -15,8 +15,12 @@
 //!   recoveries' own rules (Fall & Floyd's holes, RFC 6675's `IsLost()`), which in recovery
 //!   mark them as RACK with a zero reordering window would.
 //!
+//! The tail loss probe's state (RFC 8985 §7, Linux `tlp_high_seq`, `tlp_retrans`) lives here
+//! too, in [`Tlp`], so that it costs the classic flavours nothing (the sender drives it:
+//! docs/tcp.md, "Tail loss probe (BBR)").
+//!
 //! Not modelled: the reordering window's adaptation from DSACKs (§6.2 step 4,
-//! `RACK.reo_wnd_mult`: our receivers send no DSACK, so it stays 1) and the tail loss probe.
+//! `RACK.reo_wnd_mult`: our receivers send no DSACK, so it stays 1).
 
 use super::scoreboard::Scoreboard;
 use crate::time::SimTime;
@@ -47,6 +51,55 @@ pub struct Rack {
     /// Retransmissions found lost in the loss state of a timeout, which the go-back-N has
     /// passed: sent again first ([`TcpSender`](super::TcpSender)'s `send_in_window`).
     resend: VecDeque<u64>,
+    /// The tail loss probe (RFC 8985 §7), kept here with RACK's state.
+    pub tlp: Tlp,
+}
+
+/// The tail loss probe's state (RFC 8985 §7; Linux `tcp_sock`'s `tlp_high_seq` and
+/// `tlp_retrans`). The probe timer itself is the sender's (`Timer::LossProbe`).
+#[derive(Clone, Debug, Default)]
+pub struct Tlp {
+    /// `tcp.tlp`: probes are scheduled at all.
+    pub on: bool,
+    /// Linux `tlp_high_seq`: `snd_nxt` when the outstanding probe was sent (`None`: no probe
+    /// outstanding; Linux's 0).
+    pub high_seq: Option<u64>,
+    /// Linux `tlp_retrans`: the outstanding probe retransmitted the last segment (rather than
+    /// sending new data).
+    pub retrans: bool,
+    /// Probes sent (`SenderStats::loss_probes`, Linux `LINUX_MIB_TCPLOSSPROBES`).
+    pub probes: u64,
+    /// Losses the probes repaired (`SenderStats::loss_probe_recoveries`, Linux
+    /// `LINUX_MIB_TCPLOSSPROBERECOVERY`).
+    pub recoveries: u64,
+}
+
+impl Tlp {
+    /// Linux `tcp_process_tlp_ack()` for an ACK up to `ack` while a probe is outstanding;
+    /// `progress`: the ACK acknowledges new data, carries data, updates the window or SACKs
+    /// new data (`FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP | FLAG_DATA_SACKED`). A probe of new
+    /// data ends its episode once acknowledged; a resent last segment when an ACK passes the
+    /// probe's `snd_nxt` (a loss repaired: counted, and true is returned, Linux's CWR episode,
+    /// `tcp_init_cwnd_reduction()`, which also ends the probe's episode), or at a pure duplicate
+    /// ACK (the original and the probe both arrived). An ACK of exactly the probe's `snd_nxt`
+    /// that acknowledges data leaves the episode open, as Linux's `after()` does. Our receivers
+    /// send no DSACK, so `FLAG_DSACK_TLP` never ends one.
+    pub fn on_ack(&mut self, ack: u64, progress: bool) -> bool {
+        let Some(high) = self.high_seq else { return false };
+        if ack < high {
+            return false;
+        }
+        if !self.retrans {
+            self.high_seq = None;
+        } else if ack > high {
+            self.high_seq = None;
+            self.recoveries += 1;
+            return true;
+        } else if !progress {
+            self.high_seq = None;
+        }
+        false
+    }
 }
 
 /// When the go-back-N after a timeout may resend a segment ([`Rack::timeout_resend`]).
@@ -60,6 +113,11 @@ pub enum Resend {
 }
 
 impl Rack {
+    /// RACK's state, with the tail loss probe on or off (`tcp.tlp`).
+    pub fn with_tlp(on: bool) -> Self {
+        Rack { tlp: Tlp { on, ..Tlp::default() }, ..Rack::default() }
+    }
+
     /// RFC 8985 §6.2 steps 2-3 for one newly delivered segment (cumulatively acknowledged or
     /// SACKed, not delivered before) ending at `end`, last sent at `sent`.
     pub fn on_delivered(&mut self, now: SimTime, sent: SimTime, end: u64, retransmitted: bool, min_rtt: Option<SimTime>) {
@@ -109,6 +167,8 @@ impl Rack {
     pub fn on_timeout(&mut self, now: SimTime) {
         self.rexmits.clear();
         self.resend.clear();
+        // Linux `tcp_enter_loss()`: `tp->tlp_high_seq = 0`.
+        self.tlp.high_seq = None;
         self.rto_lost_before = Some(match self.xmit {
             Some(_) => now.saturating_sub(self.rtt),
             None => now,

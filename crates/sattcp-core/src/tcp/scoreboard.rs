@@ -71,6 +71,10 @@ impl Scoreboard {
     pub fn first(&self) -> Option<&Entry> {
         self.entries.front()
     }
+    /// The last segment sent (the highest in sequence).
+    pub fn last(&self) -> Option<&Entry> {
+        self.entries.back()
+    }
     pub fn sacked_bytes(&self) -> u64 {
         self.sacked_bytes
     }

@@ -90,6 +90,31 @@ pub struct SenderStats {
     /// Window probes sent by the persist timer (into a window smaller than a segment, or
     /// one octet beyond a zero window; module docs).
     pub window_probes: u64,
+    /// Tail loss probes sent (Linux `LINUX_MIB_TCPLOSSPROBES`; BBR only: docs/tcp.md, "Tail
+    /// loss probe (BBR)").
+    pub loss_probes: u64,
+    /// Probes that repaired a loss: a probe resending the last segment, then an ACK beyond
+    /// the probe's `snd_nxt` without a duplicate ACK first (Linux
+    /// `LINUX_MIB_TCPLOSSPROBERECOVERY`).
+    pub loss_probe_recoveries: u64,
+}
+
+/// The counters a sender keeps in its hot lines: [`SenderStats`] without the tail loss probe's,
+/// which live in the cold RACK box (`Rack::tlp`) so that the struct does not grow
+/// ([`TcpSender::stats`] puts them together).
+#[derive(Clone, Debug, Default)]
+struct Counters {
+    bytes_sent: u64,
+    bytes_retransmitted: u64,
+    segments_sent: u64,
+    segments_retransmitted: u64,
+    timeouts: u64,
+    fast_retransmits: u64,
+    acks_received: u64,
+    dupacks_received: u64,
+    partial_acks: u64,
+    idle_restarts: u64,
+    window_probes: u64,
 }
 
 /// RFC 1122 4.2.2.17: the persist interval backs off exponentially; the shift is capped here
@@ -109,7 +134,17 @@ enum Timer {
     /// The peer's window cannot take the next segment and nothing is outstanding (or only a
     /// window probe): probe at `expires_at` (RFC 9293 §3.8.6.1).
     Persist { expires_at: SimTime },
+    /// Linux's tail loss probe timer (`ICSK_TIME_LOSS_PROBE`), in the retransmission timer's
+    /// place as in Linux (one pending timer); only senders with RACK set it (BBR; docs/tcp.md,
+    /// "Tail loss probe (BBR)").
+    LossProbe { expires_at: SimTime },
 }
+
+/// Linux `TCP_TIMEOUT_MIN` (2 ms): what the probe timeout adds to 2 SRTT with more than one
+/// segment out.
+const TLP_TIMEOUT_MIN: SimTime = SimTime::from_millis(2);
+/// Linux `TCP_TIMEOUT_INIT` (1 s): the probe timeout before any RTT sample.
+const TLP_TIMEOUT_INIT: SimTime = SimTime::from_secs(1);
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Phase {
@@ -235,7 +270,7 @@ pub struct TcpSender {
     ns2: Ns2Compat,
     pacer: Pacer,
     // Then.
-    stats: SenderStats,
+    stats: Counters,
     rtt: RttEstimator,
     rec: Recovery,
     cc: Cc,
@@ -277,7 +312,7 @@ impl TcpSender {
             rate_on: cfg.rate_samples || cc.uses_rate_samples(),
             // (Only where `rate_on`: BBR reads rate samples, and the hot paths test that flag
             // before reading these cold fields.)
-            rack: (cc.keeps_sack_info() && cc.uses_rate_samples()).then(Box::default),
+            rack: (cc.keeps_sack_info() && cc.uses_rate_samples()).then(|| Box::new(Rack::with_tlp(cfg.tlp))),
             rack_wait: None,
             ack_lost_mark: 0,
             cc,
@@ -300,7 +335,7 @@ impl TcpSender {
             sb: Scoreboard::default(),
             rtt,
             timer: Timer::Idle,
-            stats: SenderStats::default(),
+            stats: Counters::default(),
             rate: RateEstimator::default(),
             last_rs: RateSample::default(),
             txs: VecDeque::new(),
@@ -472,6 +507,14 @@ impl TcpSender {
             };
             sack_news = newly > 0;
         }
+        if let Some(r) = rack.as_deref_mut().filter(|r| r.tlp.high_seq.is_some()) {
+            // Linux `tcp_process_tlp_ack()` (a probe outstanding), before the recovery decides;
+            // a loss the probe repaired: `tcp_init_cwnd_reduction()`'s ssthresh hook.
+            let progress = ack > self.snd_una || seg.len > 0 || self.rwnd != prior_rwnd || sack_news;
+            if r.tlp.on_ack(ack, progress) {
+                self.cc.on_cwnd_reduction(&self.win);
+            }
+        }
         // tcp/ns2.rs `sack_dupack_needs_news` (ns-2 Sack1 `CheckUpdate()`); RFC 6675 §2.
         let counts = sack_news || !self.sack_ok || self.state == CongState::Recovery || !(self.ns2.sack_dupack_needs_news || self.rec.dupack_needs_sack_news());
         let mut o = Out { rtt_sample: true, ..Default::default() };
@@ -633,6 +676,11 @@ impl TcpSender {
             self.stats.fast_retransmits += 1;
             // Karn's rule; ns-2 `reset_rtx_timer(1, 0)` stops timing.
             self.rtt.on_retransmit();
+            if let Some(r) = if self.rate_on { self.rack.as_deref_mut() } else { None } {
+                // Linux `tcp_enter_recovery()` -> `tcp_init_cwnd_reduction()`: the probe
+                // episode ends (`tlp_high_seq = 0`). (Read only where `rate_on`: a cold field.)
+                r.tlp.high_seq = None;
+            }
         }
         if o.exit {
             self.state = CongState::Open;
@@ -695,6 +743,12 @@ impl TcpSender {
         if self.snd_una >= self.snd_max && !self.idle_timer() {
             self.timer = Timer::Idle;
         }
+        if new_ack && self.rate_on {
+            // Linux `tcp_set_xmit_timer()` on an ACK that acknowledges data
+            // (`FLAG_SET_XMIT_TIMER`): the probe timer, a whole RTO at most, in the place of the
+            // retransmission timer just restarted; where no probe is due, that timer stays.
+            self.schedule_loss_probe(now, true);
+        }
         self.send(now, out);
     }
 
@@ -716,6 +770,7 @@ impl TcpSender {
         match self.timer {
             Timer::Retransmit { expires_at } if now >= expires_at => self.on_rto(now, out),
             Timer::Persist { expires_at } if now >= expires_at => self.on_persist(now, out),
+            Timer::LossProbe { expires_at } if now >= expires_at => self.on_loss_probe(now, out),
             _ => {}
         }
         if self.rate_on && self.rack_wait.is_some_and(|t| t <= now) {
@@ -867,12 +922,96 @@ impl TcpSender {
         self.send(now, out);
     }
 
+    /// Linux `tcp_schedule_loss_probe()` (RFC 8985 §7.2): with segments out, SACK on and the
+    /// open state, the probe timer replaces the retransmission timer: PTO = 2 SRTT + 2 ms
+    /// (`TCP_TIMEOUT_MIN`), 2 SRTT + `min_rto` with one segment out (a delayed ACK), 1 s before
+    /// any RTT sample; never later than the RTO would fire: a whole RTO on an ACK that
+    /// advances (`advancing`), else what is left of the RTO since the first unacknowledged
+    /// segment was sent (`tcp_rto_delta_us()`; none if that time has passed). Returns whether
+    /// it was scheduled. Senders without RACK, or with `tcp.tlp` off, never schedule one.
+    fn schedule_loss_probe(&mut self, now: SimTime, advancing: bool) -> bool {
+        if !self.rack.as_deref().is_some_and(|r| r.tlp.on) || self.snd_una >= self.snd_max || !self.sack_ok || self.state != CongState::Open {
+            return false;
+        }
+        let mut pto = match self.rtt.srtt() {
+            Some(srtt) => srtt.times(2) + if self.sb.len() == 1 { self.cfg.min_rto } else { TLP_TIMEOUT_MIN },
+            None => TLP_TIMEOUT_INIT,
+        };
+        let rto = if advancing { Some(self.rtt.rto()) } else { self.rto_delta(now) };
+        if let Some(rto) = rto {
+            pto = pto.min(rto);
+        }
+        self.timer = Timer::LossProbe { expires_at: now + pto };
+        true
+    }
+
+    /// Linux `tcp_rto_delta_us()`: how long until the RTO measured from the first
+    /// unacknowledged segment's last transmission; `None` if that time has come.
+    fn rto_delta(&self, now: SimTime) -> Option<SimTime> {
+        let due = self.sb.first()?.last_sent + self.rtt.rto();
+        (due > now).then(|| due - now)
+    }
+
+    /// Linux `tcp_rearm_rto()` in the probe timer's place: the retransmission timer for what
+    /// is left of the RTO since the first unacknowledged segment was sent, at least 1 µs.
+    fn rearm_rto_after_probe_timer(&mut self, now: SimTime) {
+        if self.snd_una >= self.snd_max {
+            self.timer = Timer::Idle;
+            return;
+        }
+        let delta = self.rto_delta(now).unwrap_or(SimTime::ZERO).max(SimTime::from_micros(1));
+        self.timer = Timer::Retransmit { expires_at: now + delta };
+    }
+
+    /// The probe timer fired: Linux `tcp_send_loss_probe()` (RFC 8985 §7.3). At most one probe
+    /// outstanding (`tlp_high_seq`): else the retransmission timer for what is left of the
+    /// RTO. The probe is one new segment if the peer's window (and the send buffer) takes it,
+    /// whatever cwnd says (`tcp_write_xmit(..., push_one = 2)`, held back only by the pacer),
+    /// else the last segment sent again (`tlp_retrans`); then `tlp_high_seq = snd_nxt`, the
+    /// probe is counted, and the retransmission timer restarts for a whole RTO.
+    fn on_loss_probe(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+        self.timer = Timer::Idle;
+        let Some(rack) = self.rack.as_deref_mut() else { return };
+        if rack.tlp.high_seq.is_some() || self.snd_una >= self.snd_max {
+            self.rearm_rto_after_probe_timer(now);
+            return;
+        }
+        rack.tlp.retrans = false;
+        let peer = self.snd_buf.map_or(self.rwnd, |b| self.rwnd.min(b));
+        let len = self.app_end.saturating_sub(self.snd_max).min(self.win.mss);
+        if len > 0 && self.snd_max + len - self.snd_una <= peer {
+            // `tcp_send_head()` within the send window (`tcp_snd_wnd_test()`).
+            if self.paced(now) {
+                // `tcp_write_xmit()` stops at the pacer: nothing sent, no probe.
+                self.rearm_rto_after_probe_timer(now);
+                return;
+            }
+            self.send_new_len(now, len, out);
+        } else {
+            // The last segment sent (`skb_rb_last(&sk->tcp_rtx_queue)`). One already SACKed is
+            // not resent (a deviation; module docs).
+            let Some(last) = self.sb.last().filter(|e| !e.sacked).map(|e| e.start) else {
+                self.rearm_rto_after_probe_timer(now);
+                return;
+            };
+            self.retransmit(now, last, out);
+            if let Some(r) = self.rack.as_deref_mut() {
+                r.tlp.retrans = true;
+            }
+        }
+        let tlp = &mut self.rack.as_deref_mut().expect("checked above").tlp;
+        tlp.high_seq = Some(self.snd_max);
+        tlp.probes += 1;
+        self.arm(now);
+    }
+
     /// Sends what the window (or the recovery's PIPE) allows.
     fn send(&mut self, now: SimTime, out: &mut Vec<Segment>) {
         if self.phase != Phase::Established {
             return;
         }
         self.pace_wait = None;
+        let snd_max = self.snd_max;
         let mut burst = 0;
         loop {
             match self.rec.gate(self.state, self.dupacks) {
@@ -909,12 +1048,19 @@ impl TcpSender {
                 }
             }
         }
-        if self.rate_on && self.snd_max >= self.app_end && self.snd_nxt >= self.snd_max {
-            // Nothing left to send (tcp_rate_check_app_limited): rate samples of what is
-            // sent from now on are application-limited if the window is not the limit.
-            let in_flight = self.in_flight();
-            if in_flight < self.win.cwnd {
-                self.rate.on_app_limited(in_flight);
+        if self.rate_on {
+            if self.snd_max >= self.app_end && self.snd_nxt >= self.snd_max {
+                // Nothing left to send (tcp_rate_check_app_limited): rate samples of what is
+                // sent from now on are application-limited if the window is not the limit.
+                let in_flight = self.in_flight();
+                if in_flight < self.win.cwnd {
+                    self.rate.on_app_limited(in_flight);
+                }
+            }
+            if self.snd_max > snd_max {
+                // Linux `tcp_write_xmit()` after sending new data: "Send one loss probe per
+                // tail loss episode" (`tcp_schedule_loss_probe(sk, false)`).
+                self.schedule_loss_probe(now, false);
             }
         }
         self.update_persist(now);
@@ -1124,13 +1270,30 @@ impl TcpSender {
     pub fn poll_at(&self) -> Option<SimTime> {
         let timer = match self.timer {
             Timer::Idle => None,
-            Timer::Retransmit { expires_at } | Timer::Persist { expires_at } => Some(expires_at),
+            Timer::Retransmit { expires_at } | Timer::Persist { expires_at } | Timer::LossProbe { expires_at } => Some(expires_at),
         };
         earliest(timer, earliest(self.pace_wait, if self.rate_on { self.rack_wait } else { None }))
     }
 
-    pub fn stats(&self) -> &SenderStats {
-        &self.stats
+    /// The sender's counters (a copy: the tail loss probe's come from the RACK box).
+    pub fn stats(&self) -> SenderStats {
+        let c = &self.stats;
+        let tlp = self.rack.as_deref().map(|r| &r.tlp);
+        SenderStats {
+            bytes_sent: c.bytes_sent,
+            bytes_retransmitted: c.bytes_retransmitted,
+            segments_sent: c.segments_sent,
+            segments_retransmitted: c.segments_retransmitted,
+            timeouts: c.timeouts,
+            fast_retransmits: c.fast_retransmits,
+            acks_received: c.acks_received,
+            dupacks_received: c.dupacks_received,
+            partial_acks: c.partial_acks,
+            idle_restarts: c.idle_restarts,
+            window_probes: c.window_probes,
+            loss_probes: tlp.map_or(0, |t| t.probes),
+            loss_probe_recoveries: tlp.map_or(0, |t| t.recoveries),
+        }
     }
     /// The persist timer is running (the peer's window is closed to the next segment).
     pub fn in_persist(&self) -> bool {
@@ -2170,8 +2333,9 @@ mod tests {
     /// testing: `cc_in_flight() + e.len()` as `*` went unnoticed).
     #[test]
     fn bbr_goes_back_n_while_the_resent_flight_fits_cwnd() {
+        // The retransmission timer's go-back-N: no tail loss probe first (`tcp.tlp` off).
         use super::super::config::CcKind;
-        let (mut s, out) = established(TcpConfig { initial_cwnd: 10, cc: CcKind::Bbr, ..cfg() }, 100 * MSS);
+        let (mut s, out) = established(TcpConfig { initial_cwnd: 10, cc: CcKind::Bbr, tlp: false, ..cfg() }, 100 * MSS);
         assert_eq!(out.len(), 10);
         let rto = s.poll_at().unwrap();
         let mut out = Vec::new();
@@ -2197,9 +2361,10 @@ mod tests {
     /// written at T - 100 ms, T the timeout.
     #[test]
     fn bbr_holds_a_go_back_n_resend_until_rack_finds_it_lost() {
+        // The retransmission timer's go-back-N: no tail loss probe first (`tcp.tlp` off).
         use super::super::config::CcKind;
         let ms = SimTime::from_millis;
-        let (mut s, out) = established(TcpConfig { initial_cwnd: 10, cc: CcKind::Bbr, ..cfg() }, 10 * MSS);
+        let (mut s, out) = established(TcpConfig { initial_cwnd: 10, cc: CcKind::Bbr, tlp: false, ..cfg() }, 10 * MSS);
         assert_eq!(out.len(), 10);
         let mut out = Vec::new();
         s.on_segment(ms(250), &ack(1001), &mut out);
@@ -2219,7 +2384,7 @@ mod tests {
         assert_eq!(s.timeout_resend(&e, t + ms(49)), Resend::At(t + ms(50)), "RACK's time not yet come");
         assert_eq!(s.timeout_resend(s.sb.get(3001).unwrap(), t + ms(150)), Resend::Now);
         // Before any segment sent after it is delivered, RACK knows no time for it.
-        let (mut s2, _) = established(TcpConfig { initial_cwnd: 10, cc: CcKind::Bbr, ..cfg() }, 10 * MSS);
+        let (mut s2, _) = established(TcpConfig { initial_cwnd: 10, cc: CcKind::Bbr, tlp: false, ..cfg() }, 10 * MSS);
         s2.on_segment(ms(250), &ack(1001), &mut out);
         let t2 = s2.poll_at().unwrap();
         s2.app_send(t2 - ms(100), MSS, &mut out);
@@ -2308,9 +2473,10 @@ mod tests {
     /// release (865.2 ms) before segment 4, where before it waited for the timer (1150 ms).
     #[test]
     fn bbr_resends_a_lost_go_back_n_retransmission_before_going_on() {
+        // The retransmission timer's go-back-N: no tail loss probe first (`tcp.tlp` off).
         use super::super::config::CcKind;
         let ms = SimTime::from_millis;
-        let c = TcpConfig { initial_cwnd: 10, cc: CcKind::Bbr, recovery: RecoveryKind::SackFallFloyd, ..cfg() };
+        let c = TcpConfig { initial_cwnd: 10, cc: CcKind::Bbr, recovery: RecoveryKind::SackFallFloyd, tlp: false, ..cfg() };
         let (mut s, _) = established(c, 10 * MSS);
         let mut out = Vec::new();
         s.on_timer(ms(400), &mut out);
@@ -2327,6 +2493,176 @@ mod tests {
         s.on_timer(release, &mut out);
         assert_eq!((seqs(&out), s.cc_in_flight()), (vec![(1001, 1000, 2)], MSS));
         assert_eq!(s.timer, Timer::Retransmit { expires_at: ms(1150) });
+    }
+
+    /// `sack/bbr` as the study runs it (Linux's estimator, a 1 ms tick), ten segments in the
+    /// initial window: after the handshake (SYN-ACK at 100 ms) SRTT 100 ms and RTO 300 ms.
+    fn tlp_cfg() -> TcpConfig {
+        use super::super::config::CcKind;
+        let ms = SimTime::from_millis;
+        TcpConfig { initial_cwnd: 10, cc: CcKind::Bbr, recovery: RecoveryKind::SackFallFloyd, rtt_estimator: RttEstimatorKind::Linux, timer_granularity: ms(1), ..cfg() }
+    }
+
+    /// Runs the sender's timers up to `until` (exclusive); returns what they sent.
+    fn timers_until(s: &mut TcpSender, until: SimTime) -> Vec<Segment> {
+        let mut out = Vec::new();
+        while let Some(p) = s.poll_at().filter(|&p| p < until) {
+            s.on_timer(p, &mut out);
+        }
+        out
+    }
+
+    /// RFC 8985 §7 under BBR (Linux `tcp_schedule_loss_probe()`, `tcp_send_loss_probe()`,
+    /// `tcp_process_tlp_ack()`): ten segments at 100 ms, all ACKed at 200 ms, three more sent
+    /// then (at BBR's pacing releases); the ACKs of the first two are lost and the third,
+    /// the last segment, is lost. With more than one segment out and no ACK since, the probe
+    /// is due 2 SRTT + 2 ms after the last send; nothing is left to send, so it resends the
+    /// last segment, whose ACK (all data, 100 ms later) repairs the tail without a timeout.
+    /// The loss counts as repaired when an ACK passes the probe's `snd_nxt` (Linux `after()`).
+    #[test]
+    fn bbr_probes_a_lost_last_segment_2_srtt_after_the_last_send() {
+        let ms = SimTime::from_millis;
+        let (mut s, out) = established(tlp_cfg(), 10 * MSS);
+        assert_eq!(out.len(), 10);
+        let mut out = Vec::new();
+        s.on_segment(ms(200), &ack(10 * MSS + 1), &mut out);
+        s.app_send(ms(200), 3 * MSS, &mut out);
+        assert_eq!(s.srtt(), Some(ms(100)));
+        let mut sent = timers_until(&mut s, ms(300));
+        sent.splice(0..0, out);
+        assert_eq!(seqs(&sent), vec![(10001, 1000, 0), (11001, 1000, 0), (12001, 1000, 0)]);
+        let last_send = s.sb.last().unwrap().last_sent;
+        let pto = last_send + ms(202);
+        assert_eq!(s.poll_at(), Some(pto), "2 SRTT + 2 ms after the last send (last send at {last_send})");
+        assert_eq!(s.timer, Timer::LossProbe { expires_at: pto });
+        let out = timers_until(&mut s, pto + SimTime::from_nanos(1));
+        assert_eq!(seqs(&out), vec![(12001, 1000, 1)], "the last segment resent");
+        assert_eq!((s.stats().loss_probes, s.stats().timeouts, s.state()), (1, 0, CongState::Open));
+        assert_eq!(s.timer, Timer::Retransmit { expires_at: pto + s.rto() }, "a whole RTO from the probe");
+        // Its ACK: everything, no timeout; the episode stays open until an ACK passes it.
+        let mut out = Vec::new();
+        s.on_segment(pto + ms(100), &ack(13 * MSS + 1), &mut out);
+        assert!(s.all_acked());
+        assert_eq!((s.stats().loss_probe_recoveries, s.stats().timeouts), (0, 0));
+        s.app_send(pto + ms(150), MSS, &mut out);
+        s.on_segment(pto + ms(250), &ack(14 * MSS + 1), &mut out);
+        let st = s.stats();
+        assert_eq!((st.loss_probes, st.loss_probe_recoveries, st.timeouts, st.fast_retransmits), (1, 1, 0, 0));
+        assert!(s.rack.as_ref().unwrap().tlp.high_seq.is_none(), "the episode ended");
+    }
+
+    /// With one segment out the probe waits 2 SRTT + `min_rto` for a delayed ACK, but never
+    /// longer than the RTO: ten segments at 100 ms, the first nine ACKed at 200 ms (the last
+    /// lost). RTO 300 ms < 2 x 100 + 200 ms: the probe replaces the timeout at 500 ms; with
+    /// `min_rto` 10 ms (the RTO still 300 ms: RTTVAR starts at twice the first sample) it
+    /// comes at 200 + 2 x 100 + 10 ms.
+    #[test]
+    fn bbr_probes_a_lone_segment_after_2_srtt_and_min_rto_capped_by_the_rto() {
+        let ms = SimTime::from_millis;
+        let (mut s, _) = established(tlp_cfg(), 10 * MSS);
+        let mut out = Vec::new();
+        s.on_segment(ms(200), &ack(9 * MSS + 1), &mut out);
+        assert!(out.is_empty());
+        assert_eq!(s.rto(), ms(300));
+        assert_eq!(s.timer, Timer::LossProbe { expires_at: ms(500) }, "capped by the RTO");
+        let out = timers_until(&mut s, ms(501));
+        assert_eq!(seqs(&out), vec![(9001, 1000, 1)]);
+        assert_eq!((s.stats().loss_probes, s.stats().timeouts), (1, 0));
+        let (mut s, _) = established(TcpConfig { min_rto: ms(10), ..tlp_cfg() }, 10 * MSS);
+        s.on_segment(ms(200), &ack(9 * MSS + 1), &mut Vec::new());
+        assert!(s.rto() > ms(210), "{}", s.rto());
+        assert_eq!(s.timer, Timer::LossProbe { expires_at: ms(410) }, "2 SRTT + min_rto");
+    }
+
+    /// Data the peer's window takes but cwnd does not: the probe is one new segment, beyond
+    /// cwnd (Linux `tcp_write_xmit(..., push_one = 2)`), and a probe of new data ends its
+    /// episode when acknowledged, with no loss counted.
+    #[test]
+    fn bbr_probes_with_one_new_segment_when_the_window_allows() {
+        let ms = SimTime::from_millis;
+        let (mut s, out) = established(tlp_cfg(), 100 * MSS);
+        assert_eq!(out.len(), 10, "cwnd-limited");
+        assert_eq!(s.timer, Timer::LossProbe { expires_at: ms(302) }, "sent at 100 ms: 2 SRTT + 2 ms");
+        let out = timers_until(&mut s, ms(303));
+        assert_eq!(seqs(&out), vec![(10001, 1000, 0)], "one new segment");
+        assert_eq!((s.stats().loss_probes, s.rack.as_ref().unwrap().tlp.retrans), (1, false));
+        assert_eq!(s.rack.as_ref().unwrap().tlp.high_seq, Some(11001));
+        let mut out = Vec::new();
+        s.on_segment(ms(402), &ack(11 * MSS + 1), &mut out);
+        assert!(s.rack.as_ref().unwrap().tlp.high_seq.is_none());
+        assert_eq!(s.stats().loss_probe_recoveries, 0);
+    }
+
+    /// At most one probe outstanding (`tlp_high_seq`): when the timer comes again before the
+    /// first probe's episode ended, the retransmission timer takes over for what is left of
+    /// the RTO since the first unacknowledged segment was sent; and no probe is scheduled
+    /// in fast recovery.
+    #[test]
+    fn bbr_sends_one_probe_at_a_time_and_none_in_recovery() {
+        let ms = SimTime::from_millis;
+        let (mut s, _) = established(tlp_cfg(), 10 * MSS);
+        let pto = s.poll_at().unwrap();
+        assert_eq!(pto, ms(302));
+        let out = timers_until(&mut s, pto + SimTime::from_nanos(1));
+        assert_eq!(seqs(&out), vec![(9001, 1000, 1)], "nothing new to send: the last segment");
+        // A second probe timer while the first probe is unanswered: none sent.
+        s.timer = Timer::LossProbe { expires_at: ms(350) };
+        let out = timers_until(&mut s, ms(351));
+        assert!(out.is_empty());
+        assert_eq!(s.stats().loss_probes, 1);
+        assert_eq!(s.timer, Timer::Retransmit { expires_at: ms(100) + s.rto() }, "the RTO since segment 1 was sent");
+        // Fast recovery: the recovery's timer, no probe.
+        let mut s = sack_bbr_losing_1_and_5();
+        assert_eq!(s.state(), CongState::Recovery);
+        assert!(matches!(s.timer, Timer::Retransmit { .. }));
+        step(&mut s, 204, &[(6, 7), (1, 5)]);
+        step(&mut s, 300, &[(6, 11), (1, 5)]);
+        assert!(matches!(s.timer, Timer::Retransmit { .. }), "{:?}", s.timer);
+        assert_eq!(s.stats().loss_probes, 0);
+    }
+
+    /// Through the test network (tcp/testkit.rs, which checks that every byte is delivered
+    /// once and in order): a 50-segment BBR transfer on the GEO path whose last segment is
+    /// lost once completes after one probe and no timeout; without the probe (`tcp.tlp`
+    /// off), after a timeout, later.
+    #[test]
+    fn a_bbr_transfer_whose_last_segment_is_lost_completes_after_a_probe() {
+        use super::super::testkit::{Net, Path};
+        let total = 50 * MSS;
+        let run = |tlp: bool| {
+            let c = TcpConfig { window_scale: 8, tlp, ..tlp_cfg() };
+            let mut net = Net::new(Path::geo(), c, move |id| id.offset == total - MSS && id.tx_count == 0);
+            net.start(total);
+            assert!(net.run_to_completion(SimTime::from_secs(60)));
+            assert_eq!(net.delivered(), total);
+            let st = net.sender.stats();
+            (st.loss_probes, st.timeouts, net.delivered_at(total).unwrap())
+        };
+        let (probes, timeouts, done) = run(true);
+        let (probes_off, timeouts_off, done_off) = run(false);
+        assert_eq!((probes, timeouts, probes_off, timeouts_off), (1, 0, 0, 1));
+        assert!(done < done_off, "{done} against {done_off}");
+    }
+
+    /// The same lost last segment without RACK (Reno): no probe, the retransmission timer.
+    #[test]
+    fn reno_has_no_tail_loss_probe() {
+        let ms = SimTime::from_millis;
+        let c = TcpConfig { recovery: RecoveryKind::SackFallFloyd, ..tlp_cfg() };
+        let c = TcpConfig { cc: super::super::config::CcKind::RenoAimd, ..c };
+        let (mut s, out) = established(c, 10 * MSS);
+        assert_eq!(out.len(), 10);
+        let mut out = Vec::new();
+        s.on_segment(ms(200), &ack(9 * MSS + 1), &mut out);
+        assert!(matches!(s.timer, Timer::Retransmit { .. }));
+        let rto = s.poll_at().unwrap();
+        let out = timers_until(&mut s, rto + SimTime::from_nanos(1));
+        assert_eq!(seqs(&out), vec![(9001, 1000, 1)]);
+        assert_eq!((s.stats().loss_probes, s.stats().timeouts, s.state()), (0, 1, CongState::Loss));
+        // BBR with `tcp.tlp` off likewise.
+        let (mut s, _) = established(TcpConfig { tlp: false, ..tlp_cfg() }, 10 * MSS);
+        s.on_segment(ms(200), &ack(9 * MSS + 1), &mut Vec::new());
+        assert!(matches!(s.timer, Timer::Retransmit { .. }));
     }
 
     #[test]

@@ -116,6 +116,8 @@ pub(super) fn result(mut w: World, name: String, seed: u64, events: u64, digest:
                 segments_retransmitted: s.segments_retransmitted,
                 timeouts: s.timeouts,
                 fast_retransmits: s.fast_retransmits,
+                loss_probes: s.loss_probes,
+                loss_probe_recoveries: s.loss_probe_recoveries,
                 delivered_bytes: delivered,
                 throughput_bps: delivered as f64 * 8.0 / secs,
                 duplicate_bytes: f.receiver.stats().duplicate_bytes,

@@ -505,6 +505,13 @@ impl Bbr {
         Reduction { ssthresh: w.ssthresh, cwnd: w.mss }
     }
 
+    /// A tail loss probe repaired a loss (Linux `tcp_process_tlp_ack()` ->
+    /// `tcp_init_cwnd_reduction()` -> `bbr_ssthresh()`): the cwnd is saved, ssthresh kept; the
+    /// CWR state it enters is left at once (`tcp_try_keep_open()`), before BBR sees the ACK.
+    pub fn on_cwnd_reduction(&mut self, w: &Window) {
+        self.save_cwnd(w);
+    }
+
     /// Leaving recovery or loss: the cwnd before it, if larger.
     pub fn on_recovery_exit(&mut self, w: &Window) -> Option<u64> {
         self.packet_conservation = false;

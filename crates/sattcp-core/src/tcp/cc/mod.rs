@@ -194,6 +194,15 @@ impl Cc {
         }
     }
 
+    /// Linux `tcp_init_cwnd_reduction()`'s call of the controller's `ssthresh` hook when a tail
+    /// loss probe repaired a loss (`tcp_process_tlp_ack()`; only BBR's senders probe): BBR
+    /// saves its cwnd (`bbr_ssthresh()` -> `bbr_save_cwnd()`) and changes nothing else.
+    pub fn on_cwnd_reduction(&mut self, w: &Window) {
+        if let Cc::Bbr(c) = self {
+            c.on_cwnd_reduction(w);
+        }
+    }
+
     /// The connection was idle for an RTO (ns-2 `slow_start_restart_`, RFC 5681 §4.1):
     /// the cwnd to restart with; `restart` is the configured initial window.
     pub fn on_idle_restart(&mut self, w: &Window, restart: u64) -> u64 {

@@ -42,6 +42,8 @@ pub struct ConstellationRun {
     pub min_elevation_deg: f64,
     pub routing: &'static str,
     pub offset: SimTime,
+    /// `constellation.handover_outage`.
+    pub handover_outage: SimTime,
 }
 
 /// The resolved `[constellation]`: every key left out set to the value the run used.
@@ -61,6 +63,7 @@ pub fn fill_constellation(c: &mut RawConstellation, run: &ConstellationRun) {
     c.step.get_or_insert_with(|| Val::Str(run.path.step.to_string()));
     c.routing.get_or_insert_with(|| run.routing.to_string());
     c.offset.get_or_insert_with(|| Val::Str(run.offset.to_string()));
+    c.handover_outage.get_or_insert_with(|| Val::Str(run.handover_outage.to_string()));
 }
 
 impl Ctx {
@@ -319,7 +322,7 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
         Constellation::Tle(_) => None,
     };
     let routing = mode.name();
-    Some(ConstellationRun { hop, path, stations, phasing, min_elevation_deg: min_el, routing, offset })
+    Some(ConstellationRun { hop, path, stations, phasing, min_elevation_deg: min_el, routing, offset, handover_outage: outage })
 }
 
 /// The moving hop's schedule: each step's one-way delay (None: no path), and after each

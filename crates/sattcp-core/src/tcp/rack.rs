@@ -67,9 +67,9 @@ pub struct Tlp {
     /// Linux `tlp_retrans`: the outstanding probe retransmitted the last segment (rather than
     /// sending new data).
     pub retrans: bool,
-    /// Probes sent (`SenderStats::loss_probes`, Linux `LINUX_MIB_TCPLOSSPROBES`).
+    /// Probes sent (`TcpSender::loss_probes`, Linux `LINUX_MIB_TCPLOSSPROBES`).
     pub probes: u64,
-    /// Losses the probes repaired (`SenderStats::loss_probe_recoveries`, Linux
+    /// Losses the probes repaired (`TcpSender::loss_probe_recoveries`, Linux
     /// `LINUX_MIB_TCPLOSSPROBERECOVERY`).
     pub recoveries: u64,
 }

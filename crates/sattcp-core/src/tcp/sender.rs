@@ -90,31 +90,6 @@ pub struct SenderStats {
     /// Window probes sent by the persist timer (into a window smaller than a segment, or
     /// one octet beyond a zero window; module docs).
     pub window_probes: u64,
-    /// Tail loss probes sent (Linux `LINUX_MIB_TCPLOSSPROBES`; BBR only: docs/tcp.md, "Tail
-    /// loss probe (BBR)").
-    pub loss_probes: u64,
-    /// Probes that repaired a loss: a probe resending the last segment, then an ACK beyond
-    /// the probe's `snd_nxt` without a duplicate ACK first (Linux
-    /// `LINUX_MIB_TCPLOSSPROBERECOVERY`).
-    pub loss_probe_recoveries: u64,
-}
-
-/// The counters a sender keeps in its hot lines: [`SenderStats`] without the tail loss probe's,
-/// which live in the cold RACK box (`Rack::tlp`) so that the struct does not grow
-/// ([`TcpSender::stats`] puts them together).
-#[derive(Clone, Debug, Default)]
-struct Counters {
-    bytes_sent: u64,
-    bytes_retransmitted: u64,
-    segments_sent: u64,
-    segments_retransmitted: u64,
-    timeouts: u64,
-    fast_retransmits: u64,
-    acks_received: u64,
-    dupacks_received: u64,
-    partial_acks: u64,
-    idle_restarts: u64,
-    window_probes: u64,
 }
 
 /// RFC 1122 4.2.2.17: the persist interval backs off exponentially; the shift is capped here
@@ -270,7 +245,7 @@ pub struct TcpSender {
     ns2: Ns2Compat,
     pacer: Pacer,
     // Then.
-    stats: Counters,
+    stats: SenderStats,
     rtt: RttEstimator,
     rec: Recovery,
     cc: Cc,
@@ -335,7 +310,7 @@ impl TcpSender {
             sb: Scoreboard::default(),
             rtt,
             timer: Timer::Idle,
-            stats: Counters::default(),
+            stats: SenderStats::default(),
             rate: RateEstimator::default(),
             last_rs: RateSample::default(),
             txs: VecDeque::new(),
@@ -1275,25 +1250,20 @@ impl TcpSender {
         earliest(timer, earliest(self.pace_wait, if self.rate_on { self.rack_wait } else { None }))
     }
 
-    /// The sender's counters (a copy: the tail loss probe's come from the RACK box).
-    pub fn stats(&self) -> SenderStats {
-        let c = &self.stats;
-        let tlp = self.rack.as_deref().map(|r| &r.tlp);
-        SenderStats {
-            bytes_sent: c.bytes_sent,
-            bytes_retransmitted: c.bytes_retransmitted,
-            segments_sent: c.segments_sent,
-            segments_retransmitted: c.segments_retransmitted,
-            timeouts: c.timeouts,
-            fast_retransmits: c.fast_retransmits,
-            acks_received: c.acks_received,
-            dupacks_received: c.dupacks_received,
-            partial_acks: c.partial_acks,
-            idle_restarts: c.idle_restarts,
-            window_probes: c.window_probes,
-            loss_probes: tlp.map_or(0, |t| t.probes),
-            loss_probe_recoveries: tlp.map_or(0, |t| t.recoveries),
-        }
+    pub fn stats(&self) -> &SenderStats {
+        &self.stats
+    }
+    /// Tail loss probes sent (Linux `LINUX_MIB_TCPLOSSPROBES`; BBR only: docs/tcp.md, "Tail
+    /// loss probe (BBR)"). Kept in the cold RACK box (`Rack::tlp`), not in [`SenderStats`],
+    /// so that the sender's lines do not grow.
+    pub fn loss_probes(&self) -> u64 {
+        self.rack.as_deref().map_or(0, |r| r.tlp.probes)
+    }
+    /// Probes that repaired a loss: a probe resending the last segment, then an ACK beyond
+    /// the probe's `snd_nxt` without a duplicate ACK first (Linux
+    /// `LINUX_MIB_TCPLOSSPROBERECOVERY`).
+    pub fn loss_probe_recoveries(&self) -> u64 {
+        self.rack.as_deref().map_or(0, |r| r.tlp.recoveries)
     }
     /// The persist timer is running (the peer's window is closed to the next segment).
     pub fn in_persist(&self) -> bool {
@@ -2537,17 +2507,17 @@ mod tests {
         assert_eq!(s.timer, Timer::LossProbe { expires_at: pto });
         let out = timers_until(&mut s, pto + SimTime::from_nanos(1));
         assert_eq!(seqs(&out), vec![(12001, 1000, 1)], "the last segment resent");
-        assert_eq!((s.stats().loss_probes, s.stats().timeouts, s.state()), (1, 0, CongState::Open));
+        assert_eq!((s.loss_probes(), s.stats().timeouts, s.state()), (1, 0, CongState::Open));
         assert_eq!(s.timer, Timer::Retransmit { expires_at: pto + s.rto() }, "a whole RTO from the probe");
         // Its ACK: everything, no timeout; the episode stays open until an ACK passes it.
         let mut out = Vec::new();
         s.on_segment(pto + ms(100), &ack(13 * MSS + 1), &mut out);
         assert!(s.all_acked());
-        assert_eq!((s.stats().loss_probe_recoveries, s.stats().timeouts), (0, 0));
+        assert_eq!((s.loss_probe_recoveries(), s.stats().timeouts), (0, 0));
         s.app_send(pto + ms(150), MSS, &mut out);
         s.on_segment(pto + ms(250), &ack(14 * MSS + 1), &mut out);
         let st = s.stats();
-        assert_eq!((st.loss_probes, st.loss_probe_recoveries, st.timeouts, st.fast_retransmits), (1, 1, 0, 0));
+        assert_eq!((s.loss_probes(), s.loss_probe_recoveries(), st.timeouts, st.fast_retransmits), (1, 1, 0, 0));
         assert!(s.rack.as_ref().unwrap().tlp.high_seq.is_none(), "the episode ended");
     }
 
@@ -2567,7 +2537,7 @@ mod tests {
         assert_eq!(s.timer, Timer::LossProbe { expires_at: ms(500) }, "capped by the RTO");
         let out = timers_until(&mut s, ms(501));
         assert_eq!(seqs(&out), vec![(9001, 1000, 1)]);
-        assert_eq!((s.stats().loss_probes, s.stats().timeouts), (1, 0));
+        assert_eq!((s.loss_probes(), s.stats().timeouts), (1, 0));
         let (mut s, _) = established(TcpConfig { min_rto: ms(10), ..tlp_cfg() }, 10 * MSS);
         s.on_segment(ms(200), &ack(9 * MSS + 1), &mut Vec::new());
         assert!(s.rto() > ms(210), "{}", s.rto());
@@ -2585,12 +2555,12 @@ mod tests {
         assert_eq!(s.timer, Timer::LossProbe { expires_at: ms(302) }, "sent at 100 ms: 2 SRTT + 2 ms");
         let out = timers_until(&mut s, ms(303));
         assert_eq!(seqs(&out), vec![(10001, 1000, 0)], "one new segment");
-        assert_eq!((s.stats().loss_probes, s.rack.as_ref().unwrap().tlp.retrans), (1, false));
+        assert_eq!((s.loss_probes(), s.rack.as_ref().unwrap().tlp.retrans), (1, false));
         assert_eq!(s.rack.as_ref().unwrap().tlp.high_seq, Some(11001));
         let mut out = Vec::new();
         s.on_segment(ms(402), &ack(11 * MSS + 1), &mut out);
         assert!(s.rack.as_ref().unwrap().tlp.high_seq.is_none());
-        assert_eq!(s.stats().loss_probe_recoveries, 0);
+        assert_eq!(s.loss_probe_recoveries(), 0);
     }
 
     /// At most one probe outstanding (`tlp_high_seq`): when the timer comes again before the
@@ -2609,7 +2579,7 @@ mod tests {
         s.timer = Timer::LossProbe { expires_at: ms(350) };
         let out = timers_until(&mut s, ms(351));
         assert!(out.is_empty());
-        assert_eq!(s.stats().loss_probes, 1);
+        assert_eq!(s.loss_probes(), 1);
         assert_eq!(s.timer, Timer::Retransmit { expires_at: ms(100) + s.rto() }, "the RTO since segment 1 was sent");
         // Fast recovery: the recovery's timer, no probe.
         let mut s = sack_bbr_losing_1_and_5();
@@ -2618,7 +2588,7 @@ mod tests {
         step(&mut s, 204, &[(6, 7), (1, 5)]);
         step(&mut s, 300, &[(6, 11), (1, 5)]);
         assert!(matches!(s.timer, Timer::Retransmit { .. }), "{:?}", s.timer);
-        assert_eq!(s.stats().loss_probes, 0);
+        assert_eq!(s.loss_probes(), 0);
     }
 
     /// Through the test network (tcp/testkit.rs, which checks that every byte is delivered
@@ -2635,8 +2605,7 @@ mod tests {
             net.start(total);
             assert!(net.run_to_completion(SimTime::from_secs(60)));
             assert_eq!(net.delivered(), total);
-            let st = net.sender.stats();
-            (st.loss_probes, st.timeouts, net.delivered_at(total).unwrap())
+            (net.sender.loss_probes(), net.sender.stats().timeouts, net.delivered_at(total).unwrap())
         };
         let (probes, timeouts, done) = run(true);
         let (probes_off, timeouts_off, done_off) = run(false);
@@ -2658,7 +2627,7 @@ mod tests {
         let rto = s.poll_at().unwrap();
         let out = timers_until(&mut s, rto + SimTime::from_nanos(1));
         assert_eq!(seqs(&out), vec![(9001, 1000, 1)]);
-        assert_eq!((s.stats().loss_probes, s.stats().timeouts, s.state()), (0, 1, CongState::Loss));
+        assert_eq!((s.loss_probes(), s.stats().timeouts, s.state()), (0, 1, CongState::Loss));
         // BBR with `tcp.tlp` off likewise.
         let (mut s, _) = established(TcpConfig { tlp: false, ..tlp_cfg() }, 10 * MSS);
         s.on_segment(ms(200), &ack(9 * MSS + 1), &mut Vec::new());

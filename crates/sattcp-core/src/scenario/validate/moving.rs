@@ -4,7 +4,7 @@
 
 use super::{Ctx, Keyword, LinkSpec, Topology};
 use crate::net::schedule::{Change, Schedule};
-use crate::orbit::route::{Mode, PiecewisePath, Route, Router};
+use crate::orbit::route::{Mode, PiecewisePath, Router};
 use crate::orbit::tle::{TleSet, Utc};
 use crate::orbit::walker::WalkerShell;
 use crate::orbit::{Constellation, GroundStation};
@@ -326,24 +326,20 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
 }
 
 /// The moving hop's schedule: each step's one-way delay (None: no path), and after each
-/// handover (the route's nodes change between two connected steps) `outage` without a path
-/// first (`constellation.handover_outage`, shorter than a step). A route that comes back after
-/// a step without one is no handover: the link was down already.
+/// handover (`PiecewisePath::changes` between two connected steps: a route that comes back
+/// after a step without one is no handover, the link was down already) `outage` without a path
+/// first (`constellation.handover_outage`, shorter than a step).
 fn schedule_points(path: &PiecewisePath, outage: SimTime) -> Vec<(SimTime, Option<SimTime>)> {
-    let mut points = Vec::with_capacity(path.segments.len() * 2);
-    let mut before: Option<&Route> = None;
+    let handovers: Vec<SimTime> = if outage > SimTime::ZERO { path.changes().filter(|(_, old, new)| old.is_some() && new.is_some()).map(|(t, _, _)| t).collect() } else { Vec::new() };
+    let mut points = Vec::with_capacity(path.segments.len() + handovers.len());
     for s in &path.segments {
         let delay = s.route.as_ref().map(|r| r.one_way());
-        if let (Some(old), Some(new)) = (before, s.route.as_ref()) {
-            if outage > SimTime::ZERO && old.nodes != new.nodes {
-                points.push((s.start, None));
-                points.push((s.start + outage, delay));
-                before = s.route.as_ref();
-                continue;
-            }
+        if handovers.binary_search(&s.start).is_ok() {
+            points.push((s.start, None));
+            points.push((s.start + outage, delay));
+        } else {
+            points.push((s.start, delay));
         }
-        points.push((s.start, delay));
-        before = s.route.as_ref();
     }
     points
 }

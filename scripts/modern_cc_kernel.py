@@ -73,7 +73,7 @@ BERS = [0.0, 1e-6]
 #: `seed`: the emulator's bit-error seed (kernel) or run.seed (sattcp); `timeouts`: the client
 #: namespace's TcpExt TCPTimeouts (kernel) or the flow's timeouts; `recoveries`: TCPSackRecovery +
 #: TCPRenoRecovery or the flow's fast retransmits; `loss_probes`: TCPLossProbes (kernel) or the
-#: flow's tail loss probes (sattcp, where it has them);
+#: flows' tail loss probes (sattcp: BBR's only);
 #: `duplicates`: segments the receiver got twice (kernel: the sender's tcpi_dsack_dups; sattcp:
 #: the receiver's duplicate bytes / MSS); `rwnd_limited_s`, `sndbuf_limited_s`: the sender's
 #: time limited by the receive window or its send buffer (kernel only; sattcp's 16.7 MB window
@@ -170,10 +170,9 @@ def sim_run(path: str, ber: float, flavour: str, duration: float, seed: int = 1,
     r = api.run(str(PATHS[path][4]), overrides={"tcp.flavor": flavour, "links.bottleneck.ber": ber, "run.duration": f"{duration:g}s",
                                                 "run.seed": seed, "topology.pairs": flows})
     f = r.flows.sum(numeric_only=True)  # the flows' counters summed, as the kernel's namespace counts them
-    probes = int(f["loss_probes"]) if "loss_probes" in r.flows else ""
     return {"path": path, "ber": ber, "flows": flows, "stack": "sattcp", "cc": flavour, "duration_s": duration,
             "bytes": int(f.delivered_bytes), "efficiency": float(r.summary["efficiency"]), "retransmits": int(f.segments_retransmitted),
-            "late_max_us": "", "seed": seed, "timeouts": int(f.timeouts), "recoveries": int(f.fast_retransmits), "loss_probes": probes,
+            "late_max_us": "", "seed": seed, "timeouts": int(f.timeouts), "recoveries": int(f.fast_retransmits), "loss_probes": int(f.loss_probes),
             "duplicates": int(f.duplicate_bytes) // r.config["tcp"]["mss"], "rwnd_limited_s": "", "sndbuf_limited_s": ""}
 
 

@@ -311,3 +311,84 @@ fn a_handover_outage_takes_the_link_down_at_each_route_change_and_tcp_repairs_it
     let e = sattcp_core::scenario::load(LEO, &[("constellation.handover_outage".into(), toml::Value::String("15s".into()))], None).unwrap_err();
     assert!(e.problems.iter().any(|p| p.path == "constellation.handover_outage" && p.rule.contains("shorter than constellation.step (15s)")), "{e}");
 }
+
+/// `LEO` with `constellation.rate_by_elevation` set to `table`.
+fn leo_with_rates(table: &str) -> String {
+    LEO.replace("[constellation]", &format!("[constellation]\n    rate_by_elevation = {table}"))
+}
+
+#[test]
+fn a_rate_by_elevation_gives_each_step_the_rate_of_its_lowest_leg_and_the_run_follows_it() {
+    use sattcp_core::orbit::{elevation, walker::WalkerShell, Constellation, GroundStation};
+    // Bands of the route's lowest ground-satellite leg: 25-28 degrees 10 Mbps, 28-30 20 Mbps,
+    // 30 and up 40 Mbps. Least-delay routes over ISLs take low satellites: Paris-Moscow's
+    // lowest legs are 25.4-30.7 degrees in these 100 s, so its steps fall in all three bands.
+    let table = r#"[{ elevation_deg = 25, rate = "10Mbps" }, { elevation_deg = 28, rate = "20Mbps" }, { elevation_deg = 30, rate = "40Mbps" }]"#;
+    let transfer = [("app.kind", "bulk")];
+    let text = leo_with_rates(table);
+    let sc = scenario(&text, &transfer);
+    let cr = sc.constellation.clone().expect("constellation");
+    // Each route's lowest elevation, recomputed here from the geometry: the source's leg up to
+    // the route's first satellite and the destination's down from its last.
+    let shell = Constellation::Walker(WalkerShell { altitude_km: 550.0, inclination_deg: 53.0, planes: 72, per_plane: 22, phasing: 1 });
+    let (paris, moscow) = (GroundStation::new("Paris", 48.8566, 2.3522).ecef(), GroundStation::new("Moscow", 55.7558, 37.6173).ecef());
+    let mut pos = Vec::new();
+    let mut expected = Vec::new();
+    for seg in &cr.path.segments {
+        let route = seg.route.as_ref().expect("Paris-Moscow is always connected over ISLs");
+        shell.positions_ecef(seg.start.as_secs_f64(), &mut pos);
+        let sats: Vec<u32> = route.satellites().collect();
+        let (first, last) = (pos[sats[0] as usize], pos[*sats.last().unwrap() as usize]);
+        let lowest = elevation(paris, first).min(elevation(moscow, last)).to_degrees();
+        assert!((route.lowest_elevation_deg() - lowest).abs() < 2e-6, "{} against {lowest}", route.lowest_elevation_deg());
+        assert!(lowest >= 25.0 - 1e-9, "{lowest}");
+        expected.push(if lowest >= 30.0 { 40e6 } else if lowest >= 28.0 { 20e6 } else { 10e6 });
+    }
+    for band in [10e6, 20e6, 40e6] {
+        assert!(expected.contains(&band), "no step at {band} bps: {expected:?}");
+    }
+    // The schedule of both directions sets each step's rate.
+    let mut sim = Simulation::new(&sc);
+    sim.run();
+    let r = sim.finish();
+    let starts: Vec<f64> = cr.path.segments.iter().map(|s| s.start.as_secs_f64()).collect();
+    let rate = &r.traces["link/hop0/rate"];
+    let mut steps = starts.iter().zip(&expected).map(|(t, v)| (*t, *v)).collect::<Vec<_>>();
+    steps.dedup_by(|b, a| a.1 == b.1);
+    assert_eq!(rate.t.iter().copied().zip(rate.v.iter().copied()).collect::<Vec<_>>(), steps);
+    let el = &r.traces["link/hop0/elevation"];
+    assert_eq!(el.t, starts);
+    // The capacity over the run (the efficiency's denominator: the goodput a full link gives,
+    // MSS of MSS + 40 bytes) is that of the rates' time mean.
+    let mean: f64 = expected.iter().enumerate().map(|(k, v)| v * (100.0f64.min(15.0 * (k + 1) as f64) - 15.0 * k as f64)).sum::<f64>() / 100.0;
+    assert!((r.summary.capacity_bps - mean * 1460.0 / 1500.0).abs() < 1.0, "{} against {mean}", r.summary.capacity_bps);
+    // In each step the flow delivers at most the step's rate (payload: MSS over the IP packet)
+    // and, once past slow start, most of it: its bytes acknowledged follow the bands.
+    let acked = &r.traces["flow/0/acked"];
+    let at = |t: f64| acked.t.iter().zip(&acked.v).take_while(|(x, _)| **x <= t).last().map_or(0.0, |(_, v)| *v);
+    for (k, band) in expected.iter().enumerate().skip(1) {
+        let (from, to) = (15.0 * k as f64 + 2.0, (15.0 * (k + 1) as f64).min(100.0));
+        let bps = (at(to) - at(from)) * 8.0 / (to - from);
+        assert!(bps <= band * 1460.0 / 1500.0 * 1.001 && bps > 0.8 * band * 1460.0 / 1500.0, "step {k}: {bps} bps in the {band} band");
+    }
+}
+
+#[test]
+fn rate_by_elevation_errors_name_their_entry() {
+    let load = |table: &str| sattcp_core::scenario::load(&leo_with_rates(table), &[], None).unwrap_err();
+    let has = |e: &sattcp_core::ScenarioError, path: &str, rule: &str| e.problems.iter().any(|p| p.path == path && p.rule.contains(rule));
+    let e = load(r#"[{ elevation_deg = 30, rate = "10Mbps" }]"#);
+    assert!(has(&e, "constellation.rate_by_elevation.0.elevation_deg", "at most constellation.min_elevation_deg (25)"), "{e}");
+    let e = load(r#"[{ elevation_deg = 25, rate = "10Mbps" }, { elevation_deg = 25, rate = "20Mbps" }]"#);
+    assert!(has(&e, "constellation.rate_by_elevation.1.elevation_deg", "greater than the previous entry's (25)"), "{e}");
+    let e = load(r#"[{ elevation_deg = 20 }, { rate = "20Mbps" }, { elevation_deg = 95, rate = "1Mbps" }]"#);
+    assert!(has(&e, "constellation.rate_by_elevation.0.rate", "is required"), "{e}");
+    assert!(has(&e, "constellation.rate_by_elevation.1.elevation_deg", "is required"), "{e}");
+    assert!(has(&e, "constellation.rate_by_elevation.2.elevation_deg", "between 0 and 90"), "{e}");
+    let e = load("[]");
+    assert!(has(&e, "constellation.rate_by_elevation", "at least one entry"), "{e}");
+    let e = load(r#"[{ elevation_deg = 0, rate = "fast" }]"#);
+    assert!(has(&e, "constellation.rate_by_elevation.0.rate", ""), "{e}");
+    let e = load(r#"[{ elevation_deg = 0, rate = "1Mbps", colour = "red" }]"#);
+    assert!(has(&e, "constellation.rate_by_elevation.0.colour", "unknown key"), "{e}");
+}

@@ -402,7 +402,11 @@ fn from_simulator(text: &str, overrides: &[(String, toml::Value)], emulate: &[(S
         resolve_queue(&mut c, &format!("{source}.queue"), size, framing, mtu, rate, link.delay, None)
     };
     if link.schedule.as_ref().is_some_and(|s| s.varies_rate_or_ber()) {
-        c.err(&format!("{source}.schedule"), "the emulator follows a schedule's delays only (one rate, one bit-error stream): remove rate and ber from its entries", "");
+        if sc.constellation.as_ref().is_some_and(|cr| cr.rates.is_some()) {
+            c.err("constellation.rate_by_elevation", "the emulator follows the constellation's delays only (one rate): remove it", "");
+        } else {
+            c.err(&format!("{source}.schedule"), "the emulator follows a schedule's delays only (one rate, one bit-error stream): remove rate and ber from its entries", "");
+        }
     }
     if !c.problems.is_empty() {
         return Err(ScenarioError { problems: c.problems });

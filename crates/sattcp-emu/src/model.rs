@@ -312,6 +312,11 @@ mod tests {
         let text = "[topology]\nkind = \"path\"\n[[links.path]]\nrate = \"8Mbps\"\nschedule = [{ at = \"0s\", delay = \"10ms\" }, { at = \"1s\", delay = \"10ms\", rate = \"1Mbps\" }]\n";
         let e = load(text, &[]).unwrap_err();
         assert_eq!(e.problems.iter().map(|p| p.path.as_str()).collect::<Vec<_>>(), ["links.path.0.schedule"]);
+        // A constellation whose rate follows the elevation is refused at that key.
+        let leo = "[run]\nduration = \"20s\"\n[topology]\nkind = \"path\"\n[[links.path]]\nrate = \"8Mbps\"\n[constellation]\nshell = { altitude_km = 550, inclination_deg = 53, planes = 72, per_plane = 22 }\nfrom = { lat = 48.86, lon = 2.35 }\nto = { lat = 55.76, lon = 37.62 }\n";
+        assert!(load(leo, &[]).is_ok());
+        let e = load(&format!("{leo}rate_by_elevation = [{{ elevation_deg = 25, rate = \"4Mbps\" }}]\n"), &[]).unwrap_err();
+        assert_eq!(e.problems.iter().map(|p| p.path.as_str()).collect::<Vec<_>>(), ["constellation.rate_by_elevation"]);
     }
 
     #[test]

@@ -245,9 +245,12 @@ impl MovingHop {
 
 /// Traces of moving links that `[trace] links` names, known before the run: `link/L/delay`
 /// (the one-way delay in force from each change on, s; intervals without a path are not
-/// drawn, see `link/L/up`), `link/L/up` (1 with a path, 0 without) and, for the hop a
-/// `[constellation]` drives, `link/L/handover` (at each route change, the number of
-/// satellites on the new route, 0 for none). Changes after the run's end are left out.
+/// drawn, see `link/L/up`), `link/L/up` (1 with a path, 0 without), `link/L/rate` (bits per
+/// second, from each change that sets one; only where the schedule sets rates) and, for the
+/// hop a `[constellation]` drives, `link/L/handover` (at each route change, the number of
+/// satellites on the new route, 0 for none) and `link/L/elevation` (at each step with a path,
+/// the lowest elevation of its ground-satellite legs, degrees). Changes after the run's end
+/// are left out.
 pub fn static_traces(hops: &[Hop], links: &[Link], sc: &Scenario) -> BTreeMap<String, Trace> {
     let mut traces = BTreeMap::new();
     let traced = |name: &str| sc.trace.links.iter().any(|n| n == name);
@@ -257,15 +260,21 @@ pub fn static_traces(hops: &[Hop], links: &[Link], sc: &Scenario) -> BTreeMap<St
         if !traced(name) {
             continue;
         }
-        let (mut delay, mut up) = (Trace::default(), Trace::default());
+        let (mut delay, mut up, mut rate) = (Trace::default(), Trace::default(), Trace::default());
         for c in m.flight.schedule.changes().iter().take_while(|c| c.at <= sc.duration) {
             if let Some(d) = c.delay {
                 delay.record(c.at.as_secs_f64(), d.as_secs_f64());
             }
             up.record(c.at.as_secs_f64(), c.delay.is_some() as u8 as f64);
+            if let Some(r) = c.rate {
+                rate.record(c.at.as_secs_f64(), r.as_bps() as f64);
+            }
         }
         traces.insert(format!("link/{name}/delay"), delay);
         traces.insert(format!("link/{name}/up"), up);
+        if !rate.t.is_empty() {
+            traces.insert(format!("link/{name}/rate"), rate);
+        }
     }
     if let Some(cr) = &sc.constellation {
         for name in [format!("hop{}", cr.hop), format!("hop{}-rev", cr.hop)] {
@@ -276,6 +285,13 @@ pub fn static_traces(hops: &[Hop], links: &[Link], sc: &Scenario) -> BTreeMap<St
                     tr.v.push(new.map_or(0, |r| r.satellites().count()) as f64);
                 }
                 traces.insert(format!("link/{name}/handover"), tr);
+                let mut el = Trace::default();
+                for seg in cr.path.segments.iter().take_while(|s| s.start <= sc.duration) {
+                    if let Some(r) = &seg.route {
+                        el.record(seg.start.as_secs_f64(), r.lowest_elevation_deg());
+                    }
+                }
+                traces.insert(format!("link/{name}/elevation"), el);
             }
         }
     }

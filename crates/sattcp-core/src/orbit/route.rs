@@ -19,7 +19,7 @@
 //! Ground stations other than the two ends are relays only when given as such (`relays`, Handley
 //! 2019): a relay takes a satellite hop down and sends it up again, in either mode.
 
-use super::{delay_ns, elevation, rad, Constellation, GroundStation, Vec3};
+use super::{deg, delay_ns, elevation, rad, Constellation, GroundStation, Vec3};
 use crate::time::SimTime;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -43,12 +43,15 @@ pub enum Hop {
     Sat(u32),
 }
 
-/// One route: its nodes from ground station 0 to ground station 1, and the one-way
-/// propagation delay of each hop (one fewer than the nodes).
+/// One route: its nodes from ground station 0 to ground station 1, the one-way
+/// propagation delay of each hop (one fewer than the nodes), and the lowest elevation at
+/// which a ground station on it sees its satellite (up or down), in micro-degrees: the leg
+/// with the longest slant for its height, which `constellation.rate_by_elevation` reads.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Route {
     pub nodes: Vec<Hop>,
     pub hop_delays: Vec<SimTime>,
+    pub lowest_elevation_udeg: u32,
 }
 
 impl Route {
@@ -59,6 +62,10 @@ impl Route {
     /// Round-trip propagation delay (the reverse path is the same route at the same instant).
     pub fn rtt(&self) -> SimTime {
         SimTime(2 * self.one_way().0)
+    }
+    /// The lowest elevation of the route's ground-satellite legs, degrees.
+    pub fn lowest_elevation_deg(&self) -> f64 {
+        self.lowest_elevation_udeg as f64 / 1e6
     }
     /// The satellites used, in order.
     pub fn satellites(&self) -> impl Iterator<Item = u32> + '_ {
@@ -228,7 +235,17 @@ impl<'a> Router<'a> {
         rev.reverse();
         let hop = |x: u32| if x >= n as u32 { Hop::Ground(x - n as u32) } else { Hop::Sat(x) };
         let hop_delays = rev.windows(2).map(|w| SimTime(dist[w[1] as usize] - dist[w[0] as usize])).collect();
-        Some(Route { nodes: rev.into_iter().map(hop).collect(), hop_delays })
+        // Every route has a ground leg at each end; a leg's elevation is at least the minimum
+        // (the station saw the satellite), micro-degrees rounded down.
+        let lowest = rev
+            .windows(2)
+            .filter_map(|w| {
+                let (g, s) = if w[0] >= n as u32 { (w[0], w[1]) } else { (w[1], w[0]) };
+                (g >= n as u32 && s < n as u32).then(|| elevation(self.stations[g as usize - n], self.positions[s as usize]))
+            })
+            .fold(f64::INFINITY, f64::min);
+        let lowest_elevation_udeg = (deg(lowest) * 1e6).floor().clamp(0.0, 90e6) as u32;
+        Some(Route { nodes: rev.into_iter().map(hop).collect(), hop_delays, lowest_elevation_udeg })
     }
 
     /// The route of every reconfiguration interval [k step, (k+1) step) covering

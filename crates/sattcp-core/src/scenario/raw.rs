@@ -367,4 +367,15 @@ pub struct RawConstellation {
     pub offset: Option<Val>,
     /// How long the link is down from each handover ("0s").
     pub handover_outage: Option<Val>,
+    /// The hop's rate as a step function of the route's lowest elevation.
+    pub rate_by_elevation: Option<Vec<RawElevationRate>>,
+}
+
+/// An entry of `constellation.rate_by_elevation`: the rate of routes whose lowest ground leg
+/// is at or above `elevation_deg` (up to the next entry's).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RawElevationRate {
+    pub elevation_deg: Option<f64>,
+    pub rate: Option<Val>,
 }

@@ -422,6 +422,9 @@ pub(crate) mod tests {
         let sched = "schedule = [{ at = \"0s\", delay = \"5ms\" }, { at = \"1s\", up = false, rate = \"2Mbps\", ber = 1e-7 }, { at = \"2s\", delay = \"9ms\" }]";
         out.push(("moving dumbbell".into(), resolved(&format!("[links.access]\nrate = \"10Mbps\"\n{sched}\n[links.bottleneck]\nrate = \"5Mbps\"\n{sched}\n"), &[])));
         out.push(("moving path".into(), resolved(&format!("[topology]\nkind = \"path\"\n[[links.path]]\nrate = \"10Mbps\"\n{sched}\n"), &[])));
+        let leo = std::fs::read_to_string(scenarios_dir().join("leo-paris-moscow-isl.toml")).unwrap();
+        let rates = "[constellation]\nrate_by_elevation = [{ elevation_deg = 25, rate = \"50Mbps\" }, { elevation_deg = 30, rate = \"100Mbps\" }]";
+        out.push(("leo rate by elevation".into(), resolved(&leo.replace("[constellation]", rates), &[])));
         // The gateway's other schemes, given only the keys they read.
         let single = std::fs::read_to_string(scenarios_dir().join("zhou-single.toml")).unwrap().replace("semantics = \"modified\"\nack_every = 1\n", "");
         out.push(("gateway split_tcp".into(), resolved(&single, &[("gateway.scheme", "split_tcp"), ("gateway.satellite.queue", "20pkt")])));

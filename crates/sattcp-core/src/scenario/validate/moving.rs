@@ -8,8 +8,9 @@ use crate::orbit::route::{Mode, PiecewisePath, Router};
 use crate::orbit::tle::{TleSet, Utc};
 use crate::orbit::walker::WalkerShell;
 use crate::orbit::{Constellation, GroundStation};
-use crate::scenario::raw::{RawConstellation, RawScheduleEntry, RawStation};
-use crate::time::SimTime;
+use crate::orbit::route::Route;
+use crate::scenario::raw::{RawConstellation, RawElevationRate, RawScheduleEntry, RawStation};
+use crate::time::{Rate, SimTime};
 
 /// Starlink's reconfiguration interval: satellites are reassigned to users every 15 s
 /// (SpaceX, as measured by Tanveer et al., "Making Sense of Constellations", IMC 2023).
@@ -44,6 +45,23 @@ pub struct ConstellationRun {
     pub offset: SimTime,
     /// `constellation.handover_outage`.
     pub handover_outage: SimTime,
+    /// `constellation.rate_by_elevation`, if given.
+    pub rates: Option<RateByElevation>,
+}
+
+/// `constellation.rate_by_elevation`: (lowest elevation from which it applies, micro-degrees;
+/// rate), in increasing elevation; the first entry at most the minimum elevation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RateByElevation(Vec<(u32, Rate)>);
+
+impl RateByElevation {
+    /// The rate of `route`: the last entry at or below its lowest leg's elevation. A leg at
+    /// the minimum elevation may come out a micro-degree under it (radians to degrees, rounded
+    /// down): it takes the first entry, which starts at or below the minimum.
+    pub fn rate(&self, route: &Route) -> Rate {
+        let i = self.0.partition_point(|&(from, _)| from <= route.lowest_elevation_udeg);
+        self.0[i.saturating_sub(1)].1
+    }
 }
 
 /// The resolved `[constellation]`: every key left out set to the value the run used.
@@ -67,6 +85,39 @@ pub fn fill_constellation(c: &mut RawConstellation, run: &ConstellationRun) {
 }
 
 impl Ctx {
+    /// `constellation.rate_by_elevation`, or None after reporting its problems.
+    fn rate_by_elevation(&mut self, entries: &[RawElevationRate], min_elevation_deg: f64) -> Option<RateByElevation> {
+        const KEY: &str = "constellation.rate_by_elevation";
+        if entries.is_empty() {
+            self.err(KEY, "must have at least one entry (or be left out for the hop's own rate)", "[]");
+            return None;
+        }
+        let before = self.problems.len();
+        let mut table: Vec<(u32, Rate)> = Vec::with_capacity(entries.len());
+        let mut last: Option<f64> = None;
+        for (i, e) in entries.iter().enumerate() {
+            let p = format!("{KEY}.{i}");
+            let rate = self.rate(&format!("{p}.rate"), e.rate.as_ref());
+            let Some(el) = self.required(&format!("{p}.elevation_deg"), e.elevation_deg, 0.0, 90.0, " degrees") else { continue };
+            match last {
+                None if el > min_elevation_deg => {
+                    self.err(
+                        &format!("{p}.elevation_deg"),
+                        format!("must be at most constellation.min_elevation_deg ({min_elevation_deg}): a route whose lowest leg is below it would have no rate"),
+                        el.to_string(),
+                    );
+                }
+                Some(prev) if el <= prev => {
+                    self.err(&format!("{p}.elevation_deg"), format!("must be greater than the previous entry's ({prev})"), el.to_string());
+                }
+                _ => {}
+            }
+            last = Some(el);
+            table.push(((el * 1e6).round() as u32, rate));
+        }
+        (self.problems.len() == before).then_some(RateByElevation(table))
+    }
+
     /// A link's `schedule` list, or None after reporting its problems.
     pub(super) fn schedule(&mut self, path: &str, entries: &[RawScheduleEntry]) -> Option<Schedule> {
         let before = self.problems.len();
@@ -259,6 +310,10 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
             r.handover_outage.as_ref().map(|v| v.to_string()).unwrap_or_default(),
         );
     }
+    let rates = match r.rate_by_elevation.as_deref() {
+        Some(entries) if (0.0..90.0).contains(&min_el) => c.rate_by_elevation(entries, min_el),
+        _ => None,
+    };
     let default_mode = if matches!(constellation, Constellation::Walker(_)) { Mode::Isl } else { Mode::BentPipe };
     let mode = c.keyword("constellation.routing", r.routing.as_deref(), default_mode)?;
     if c.bad("constellation") || c.bad(&format!("links.path.{hop}")) {
@@ -312,7 +367,11 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
         c.err("constellation", format!("{} and {} are never connected during the run (no satellite path above {min_el} degrees at any step)", from.name, to.name), "");
         return None;
     }
-    let schedule = Schedule::delays(&schedule_points(&path, outage)).expect("steps start at 0 and increase");
+    if r.rate_by_elevation.is_some() && rates.is_none() {
+        return None;
+    }
+    let schedule = Schedule::new(schedule_changes(&path, outage, rates.as_ref())).expect("steps start at 0 and increase");
+    debug_assert!(rates.is_none() || schedule.varies_rate_or_ber());
     let spec: &mut LinkSpec = &mut hops[hop];
     spec.delay = schedule.initial_delay();
     spec.schedule = Some(schedule);
@@ -322,24 +381,26 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
         Constellation::Tle(_) => None,
     };
     let routing = mode.name();
-    Some(ConstellationRun { hop, path, stations, phasing, min_elevation_deg: min_el, routing, offset, handover_outage: outage })
+    Some(ConstellationRun { hop, path, stations, phasing, min_elevation_deg: min_el, routing, offset, handover_outage: outage, rates })
 }
 
-/// The moving hop's schedule: each step's one-way delay (None: no path), and after each
-/// handover (`PiecewisePath::changes` between two connected steps: a route that comes back
-/// after a step without one is no handover, the link was down already) `outage` without a path
-/// first (`constellation.handover_outage`, shorter than a step).
-fn schedule_points(path: &PiecewisePath, outage: SimTime) -> Vec<(SimTime, Option<SimTime>)> {
+/// The moving hop's schedule: each step's one-way delay (None: no path) and, with
+/// `constellation.rate_by_elevation`, the rate of its route; after each handover
+/// (`PiecewisePath::changes` between two connected steps: a route that comes back after a step
+/// without one is no handover, the link was down already) `outage` without a path first
+/// (`constellation.handover_outage`, shorter than a step).
+fn schedule_changes(path: &PiecewisePath, outage: SimTime, rates: Option<&RateByElevation>) -> Vec<Change> {
     let handovers: Vec<SimTime> = if outage > SimTime::ZERO { path.changes().filter(|(_, old, new)| old.is_some() && new.is_some()).map(|(t, _, _)| t).collect() } else { Vec::new() };
-    let mut points = Vec::with_capacity(path.segments.len() + handovers.len());
+    let mut changes = Vec::with_capacity(path.segments.len() + handovers.len());
     for s in &path.segments {
         let delay = s.route.as_ref().map(|r| r.one_way());
+        let rate = rates.zip(s.route.as_ref()).map(|(t, r)| t.rate(r));
         if handovers.binary_search(&s.start).is_ok() {
-            points.push((s.start, None));
-            points.push((s.start + outage, delay));
+            changes.push(Change { at: s.start, delay: None, rate, ber: None });
+            changes.push(Change { at: s.start + outage, delay, rate: None, ber: None });
         } else {
-            points.push((s.start, delay));
+            changes.push(Change { at: s.start, delay, rate, ber: None });
         }
     }
-    points
+    changes
 }

@@ -312,6 +312,42 @@ fn a_handover_outage_takes_the_link_down_at_each_route_change_and_tcp_repairs_it
     assert!(e.problems.iter().any(|p| p.path == "constellation.handover_outage" && p.rule.contains("shorter than constellation.step (15s)")), "{e}");
 }
 
+#[test]
+fn a_lossy_handover_interval_corrupts_instead_of_cutting_the_path() {
+    // `constellation.handover_ber`: in each handover interval the link keeps the new route and
+    // corrupts bits at that rate (at 1e-3 nearly every 1500-byte packet), then has the hop's
+    // own BER (0) again; none is dropped for want of a route, and TCP repairs the losses.
+    let sets = |ber: &'static str| [("app.kind", "transfer"), ("app.bytes", "150000000"), ("constellation.handover_outage", "50ms"), ("constellation.handover_ber", ber)];
+    let sc = scenario(LEO, &sets("1e-3"));
+    let cr = sc.constellation.clone().expect("constellation");
+    assert_eq!(cr.handover_ber, Some(1e-3));
+    let handovers: Vec<f64> = cr.path.changes().filter(|(_, a, b)| a.is_some() && b.is_some()).map(|(t, _, _)| t.as_secs_f64()).collect();
+    let mut sim = Simulation::new(&sc);
+    sim.run();
+    let fwd = sim.moving_stats(0).expect("hop0 moves").clone();
+    let r = sim.finish();
+    assert_eq!(fwd.drops_no_route, 0);
+    assert!(r.traces["link/hop0/up"].v.iter().all(|v| *v == 1.0), "{:?}", r.traces["link/hop0/up"]);
+    let corrupted = r.links[0].drops_by_reason.get("corrupted").copied().unwrap_or(0);
+    // Each 50 ms interval at 50 Mbps offers at most about 210 packets of 1500 bytes.
+    assert!(corrupted > 0 && corrupted <= 210 * handovers.len() as u64, "{corrupted} corrupted over {} handovers", handovers.len());
+    let f = &r.flows[0];
+    assert_eq!(f.delivered_bytes, 150_000_000);
+    assert!(f.segments_retransmitted > 0 && f.completed_at_s.is_some(), "{f:?}");
+    // A bit error rate of 0 in the interval is the run without handover costs, event for event.
+    let plain = run(LEO, &sets("0")[..2]);
+    assert_eq!(run(LEO, &sets("0")).digest, plain.digest);
+    // Errors name the key: no interval to apply to, a rate out of range.
+    let load = |sets: &[(&str, &str)]| {
+        let ov: Vec<_> = sets.iter().map(|(k, v)| (k.to_string(), sattcp_core::scenario::parse_override_value(v))).collect();
+        sattcp_core::scenario::load(LEO, &ov, None).unwrap_err()
+    };
+    let e = load(&[("constellation.handover_ber", "1e-5")]);
+    assert!(e.problems.iter().any(|p| p.path == "constellation.handover_ber" && p.rule.contains("handover_outage > 0")), "{e}");
+    let e = load(&[("constellation.handover_outage", "50ms"), ("constellation.handover_ber", "2")]);
+    assert!(e.problems.iter().any(|p| p.path == "constellation.handover_ber"), "{e}");
+}
+
 /// `LEO` with `constellation.rate_by_elevation` set to `table`.
 fn leo_with_rates(table: &str) -> String {
     LEO.replace("[constellation]", &format!("[constellation]\n    rate_by_elevation = {table}"))

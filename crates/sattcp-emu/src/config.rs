@@ -404,6 +404,8 @@ fn from_simulator(text: &str, overrides: &[(String, toml::Value)], emulate: &[(S
     if link.schedule.as_ref().is_some_and(|s| s.varies_rate_or_ber()) {
         if sc.constellation.as_ref().is_some_and(|cr| cr.rates.is_some()) {
             c.err("constellation.rate_by_elevation", "the emulator follows the constellation's delays only (one rate): remove it", "");
+        } else if sc.constellation.as_ref().is_some_and(|cr| cr.handover_ber.is_some()) {
+            c.err("constellation.handover_ber", "the emulator follows the constellation's delays only (one bit-error stream): remove it", "");
         } else {
             c.err(&format!("{source}.schedule"), "the emulator follows a schedule's delays only (one rate, one bit-error stream): remove rate and ber from its entries", "");
         }

@@ -367,6 +367,8 @@ pub struct RawConstellation {
     pub offset: Option<Val>,
     /// How long the link is down from each handover ("0s").
     pub handover_outage: Option<Val>,
+    /// Bit error rate during that interval instead of no path.
+    pub handover_ber: Option<Val>,
     /// The hop's rate as a step function of the route's lowest elevation.
     pub rate_by_elevation: Option<Vec<RawElevationRate>>,
 }

@@ -47,6 +47,8 @@ pub struct ConstellationRun {
     pub handover_outage: SimTime,
     /// `constellation.rate_by_elevation`, if given.
     pub rates: Option<RateByElevation>,
+    /// `constellation.handover_ber`, if given: the interval is lossy, not down.
+    pub handover_ber: Option<f64>,
 }
 
 /// `constellation.rate_by_elevation`: (lowest elevation from which it applies, micro-degrees;
@@ -314,6 +316,10 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
         Some(entries) if (0.0..90.0).contains(&min_el) => c.rate_by_elevation(entries, min_el),
         _ => None,
     };
+    let handover_ber = r.handover_ber.as_ref().map(|v| c.float("constellation.handover_ber", Some(v), 0.0, 0.0, 1.0));
+    if handover_ber.is_some() && outage == SimTime::ZERO && !c.bad("constellation.handover_outage") && !c.bad("constellation.handover_ber") {
+        c.err("constellation.handover_ber", "has no effect without constellation.handover_outage > 0 (the interval it applies to)", r.handover_ber.as_ref().map(|v| v.to_string()).unwrap_or_default());
+    }
     let default_mode = if matches!(constellation, Constellation::Walker(_)) { Mode::Isl } else { Mode::BentPipe };
     let mode = c.keyword("constellation.routing", r.routing.as_deref(), default_mode)?;
     if c.bad("constellation") || c.bad(&format!("links.path.{hop}")) {
@@ -370,7 +376,8 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
     if r.rate_by_elevation.is_some() && rates.is_none() {
         return None;
     }
-    let schedule = Schedule::new(schedule_changes(&path, outage, rates.as_ref())).expect("steps start at 0 and increase");
+    let handover = Handover { outage, ber: handover_ber.map(|b| (b, hops[hop].ber)) };
+    let schedule = Schedule::new(schedule_changes(&path, handover, rates.as_ref())).expect("steps start at 0 and increase");
     debug_assert!(rates.is_none() || schedule.varies_rate_or_ber());
     let spec: &mut LinkSpec = &mut hops[hop];
     spec.delay = schedule.initial_delay();
@@ -381,23 +388,41 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
         Constellation::Tle(_) => None,
     };
     let routing = mode.name();
-    Some(ConstellationRun { hop, path, stations, phasing, min_elevation_deg: min_el, routing, offset, handover_outage: outage, rates })
+    Some(ConstellationRun { hop, path, stations, phasing, min_elevation_deg: min_el, routing, offset, handover_outage: outage, rates, handover_ber })
+}
+
+/// What a handover costs: `outage` from each route change (`constellation.handover_outage`)
+/// without a path, or, with `ber` = (`constellation.handover_ber`, the hop's own BER), on the
+/// new route at that bit error rate and the hop's own after.
+#[derive(Copy, Clone, Debug)]
+struct Handover {
+    outage: SimTime,
+    ber: Option<(f64, f64)>,
 }
 
 /// The moving hop's schedule: each step's one-way delay (None: no path) and, with
 /// `constellation.rate_by_elevation`, the rate of its route; after each handover
 /// (`PiecewisePath::changes` between two connected steps: a route that comes back after a step
-/// without one is no handover, the link was down already) `outage` without a path first
-/// (`constellation.handover_outage`, shorter than a step).
-fn schedule_changes(path: &PiecewisePath, outage: SimTime, rates: Option<&RateByElevation>) -> Vec<Change> {
+/// without one is no handover, the link was down already) the handover's interval first:
+/// without a path, or lossy (shorter than a step).
+fn schedule_changes(path: &PiecewisePath, handover: Handover, rates: Option<&RateByElevation>) -> Vec<Change> {
+    let Handover { outage, ber } = handover;
     let handovers: Vec<SimTime> = if outage > SimTime::ZERO { path.changes().filter(|(_, old, new)| old.is_some() && new.is_some()).map(|(t, _, _)| t).collect() } else { Vec::new() };
     let mut changes = Vec::with_capacity(path.segments.len() + handovers.len());
     for s in &path.segments {
         let delay = s.route.as_ref().map(|r| r.one_way());
         let rate = rates.zip(s.route.as_ref()).map(|(t, r)| t.rate(r));
         if handovers.binary_search(&s.start).is_ok() {
-            changes.push(Change { at: s.start, delay: None, rate, ber: None });
-            changes.push(Change { at: s.start + outage, delay, rate: None, ber: None });
+            match ber {
+                None => {
+                    changes.push(Change { at: s.start, delay: None, rate, ber: None });
+                    changes.push(Change { at: s.start + outage, delay, rate: None, ber: None });
+                }
+                Some((during, after)) => {
+                    changes.push(Change { at: s.start, delay, rate, ber: Some(during) });
+                    changes.push(Change { at: s.start + outage, delay, rate: None, ber: Some(after) });
+                }
+            }
         } else {
             changes.push(Change { at: s.start, delay, rate, ber: None });
         }

@@ -348,6 +348,39 @@ fn a_lossy_handover_interval_corrupts_instead_of_cutting_the_path() {
     assert!(e.problems.iter().any(|p| p.path == "constellation.handover_ber"), "{e}");
 }
 
+#[test]
+fn attaching_to_the_highest_satellite_trades_delay_for_elevation() {
+    use sattcp_core::orbit::{elevation, walker::WalkerShell, Constellation, GroundStation};
+    // `constellation.attach = "highest_elevation"`: each end uses only the satellite highest in
+    // its sky (found here from the geometry); the route joins them over ISLs. Against the
+    // least-delay routes of the same steps: never less delay (those are the least), never a
+    // lower lowest leg (each end's leg is its highest), and here strictly both at some step.
+    let least = scenario(LEO, &[]).constellation.expect("constellation");
+    let high = scenario(LEO, &[("constellation.attach", "highest_elevation")]).constellation.expect("constellation");
+    assert_eq!((least.attach, high.attach), ("least_delay", "highest_elevation"));
+    let shell = Constellation::Walker(WalkerShell { altitude_km: 550.0, inclination_deg: 53.0, planes: 72, per_plane: 22, phasing: 1 });
+    let ends = [GroundStation::new("Paris", 48.8566, 2.3522).ecef(), GroundStation::new("Moscow", 55.7558, 37.6173).ecef()];
+    let mut pos = Vec::new();
+    let (mut slower, mut higher) = (0, 0);
+    for (l, h) in least.path.segments.iter().zip(&high.path.segments) {
+        shell.positions_ecef(h.start.as_secs_f64(), &mut pos);
+        let (l, h) = (l.route.as_ref().expect("connected"), h.route.as_ref().expect("connected"));
+        let highest = |gs| (0..pos.len()).max_by(|&a, &b| elevation(gs, pos[a]).total_cmp(&elevation(gs, pos[b])).then(b.cmp(&a))).unwrap() as u32;
+        let sats: Vec<u32> = h.satellites().collect();
+        assert_eq!((sats[0], *sats.last().unwrap()), (highest(ends[0]), highest(ends[1])));
+        assert!(h.one_way() >= l.one_way(), "{:?} < {:?}", h.one_way(), l.one_way());
+        assert!(h.lowest_elevation_udeg >= l.lowest_elevation_udeg);
+        slower += (h.one_way() > l.one_way()) as u32;
+        higher += (h.lowest_elevation_udeg > l.lowest_elevation_udeg) as u32;
+    }
+    assert!(slower > 0 && higher > 0, "{slower} {higher}");
+    // A run over such routes delivers as any other.
+    let r = run(LEO, &[("constellation.attach", "highest_elevation"), ("app.kind", "transfer"), ("app.bytes", "50000000")]);
+    assert_eq!(r.flows[0].delivered_bytes, 50_000_000);
+    let e = sattcp_core::scenario::load(LEO, &[("constellation.attach".into(), toml::Value::String("nearest".into()))], None).unwrap_err();
+    assert!(e.problems.iter().any(|p| p.path == "constellation.attach"), "{e}");
+}
+
 /// `LEO` with `constellation.rate_by_elevation` set to `table`.
 fn leo_with_rates(table: &str) -> String {
     LEO.replace("[constellation]", &format!("[constellation]\n    rate_by_elevation = {table}"))

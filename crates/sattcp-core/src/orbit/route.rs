@@ -34,6 +34,16 @@ pub enum Mode {
     Isl,
 }
 
+/// Which of the satellites a ground station sees it may use.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Attach {
+    /// Any at or above the minimum elevation: the route minimises the delay end to end.
+    LeastDelay,
+    /// Only the one highest in its sky (ties: the lower index), the shortest and least
+    /// attenuated slant; the route minimises the delay between those satellites.
+    HighestElevation,
+}
+
 /// A node of a route.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Hop {
@@ -114,9 +124,17 @@ pub struct Router<'a> {
     adj_start: Vec<u32>,
     adj: Vec<u32>,
     positions: Vec<Vec3>,
+    attach: Attach,
 }
 
 impl<'a> Router<'a> {
+    /// The same router with ground stations attached by `attach` (`Attach::LeastDelay` unless
+    /// set).
+    pub fn with_attach(mut self, attach: Attach) -> Self {
+        self.attach = attach;
+        self
+    }
+
     /// Routes from `a` to `b`, through ground `relays` (Handley 2019, "Using ground relays
     /// for low-latency wide-area routing in megaconstellations", HotNets) if any. Fails when
     /// ISL routing is asked of a constellation without a +Grid (a TLE set).
@@ -138,7 +156,7 @@ impl<'a> Router<'a> {
             }
         }
         let stations = [a, b].into_iter().chain(relays).map(GroundStation::ecef).collect();
-        Ok(Router { constellation, stations, min_elevation: rad(min_elevation_deg), adj_start, adj, positions: Vec::with_capacity(n) })
+        Ok(Router { constellation, stations, min_elevation: rad(min_elevation_deg), adj_start, adj, positions: Vec::with_capacity(n), attach: Attach::LeastDelay })
     }
 
     /// Satellites station `g` sees at or above the minimum elevation, with their slant-range
@@ -151,6 +169,20 @@ impl<'a> Router<'a> {
             .filter(|(_, p)| elevation(gs, **p) >= self.min_elevation)
             .map(|(i, p)| (i as u32, delay_ns(gs.dist(*p))))
             .collect()
+    }
+
+    /// The satellites station `g` may use under `attach`: every visible one, or the highest.
+    fn usable(&self, g: usize) -> Vec<(u32, u64)> {
+        let v = self.visible(g);
+        match self.attach {
+            Attach::LeastDelay => v,
+            Attach::HighestElevation => {
+                let gs = self.stations[g];
+                let el = |s: u32| elevation(gs, self.positions[s as usize]);
+                // The first of the highest: `max_by` keeps the last of equals, so compare reversed.
+                v.iter().copied().min_by(|a, b| el(b.0).total_cmp(&el(a.0))).into_iter().collect()
+            }
+        }
     }
 
     /// Number of satellites station `g` sees at or above the minimum elevation at `t_s`.
@@ -174,7 +206,7 @@ impl<'a> Router<'a> {
         let mut ups: Vec<Vec<(u32, u64)>> = Vec::with_capacity(k);
         let mut downs: Vec<(u32, u32, u64)> = Vec::new();
         for g in 0..k {
-            let v = self.visible(g);
+            let v = self.usable(g);
             if g != 0 {
                 downs.extend(v.iter().map(|&(s, d)| (s, (n + g) as u32, d)));
             }

@@ -363,6 +363,8 @@ pub struct RawConstellation {
     pub step: Option<Val>,
     /// "isl" or "bentpipe".
     pub routing: Option<String>,
+    /// Which satellites a ground station may use: "least_delay" or "highest_elevation".
+    pub attach: Option<String>,
     /// Constellation time at simulated time 0 (a Walker shell's epoch is t = 0).
     pub offset: Option<Val>,
     /// How long the link is down from each handover ("0s").

@@ -73,8 +73,9 @@ pub enum TcpProfile {
 keywords!(TcpProfile { Default = "default", Ns2 = "ns2" });
 
 // Keywords of enums defined with the models they select.
-use crate::orbit::route::Mode;
+use crate::orbit::route::{Attach, Mode};
 keywords!(Mode { Isl = "isl", BentPipe = "bentpipe" });
+keywords!(Attach { LeastDelay = "least_delay", HighestElevation = "highest_elevation" });
 keywords!(FirstBatch { Staggered = "staggered", AtZero = "zero" });
 keywords!(Truncation { Clamp = "clamp", Resample = "resample" });
 keywords!(BackoffReset { Sample = "sample", AllAcked = "all_acked", NewAck = "new_ack" });

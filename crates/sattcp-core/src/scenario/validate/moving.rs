@@ -4,7 +4,7 @@
 
 use super::{Ctx, Keyword, LinkSpec, Topology};
 use crate::net::schedule::{Change, Schedule};
-use crate::orbit::route::{Mode, PiecewisePath, Router};
+use crate::orbit::route::{Attach, Mode, PiecewisePath, Router};
 use crate::orbit::tle::{TleSet, Utc};
 use crate::orbit::walker::WalkerShell;
 use crate::orbit::{Constellation, GroundStation};
@@ -42,6 +42,8 @@ pub struct ConstellationRun {
     pub phasing: Option<u32>,
     pub min_elevation_deg: f64,
     pub routing: &'static str,
+    /// `constellation.attach`.
+    pub attach: &'static str,
     pub offset: SimTime,
     /// `constellation.handover_outage`.
     pub handover_outage: SimTime,
@@ -82,6 +84,7 @@ pub fn fill_constellation(c: &mut RawConstellation, run: &ConstellationRun) {
     c.min_elevation_deg.get_or_insert(run.min_elevation_deg);
     c.step.get_or_insert_with(|| Val::Str(run.path.step.to_string()));
     c.routing.get_or_insert_with(|| run.routing.to_string());
+    c.attach.get_or_insert_with(|| run.attach.to_string());
     c.offset.get_or_insert_with(|| Val::Str(run.offset.to_string()));
     c.handover_outage.get_or_insert_with(|| Val::Str(run.handover_outage.to_string()));
 }
@@ -322,6 +325,7 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
     }
     let default_mode = if matches!(constellation, Constellation::Walker(_)) { Mode::Isl } else { Mode::BentPipe };
     let mode = c.keyword("constellation.routing", r.routing.as_deref(), default_mode)?;
+    let attach = c.keyword("constellation.attach", r.attach.as_deref(), Attach::LeastDelay)?;
     if c.bad("constellation") || c.bad(&format!("links.path.{hop}")) {
         return None;
     }
@@ -334,7 +338,7 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
     let (from, to) = (from?, to?);
     let relays: Vec<GroundStation> = relays.into_iter().collect::<Option<_>>()?;
     let mut router = match Router::new(&constellation, &from, &to, &relays, min_el, mode) {
-        Ok(r) => r,
+        Ok(r) => r.with_attach(attach),
         Err(rule) => {
             c.err("constellation.routing", rule, "\"isl\"");
             return None;
@@ -388,7 +392,8 @@ pub(super) fn constellation(c: &mut Ctx, raw: Option<&RawConstellation>, raw_hop
         Constellation::Tle(_) => None,
     };
     let routing = mode.name();
-    Some(ConstellationRun { hop, path, stations, phasing, min_elevation_deg: min_el, routing, offset, handover_outage: outage, rates, handover_ber })
+    let attach = attach.name();
+    Some(ConstellationRun { hop, path, stations, phasing, min_elevation_deg: min_el, routing, attach, offset, handover_outage: outage, rates, handover_ber })
 }
 
 /// What a handover costs: `outage` from each route change (`constellation.handover_outage`)

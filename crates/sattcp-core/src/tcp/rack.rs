@@ -289,7 +289,7 @@ mod tests {
         assert_eq!(r.detect_lost_retransmissions(ms(275), ms(25), &mut sb, true), (MSS, None));
         assert_eq!(r.next_resend(&sb).map(|e| (e.start, e.len())), Some((2001, MSS)), "queued to be resent");
         let e = sb.get(2001).unwrap();
-        assert_eq!((e.retransmitted, e.lost, sb.lost_marked()), (false, true, MSS), "lost again, counted once");
+        assert_eq!((e.retransmitted, e.lost, sb.lost_marked()), (false, true, MSS as u32), "lost again, counted once");
         assert_eq!(r.detect_lost_retransmissions(ms(300), ms(25), &mut sb, true), (0, None), "judged once");
     }
 

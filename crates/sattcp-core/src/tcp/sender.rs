@@ -274,7 +274,7 @@ pub struct TcpSender {
     rack_wait: Option<SimTime>,
     /// `Scoreboard::lost_marked` when the ACK being processed arrived: what the ACK marks lost
     /// is the difference (Linux `rs->losses`).
-    ack_lost_mark: u64,
+    ack_lost_mark: u32,
 }
 
 impl TcpSender {
@@ -628,13 +628,16 @@ impl TcpSender {
 
     /// Bytes in flight as a rate-based controller sees them, the count its cwnd is compared
     /// with (Linux `tcp_packets_in_flight()`: not acknowledged, not SACKed, not presumed lost,
-    /// retransmissions included): in fast recovery the SACK recovery's own PIPE, after a
-    /// timeout what was resent since (go-back-N presumes the rest lost), otherwise
-    /// [`in_flight`](Self::in_flight). Counting the holes as in flight (issue 14) kept BBR's
-    /// PROBE_RTT waiting for a flight of 4 segments that a timeout had left thousands of
-    /// segments long, and made its packet conservation send far more than was delivered.
+    /// retransmissions included): in fast recovery the SACK recovery's own PIPE (under BBR,
+    /// which keeps the SACK table as Linux does, the scoreboard's count of exactly that:
+    /// `Scoreboard::in_flight_linux`), after a timeout what was resent since (go-back-N
+    /// presumes the rest lost), otherwise [`in_flight`](Self::in_flight). Counting the holes
+    /// as in flight (issue 14) kept BBR's PROBE_RTT waiting for a flight of 4 segments that a
+    /// timeout had left thousands of segments long, and made its packet conservation send far
+    /// more than was delivered.
     fn cc_in_flight(&self) -> u64 {
         match self.state {
+            CongState::Recovery if self.cc.keeps_sack_info() => self.sb.in_flight_linux(),
             CongState::Recovery => self.rec.pipe_bytes(self.win.mss).unwrap_or_else(|| self.in_flight()),
             CongState::Loss => (self.snd_nxt - self.snd_una).saturating_sub(self.sb.sacked_bytes() + self.rack.as_ref().map_or(0, |r| r.resend_bytes(&self.sb))),
             _ => self.in_flight(),
@@ -684,7 +687,7 @@ impl TcpSender {
             // Every ACK: the controller's view with the rate sample; it may set cwnd and
             // pacing. (Only controllers that use rate samples decide anything here.)
             // Linux `rs->losses`: what this ACK marked lost, the recovery's marks included.
-            self.last_rs.losses = self.sb.lost_marked() - self.ack_lost_mark;
+            self.last_rs.losses = self.sb.lost_marked().wrapping_sub(self.ack_lost_mark) as u64;
             let ev = RateEvent { now, rs: self.last_rs, delivered: self.rate.delivered(), in_flight: self.cc_in_flight(), state: self.state, srtt: self.rtt.srtt() };
             let ctl = self.cc.on_rate_sample(&self.win, &ev);
             if let Some(c) = ctl.cwnd {

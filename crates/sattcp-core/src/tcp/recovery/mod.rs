@@ -843,6 +843,43 @@ mod tests {
         assert_eq!(b.win.cwnd, 10 * MSS);
     }
 
+    /// Under BBR Fall & Floyd's PIPE is Linux's `tcp_packets_in_flight()`: a hole marked lost
+    /// is out of flight until it is resent (`tcp_xmit_retransmit_queue()` sends while that
+    /// count is below cwnd). Twenty segments out, 0-5 lost, 6-19 SACKed by fourteen duplicate
+    /// ACKs (the fast retransmit of segment 0 on the third), cwnd 4 segments (BBR's PROBE_RTT,
+    /// or losses taken off it): Linux has one segment in flight, the fast retransmission, and
+    /// resends holes until four are out. Fall & Floyd's PIPE (17 at the fast retransmit, less
+    /// one per further duplicate ACK: 6) kept the lost holes in flight, sent nothing, and the
+    /// retransmission timer fired. Reno AIMD keeps ns-2's PIPE.
+    #[test]
+    fn sack_fall_floyd_under_bbr_counts_lost_holes_out_of_flight() {
+        for (cc, want) in [(CcKind::Bbr, vec![1001, 2001, 3001]), (CcKind::RenoAimd, vec![])] {
+            let mut b = bare(RecoveryKind::SackFallFloyd);
+            b.cc = Cc::new(cc);
+            for i in 6..20 {
+                if b.dup(Some(i)).retransmit == Some(1) {
+                    b.sb.on_retransmit(1, SimTime::ZERO); // the fast retransmission the sender sends
+                }
+            }
+            assert_eq!(b.state, CongState::Recovery);
+            b.sb.assert_counts();
+            b.win.cwnd = 4 * MSS;
+            let mut sent = vec![];
+            while let Some(Pick::Hole(seq)) = b.pick() {
+                b.sb.on_retransmit(seq, SimTime::ZERO);
+                b.rec.on_pipe_sent(MSS);
+                sent.push(seq);
+            }
+            assert_eq!(sent, want, "{cc:?}");
+            if cc == CcKind::Bbr {
+                assert_eq!(b.sb.in_flight_linux(), 4 * MSS, "the four retransmissions");
+                b.sb.assert_counts();
+            } else {
+                assert_eq!(b.rec.pipe_bytes(MSS), Some(6 * MSS), "ns-2's PIPE: 17 - 11 duplicate ACKs");
+            }
+        }
+    }
+
     /// ns-2 Sack1 forgets its scoreboard at every new ACK outside fast recovery
     /// (`ClearScoreBoard()`); under a controller that keeps SACK information (BBR, issue 14)
     /// the table keeps what the receiver reported.

@@ -125,8 +125,19 @@ impl SackFallFloyd {
     /// retransmit cut it for the whole phase (ns-2), while BBR sets it on every ACK (packet
     /// conservation for the first round, then growth: Linux `bbr_set_cwnd()`), which a CWND
     /// frozen at the phase's start would ignore (issue 14: BBR then never grew while recovering).
+    ///
+    /// Under BBR (`Cc::keeps_sack_info`) PIPE is Linux's `tcp_packets_in_flight()` from the
+    /// scoreboard's marks ([`Scoreboard::in_flight_linux`], in whole segments), not the count
+    /// kept per ACK: Fall & Floyd's PIPE keeps a hole in flight until its retransmission is
+    /// acknowledged, where Linux takes a hole out of flight as soon as RACK marks it lost. With
+    /// BBR's cwnd at 4 segments (PROBE_RTT, or after an ACK's losses came off it), any four
+    /// holes not yet resent stopped the sender for good: no retransmission, no ACK, and the
+    /// retransmission timer fired (docs/leo.md, "The multi-flow cells against the kernel").
+    ///
+    /// [`Scoreboard::in_flight_linux`]: crate::tcp::scoreboard::Scoreboard::in_flight_linux
     pub fn pick(&mut self, cx: &Cx) -> Option<Pick> {
-        if self.pipe >= (cx.win.cwnd / cx.mss()) as i64 {
+        let pipe = if cx.cc.keeps_sack_info() { cx.sb.in_flight_linux().div_ceil(cx.mss()) as i64 } else { self.pipe };
+        if pipe >= (cx.win.cwnd / cx.mss()) as i64 {
             return None;
         }
         if let Some(e) = cx.sb.next_hole() {

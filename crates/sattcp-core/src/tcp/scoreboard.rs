@@ -331,6 +331,42 @@ impl Scoreboard {
         self.entries.iter().filter(|e| !e.sacked).map(|e| if e.lost { 0 } else { e.len() } + if e.retransmitted { e.len() } else { 0 }).sum()
     }
 
+    /// Bytes of the unSACKed entries marked lost (Linux `tp->lost_out`): Linux's
+    /// `tcp_time_to_recover()` starts fast recovery when it is not zero ("the loss is proven").
+    pub fn lost_out(&self) -> u64 {
+        self.lost_out as u64
+    }
+
+    /// RFC 8985 §6.2 step 5 over the originals (sent once, not SACKed, not marked lost),
+    /// Linux `tcp_rack_detect_loss()` walking the segments outside fast recovery: an original
+    /// sent before the latest delivered segment (sent at `xmit`, ending at `xmit_end`; at the
+    /// same time, one below it) is lost once `wait` (RACK.rtt + RACK.reo_wnd) has passed since
+    /// it left. Originals leave in sequence order, so the walk stops at the first sent after
+    /// that segment, or at the first not yet due, whose time it returns (the reordering
+    /// timer's). Returns the bytes marked. Retransmissions are RACK's own list (tcp/rack.rs).
+    pub fn mark_originals_lost(&mut self, xmit: SimTime, xmit_end: u64, wait: SimTime, now: SimTime) -> (u64, Option<SimTime>) {
+        let mut bytes = 0;
+        for e in self.entries.iter_mut() {
+            if e.sacked || e.lost || e.tx_count > 0 {
+                continue;
+            }
+            if e.last_sent > xmit || e.last_sent == xmit && e.end > xmit_end {
+                break;
+            }
+            let due = e.last_sent + wait;
+            if now < due {
+                self.lost_marked = self.lost_marked.wrapping_add(bytes as u32);
+                self.lost_out += bytes as u32;
+                return (bytes, Some(due));
+            }
+            e.lost = true;
+            bytes += e.len();
+        }
+        self.lost_marked = self.lost_marked.wrapping_add(bytes as u32);
+        self.lost_out += bytes as u32;
+        (bytes, None)
+    }
+
     /// The counts behind [`in_flight_linux`](Self::in_flight_linux) against a walk of the table.
     #[cfg(test)]
     #[track_caller]

@@ -11,9 +11,14 @@
 //!   one, likely still in flight, only once the rule finds it lost;
 //! - a retransmission is lost when a segment sent after it is delivered and that time has
 //!   passed (§6.2 step 5 applied to the retransmissions, Linux `tcp_rack_detect_loss()`), so
-//!   it is sent again without waiting for the retransmission timer. Originals are left to the
-//!   recoveries' own rules (Fall & Floyd's holes, RFC 6675's `IsLost()`), which in recovery
-//!   mark them as RACK with a zero reordering window would.
+//!   it is sent again without waiting for the retransmission timer;
+//! - outside recovery (the open and disorder states) the originals too
+//!   ([`Rack::detect_lost_originals`]): a segment found lost there starts fast recovery, as
+//!   Linux's `tcp_time_to_recover()` does on `lost_out` (`recovery/sack_ff.rs`,
+//!   `enter_on_lost`), from an ACK or from the reordering timer (`tcp_rack_reo_timeout()`),
+//!   whatever the duplicate ACKs. In recovery the originals are left to the recoveries' own
+//!   rules (Fall & Floyd's holes, RFC 6675's `IsLost()`), which mark them as RACK with a zero
+//!   reordering window would; in the loss state of a timeout, to its go-back-N.
 //!
 //! The tail loss probe's state (RFC 8985 §7, Linux `tlp_high_seq`, `tlp_retrans`) lives here
 //! too, in [`Tlp`], so that it costs the classic flavours nothing (the sender drives it:
@@ -36,6 +41,9 @@ pub struct Rack {
     xmit: Option<SimTime>,
     /// `RACK.rtt`: the RTT of that segment.
     rtt: SimTime,
+    /// `RACK.end_seq`: the end of that segment (ties of send time: RFC 8985 §6.2 step 2's
+    /// `RACK_sent_after()`).
+    xmit_end: u64,
     /// `RACK.fack`: the highest end of a delivered segment.
     fack: u64,
     /// `RACK.reord`: a segment never retransmitted was delivered below `fack`.
@@ -127,9 +135,10 @@ impl Rack {
         if retransmitted && min_rtt.is_some_and(|m| rtt < m) {
             return;
         }
-        if self.xmit.is_none_or(|x| sent >= x) {
+        if self.xmit.is_none_or(|x| sent > x || sent == x && end > self.xmit_end) {
             self.xmit = Some(sent);
             self.rtt = rtt;
+            self.xmit_end = end;
         }
         // Step 3.
         if end > self.fack {
@@ -139,10 +148,17 @@ impl Rack {
         }
     }
 
-    /// RFC 8985 §6.2 step 4: `RACK.reo_wnd`, zero in loss recovery (fast or after a timeout)
-    /// while no reordering has been seen, else min(min_RTT / 4, SRTT).
+    /// RFC 8985 §6.2 step 4: `RACK.reo_wnd`, zero while no reordering has been seen in loss
+    /// recovery (fast or after a timeout) or once the duplicate-ACK threshold's worth of
+    /// segments is SACKed (`dupthresh_reached`, Linux `tcp_rack_reo_wnd()`: `sacked_out >=
+    /// reordering`), else min(min_RTT / 4, SRTT).
     pub fn reo_wnd(&self, recovering: bool, min_rtt: SimTime, srtt: SimTime) -> SimTime {
-        if !self.reord && recovering {
+        self.reo_wnd_at(recovering, false, min_rtt, srtt)
+    }
+
+    /// [`reo_wnd`](Self::reo_wnd) with Linux's duplicate-threshold rule.
+    pub fn reo_wnd_at(&self, recovering: bool, dupthresh_reached: bool, min_rtt: SimTime, srtt: SimTime) -> SimTime {
+        if !self.reord && (recovering || dupthresh_reached) {
             return SimTime::ZERO;
         }
         SimTime::from_nanos(min_rtt.as_nanos() / REO_WND_DIVISOR).min(srtt)
@@ -153,6 +169,15 @@ impl Rack {
     /// delivery there is no `RACK.rtt`: the callers ask only once `RACK.xmit_ts` is set.)
     pub fn lost_at(&self, sent: SimTime, reo_wnd: SimTime) -> SimTime {
         sent + self.rtt + reo_wnd
+    }
+
+    /// RFC 8985 §6.2 step 5 over the originals outside fast recovery
+    /// ([`Scoreboard::mark_originals_lost`]); `(0, None)` before any delivery.
+    pub fn detect_lost_originals(&self, now: SimTime, reo_wnd: SimTime, sb: &mut Scoreboard) -> (u64, Option<SimTime>) {
+        match self.xmit {
+            Some(x) => sb.mark_originals_lost(x, self.xmit_end, self.rtt + reo_wnd, now),
+            None => (0, None),
+        }
     }
 
     /// A segment was retransmitted now.
@@ -289,7 +314,7 @@ mod tests {
         assert_eq!(r.detect_lost_retransmissions(ms(275), ms(25), &mut sb, true), (MSS, None));
         assert_eq!(r.next_resend(&sb).map(|e| (e.start, e.len())), Some((2001, MSS)), "queued to be resent");
         let e = sb.get(2001).unwrap();
-        assert_eq!((e.retransmitted, e.lost, sb.lost_marked()), (false, true, MSS), "lost again, counted once");
+        assert_eq!((e.retransmitted, e.lost, sb.lost_marked()), (false, true, MSS as u32), "lost again, counted once");
         assert_eq!(r.detect_lost_retransmissions(ms(300), ms(25), &mut sb, true), (0, None), "judged once");
     }
 

@@ -48,14 +48,21 @@ impl Entry {
 }
 
 #[derive(Clone, Debug, Default)]
+///
+/// The byte counts are `u32` (a window is at most 2^30 bytes, RFC 7323 §2.3) so that the
+/// table stays 56 bytes and keeps the sender's third cache line (issue 15's layout).
 pub struct Scoreboard {
     entries: VecDeque<Entry>,
-    sacked_bytes: u64,
     /// End of the highest SACKed segment (0 if none).
     high_sacked: u64,
-    /// Bytes ever marked lost, a retransmission found lost counted again (Linux `tp->lost`):
-    /// the sender's difference over one ACK is the rate sample's `losses`.
-    lost_marked: u64,
+    sacked_bytes: u32,
+    /// Bytes ever marked lost, a retransmission found lost counted again (Linux `tp->lost`),
+    /// modulo 2^32: the sender's difference over one ACK is the rate sample's `losses`.
+    lost_marked: u32,
+    /// Bytes of the unSACKed entries marked lost now (Linux `tp->lost_out`, in bytes).
+    lost_out: u32,
+    /// Bytes of the unSACKed entries marked retransmitted now (Linux `tp->retrans_out`).
+    retrans_out: u32,
 }
 
 impl Scoreboard {
@@ -76,11 +83,22 @@ impl Scoreboard {
         self.entries.back()
     }
     pub fn sacked_bytes(&self) -> u64 {
-        self.sacked_bytes
+        self.sacked_bytes as u64
     }
-    /// Bytes marked lost so far (Linux `tp->lost`).
-    pub fn lost_marked(&self) -> u64 {
+    /// Bytes marked lost so far (Linux `tp->lost`), modulo 2^32: take differences with
+    /// `wrapping_sub`.
+    pub fn lost_marked(&self) -> u32 {
         self.lost_marked
+    }
+    /// Bytes in flight as Linux's `tcp_packets_in_flight()` counts them (in bytes): the table
+    /// (`packets_out`) less what is SACKed or marked lost (`left_out`), plus the
+    /// retransmissions not SACKed (`retrans_out`): RFC 6675's `SetPipe()`
+    /// ([`pipe_rfc6675`](Self::pipe_rfc6675)) in O(1), the two marks counted as they change.
+    /// A hole marked lost is out of flight until it is resent; a lost hole resent counts once;
+    /// a segment resent without a loss mark (a tail loss probe) twice.
+    pub fn in_flight_linux(&self) -> u64 {
+        let (Some(first), Some(last)) = (self.entries.front(), self.entries.back()) else { return 0 };
+        (last.end - first.start) - self.sacked_bytes as u64 - self.lost_out as u64 + self.retrans_out as u64
     }
     /// End of the highest SACKed byte range, if any SACK is held.
     pub fn high_sacked(&self) -> Option<u64> {
@@ -110,6 +128,9 @@ impl Scoreboard {
         let i = self.index_of(seq).expect("retransmitting a segment not in the scoreboard");
         let e = &mut self.entries[i];
         e.tx_count = e.tx_count.saturating_add(1);
+        if !e.retransmitted && !e.sacked {
+            self.retrans_out += e.len() as u32;
+        }
         e.retransmitted = true;
         e.last_sent = now;
         *e
@@ -128,14 +149,22 @@ impl Scoreboard {
         while let Some(e) = self.entries.front_mut() {
             if e.end <= ack {
                 f(e);
+                let len = e.len() as u32;
                 if e.sacked {
-                    self.sacked_bytes -= e.len();
+                    self.sacked_bytes -= len;
+                } else if e.lost | e.retransmitted {
+                    self.lost_out -= if e.lost { len } else { 0 };
+                    self.retrans_out -= if e.retransmitted { len } else { 0 };
                 }
                 self.entries.pop_front();
             } else {
                 if e.start < ack {
+                    let gone = (ack - e.start) as u32;
                     if e.sacked {
-                        self.sacked_bytes -= ack - e.start;
+                        self.sacked_bytes -= gone;
+                    } else {
+                        self.lost_out -= if e.lost { gone } else { 0 };
+                        self.retrans_out -= if e.retransmitted { gone } else { 0 };
                     }
                     e.start = ack;
                 }
@@ -163,6 +192,12 @@ impl Scoreboard {
                 let e = &mut self.entries[i];
                 if e.start >= b.start && !e.sacked {
                     e.sacked = true;
+                    if e.lost {
+                        self.lost_out -= e.len() as u32;
+                    }
+                    if e.retransmitted {
+                        self.retrans_out -= e.len() as u32;
+                    }
                     e.lost = false;
                     newly += e.len();
                     self.high_sacked = self.high_sacked.max(e.end);
@@ -171,7 +206,7 @@ impl Scoreboard {
                 i += 1;
             }
         }
-        self.sacked_bytes += newly;
+        self.sacked_bytes += newly as u32;
         newly
     }
 
@@ -185,6 +220,8 @@ impl Scoreboard {
         }
         self.sacked_bytes = 0;
         self.high_sacked = 0;
+        self.lost_out = 0;
+        self.retrans_out = 0;
     }
 
     /// Marks the entry starting at `seq` lost (RFC 6675 §5 (4.3): the first segment is
@@ -194,7 +231,8 @@ impl Scoreboard {
             let e = &mut self.entries[i];
             if !e.sacked && !e.lost {
                 e.lost = true;
-                self.lost_marked += e.len();
+                self.lost_marked = self.lost_marked.wrapping_add(e.len() as u32);
+                self.lost_out += e.len() as u32;
             }
         }
     }
@@ -209,7 +247,8 @@ impl Scoreboard {
         for e in self.entries.iter_mut().take_while(|e| e.end <= hi) {
             if !e.sacked && !e.retransmitted && !e.lost {
                 e.lost = true;
-                self.lost_marked += e.len();
+                self.lost_marked = self.lost_marked.wrapping_add(e.len() as u32);
+                self.lost_out += e.len() as u32;
             }
         }
     }
@@ -220,9 +259,16 @@ impl Scoreboard {
     pub fn mark_retransmission_lost(&mut self, seq: u64) -> u64 {
         let i = self.index_of(seq).expect("a retransmission in the scoreboard");
         let e = &mut self.entries[i];
+        debug_assert!(!e.sacked, "RACK judges only retransmissions not SACKed");
+        if e.retransmitted {
+            self.retrans_out -= e.len() as u32;
+        }
+        if !e.lost {
+            self.lost_out += e.len() as u32;
+        }
         e.retransmitted = false;
         e.lost = true;
-        self.lost_marked += e.len();
+        self.lost_marked = self.lost_marked.wrapping_add(e.len() as u32);
         e.len()
     }
 
@@ -231,6 +277,7 @@ impl Scoreboard {
         for e in self.entries.iter_mut() {
             e.retransmitted = false;
         }
+        self.retrans_out = 0;
     }
 
     /// The first entry that is neither SACKed nor already retransmitted and lies below the
@@ -265,7 +312,8 @@ impl Scoreboard {
                 bytes += e.len();
             } else if !e.retransmitted && !e.lost && (segs >= dup_thresh || bytes > (dup_thresh as u64 - 1) * mss) {
                 e.lost = true;
-                self.lost_marked += e.len();
+                self.lost_marked = self.lost_marked.wrapping_add(e.len() as u32);
+                self.lost_out += e.len() as u32;
             }
         }
     }
@@ -277,9 +325,59 @@ impl Scoreboard {
     }
 
     /// RFC 6675 `SetPipe()`: bytes in flight = for every unSACKed entry, its length if it is
-    /// not lost, plus its length again if it was retransmitted.
+    /// not lost, plus its length again if it was retransmitted. The same as
+    /// [`in_flight_linux`](Self::in_flight_linux), by a walk of the table (O(n)).
     pub fn pipe_rfc6675(&self) -> u64 {
         self.entries.iter().filter(|e| !e.sacked).map(|e| if e.lost { 0 } else { e.len() } + if e.retransmitted { e.len() } else { 0 }).sum()
+    }
+
+    /// Bytes of the unSACKed entries marked lost (Linux `tp->lost_out`): Linux's
+    /// `tcp_time_to_recover()` starts fast recovery when it is not zero ("the loss is proven").
+    pub fn lost_out(&self) -> u64 {
+        self.lost_out as u64
+    }
+
+    /// RFC 8985 §6.2 step 5 over the originals (sent once, not SACKed, not marked lost),
+    /// Linux `tcp_rack_detect_loss()` walking the segments outside fast recovery: an original
+    /// sent before the latest delivered segment (sent at `xmit`, ending at `xmit_end`; at the
+    /// same time, one below it) is lost once `wait` (RACK.rtt + RACK.reo_wnd) has passed since
+    /// it left. Originals leave in sequence order, so the walk stops at the first sent after
+    /// that segment, or at the first not yet due, whose time it returns (the reordering
+    /// timer's). Returns the bytes marked. Retransmissions are RACK's own list (tcp/rack.rs).
+    pub fn mark_originals_lost(&mut self, xmit: SimTime, xmit_end: u64, wait: SimTime, now: SimTime) -> (u64, Option<SimTime>) {
+        let mut bytes = 0;
+        for e in self.entries.iter_mut() {
+            if e.sacked || e.lost || e.tx_count > 0 {
+                continue;
+            }
+            if e.last_sent > xmit || e.last_sent == xmit && e.end > xmit_end {
+                break;
+            }
+            let due = e.last_sent + wait;
+            if now < due {
+                self.lost_marked = self.lost_marked.wrapping_add(bytes as u32);
+                self.lost_out += bytes as u32;
+                return (bytes, Some(due));
+            }
+            e.lost = true;
+            bytes += e.len();
+        }
+        self.lost_marked = self.lost_marked.wrapping_add(bytes as u32);
+        self.lost_out += bytes as u32;
+        (bytes, None)
+    }
+
+    /// The counts behind [`in_flight_linux`](Self::in_flight_linux) against a walk of the table.
+    #[cfg(test)]
+    #[track_caller]
+    pub fn assert_counts(&self) {
+        let unsacked = self.entries.iter().filter(|e| !e.sacked);
+        let lost: u64 = unsacked.clone().filter(|e| e.lost).map(Entry::len).sum();
+        let retrans: u64 = unsacked.filter(|e| e.retransmitted).map(Entry::len).sum();
+        assert_eq!((self.lost_out as u64, self.retrans_out as u64), (lost, retrans), "lost_out, retrans_out");
+        let sacked: u64 = self.entries.iter().filter(|e| e.sacked).map(Entry::len).sum();
+        assert_eq!(self.sacked_bytes as u64, sacked, "sacked_bytes");
+        assert_eq!(self.in_flight_linux(), self.pipe_rfc6675());
     }
 
     /// RFC 6675 `NextSeg()` rule 1: the first lost, unSACKed, not retransmitted entry.
@@ -416,6 +514,42 @@ mod tests {
         assert!(sb.first_is_lost(3, MSS));
         sb.mark_lost_rfc6675(3, MSS);
         assert_eq!(sb.next_lost().map(|e| e.start), Some(1));
+    }
+
+    /// Linux's `tcp_packets_in_flight()` from the counted marks: SACKed and lost bytes leave,
+    /// retransmissions come back; the counts follow every mark, an ACK inside an entry and
+    /// the timeout's reset, and agree with RFC 6675's `SetPipe()` walk (`assert_counts`).
+    #[test]
+    fn in_flight_linux_counts_out_sacked_and_lost_and_in_retransmissions() {
+        let mut sb = ten_sent();
+        assert_eq!(sb.in_flight_linux(), 10 * MSS);
+        sb.sack(&[blk(3001, 5001)]);
+        sb.mark_holes_lost();
+        assert_eq!(sb.in_flight_linux(), 5 * MSS, "3 lost, 2 SACKed");
+        sb.on_retransmit(1, SimTime::ZERO);
+        sb.on_retransmit(5001, SimTime::ZERO); // not lost (a probe): in flight twice
+        assert_eq!(sb.in_flight_linux(), 7 * MSS);
+        sb.assert_counts();
+        assert_eq!(sb.mark_retransmission_lost(1), MSS);
+        assert_eq!(sb.in_flight_linux(), 6 * MSS, "a retransmission lost again");
+        sb.sack(&[blk(5001, 6001)]);
+        assert_eq!(sb.in_flight_linux(), 4 * MSS, "SACKed: neither original nor retransmission in flight");
+        sb.ack(1501);
+        sb.assert_counts();
+        assert_eq!(sb.in_flight_linux(), 4 * MSS, "the acknowledged half of a lost entry was not in flight");
+        sb.on_retransmit(1501, SimTime::ZERO);
+        sb.ack(1801);
+        sb.assert_counts();
+        sb.ack(2001);
+        sb.assert_counts();
+        sb.clear_retransmitted();
+        sb.mark_lost_rfc6675(3, MSS);
+        sb.mark_lost(7001);
+        sb.assert_counts();
+        sb.clear_sack();
+        sb.assert_counts();
+        assert_eq!(sb.in_flight_linux(), 8 * MSS);
+        assert_eq!(std::mem::size_of::<Scoreboard>(), 56, "the sender's third line: the table and the zero-window probe");
     }
 
     /// Two entries per cache line (issue 15): the rate snapshots live beside the table, in the

@@ -274,7 +274,7 @@ pub struct TcpSender {
     rack_wait: Option<SimTime>,
     /// `Scoreboard::lost_marked` when the ACK being processed arrived: what the ACK marks lost
     /// is the difference (Linux `rs->losses`).
-    ack_lost_mark: u64,
+    ack_lost_mark: u32,
 }
 
 impl TcpSender {
@@ -570,6 +570,9 @@ impl TcpSender {
         } else {
             self.end_rate_sample(now);
             self.rack_detect_lost(now);
+            if rate_on && self.rack.is_some() {
+                self.enter_recovery_on_lost(now, out);
+            }
             if self.probe.is_some() {
                 if self.rwnd == 0 {
                     // The window is still closed with the zero-window probe unacknowledged:
@@ -602,7 +605,16 @@ impl TcpSender {
         let Some(srtt) = self.rtt.srtt() else { return };
         let recovering = matches!(self.state, CongState::Recovery | CongState::Loss);
         let reo_wnd = rack.reo_wnd(recovering, self.rate.min_rtt().unwrap_or(srtt), srtt);
-        let (bytes, wait) = rack.detect_lost_retransmissions(now, reo_wnd, &mut self.sb, self.state == CongState::Loss);
+        let (bytes, mut wait) = rack.detect_lost_retransmissions(now, reo_wnd, &mut self.sb, self.state == CongState::Loss);
+        if matches!(self.state, CongState::Open | CongState::Disorder) {
+            // Outside recovery RACK judges the originals too (Linux `tcp_rack_detect_loss()`
+            // walks every segment); reo_wnd is zero once the duplicate threshold's worth is
+            // SACKed (`tcp_rack_reo_wnd()`).
+            let dupthresh = self.sb.sacked_bytes() >= self.dupack_threshold as u64 * self.win.mss;
+            let reo = rack.reo_wnd_at(false, dupthresh, self.rate.min_rtt().unwrap_or(srtt), srtt);
+            let (_, w) = rack.detect_lost_originals(now, reo, &mut self.sb);
+            wait = earliest(wait, w);
+        }
         self.rack_wait = wait;
         if bytes > 0 && self.state == CongState::Recovery {
             self.rec.on_retransmission_lost(bytes, self.win.mss);
@@ -628,13 +640,16 @@ impl TcpSender {
 
     /// Bytes in flight as a rate-based controller sees them, the count its cwnd is compared
     /// with (Linux `tcp_packets_in_flight()`: not acknowledged, not SACKed, not presumed lost,
-    /// retransmissions included): in fast recovery the SACK recovery's own PIPE, after a
-    /// timeout what was resent since (go-back-N presumes the rest lost), otherwise
-    /// [`in_flight`](Self::in_flight). Counting the holes as in flight (issue 14) kept BBR's
-    /// PROBE_RTT waiting for a flight of 4 segments that a timeout had left thousands of
-    /// segments long, and made its packet conservation send far more than was delivered.
+    /// retransmissions included): in fast recovery the SACK recovery's own PIPE (under BBR,
+    /// which keeps the SACK table as Linux does, the scoreboard's count of exactly that:
+    /// `Scoreboard::in_flight_linux`), after a timeout what was resent since (go-back-N
+    /// presumes the rest lost), otherwise [`in_flight`](Self::in_flight). Counting the holes
+    /// as in flight (issue 14) kept BBR's PROBE_RTT waiting for a flight of 4 segments that a
+    /// timeout had left thousands of segments long, and made its packet conservation send far
+    /// more than was delivered.
     fn cc_in_flight(&self) -> u64 {
         match self.state {
+            CongState::Recovery if self.cc.keeps_sack_info() => self.sb.in_flight_linux(),
             CongState::Recovery => self.rec.pipe_bytes(self.win.mss).unwrap_or_else(|| self.in_flight()),
             CongState::Loss => (self.snd_nxt - self.snd_una).saturating_sub(self.sb.sacked_bytes() + self.rack.as_ref().map_or(0, |r| r.resend_bytes(&self.sb))),
             _ => self.in_flight(),
@@ -644,23 +659,53 @@ impl TcpSender {
     /// Applies a recovery's decisions, moves the congestion state, then sends.
     fn apply(&mut self, now: SimTime, new_ack: bool, o: Out, out: &mut Vec<Segment>) {
         if o.enter {
-            // seed 001 §2.1: RECOVER = the highest sequence number sent.
-            self.state = CongState::Recovery;
-            self.recover = self.snd_max;
-            self.after_timeout = false;
-            self.stats.fast_retransmits += 1;
-            // Karn's rule; ns-2 `reset_rtx_timer(1, 0)` stops timing.
-            self.rtt.on_retransmit();
-            if let Some(r) = if self.rate_on { self.rack.as_deref_mut() } else { None } {
-                // Linux `tcp_enter_recovery()` -> `tcp_init_cwnd_reduction()`: the probe
-                // episode ends (`tlp_high_seq = 0`). (Read only where `rate_on`: a cold field.)
-                r.tlp.high_seq = None;
-            }
+            self.enter_recovery();
         }
         if o.exit {
             self.state = CongState::Open;
             self.recovery_exit(CongState::Recovery);
         }
+        self.apply_rest(now, new_ack, o, out);
+    }
+
+    /// Under RACK (BBR), outside recovery, where no ACK's recovery decision is taken (RACK's
+    /// reordering timer; an ACK that is neither new nor a duplicate, e.g. one whose SACK
+    /// blocks come with a window update, which Linux's `tcp_ack_is_dubious()` still sends to
+    /// `tcp_fastretrans_alert()`): fast recovery starts if a segment is marked lost.
+    fn enter_recovery_on_lost(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+        if !matches!(self.state, CongState::Open | CongState::Disorder) || self.sb.lost_out() == 0 {
+            return;
+        }
+        let mut o = Out::default();
+        let mut cx = cx!(self, now, 0);
+        self.rec.enter_on_lost(&mut cx, &mut o);
+        if o.enter {
+            self.enter_recovery();
+            if let Some(seq) = o.retransmit {
+                self.retransmit(now, seq, out);
+            }
+            self.arm(now);
+        }
+    }
+
+    /// Fast recovery starts (a fast retransmit).
+    fn enter_recovery(&mut self) {
+        // seed 001 §2.1: RECOVER = the highest sequence number sent.
+        self.state = CongState::Recovery;
+        self.recover = self.snd_max;
+        self.after_timeout = false;
+        self.stats.fast_retransmits += 1;
+        // Karn's rule; ns-2 `reset_rtx_timer(1, 0)` stops timing.
+        self.rtt.on_retransmit();
+        if let Some(r) = if self.rate_on { self.rack.as_deref_mut() } else { None } {
+            // Linux `tcp_enter_recovery()` -> `tcp_init_cwnd_reduction()`: the probe
+            // episode ends (`tlp_high_seq = 0`). (Read only where `rate_on`: a cold field.)
+            r.tlp.high_seq = None;
+        }
+    }
+
+    /// [`apply`](Self::apply) after the recovery's entry and exit.
+    fn apply_rest(&mut self, now: SimTime, new_ack: bool, o: Out, out: &mut Vec<Segment>) {
         if o.go_back_n {
             // Tahoe's fast retransmit (recovery/tahoe.rs): slow start from snd_una.
             self.state = CongState::Loss;
@@ -684,7 +729,7 @@ impl TcpSender {
             // Every ACK: the controller's view with the rate sample; it may set cwnd and
             // pacing. (Only controllers that use rate samples decide anything here.)
             // Linux `rs->losses`: what this ACK marked lost, the recovery's marks included.
-            self.last_rs.losses = self.sb.lost_marked() - self.ack_lost_mark;
+            self.last_rs.losses = self.sb.lost_marked().wrapping_sub(self.ack_lost_mark) as u64;
             let ev = RateEvent { now, rs: self.last_rs, delivered: self.rate.delivered(), in_flight: self.cc_in_flight(), state: self.state, srtt: self.rtt.srtt() };
             let ctl = self.cc.on_rate_sample(&self.win, &ev);
             if let Some(c) = ctl.cwnd {
@@ -751,6 +796,8 @@ impl TcpSender {
         if self.rate_on && self.rack_wait.is_some_and(|t| t <= now) {
             self.rack_wait = None;
             self.rack_detect_lost(now);
+            // Linux `tcp_rack_reo_timeout()`: losses found outside recovery start it.
+            self.enter_recovery_on_lost(now, out);
             self.send(now, out);
         }
         if self.pace_wait.is_some_and(|t| t <= now) {
@@ -2471,6 +2518,42 @@ mod tests {
         use super::super::config::CcKind;
         let ms = SimTime::from_millis;
         TcpConfig { initial_cwnd: 10, cc: CcKind::Bbr, recovery: RecoveryKind::SackFallFloyd, rtt_estimator: RttEstimatorKind::Linux, timer_granularity: ms(1), ..cfg() }
+    }
+
+    /// RACK's time rule on the originals outside recovery (RFC 8985 §6.2 step 5, Linux
+    /// `tcp_rack_detect_loss()`, `tcp_rack_reo_timeout()`): ten segments at 100 ms, the first
+    /// three lost, the fourth SACKed at 200 ms (one duplicate ACK, RACK.rtt 100 ms). The
+    /// three were sent before it, so they are lost once RACK.rtt + reo_wnd has passed since
+    /// they left: reo_wnd is min_RTT / 4 = 25 ms (fewer than three segments SACKed), so at
+    /// 225 ms the reordering timer marks them lost and fast recovery starts with the first
+    /// (Linux's `tcp_time_to_recover()`: `lost_out`), whatever the duplicate ACKs. Before, Fall
+    /// & Floyd's three duplicate ACKs never came and the retransmission timer fired.
+    #[test]
+    fn bbr_starts_fast_recovery_when_racks_timer_finds_originals_lost() {
+        let ms = SimTime::from_millis;
+        let (mut s, out) = established(TcpConfig { tlp: false, ..tlp_cfg() }, 100 * MSS);
+        assert_eq!(out.len(), 10);
+        s.on_segment(ms(200), &ack(1), &mut Vec::new()); // the window scaled: an update
+        assert_eq!(step(&mut s, 200, &[(3, 4)]), (vec![(10001, 1000, 0)], 0));
+        assert_eq!((s.state(), s.rack_wait), (CongState::Disorder, Some(ms(225))), "RACK's reordering timer");
+        assert!(timers_until(&mut s, ms(225)).iter().all(|g| g.tx_count == 0), "nothing resent before 225 ms");
+        let out = timers_until(&mut s, ms(226));
+        assert_eq!(seqs(&out).first(), Some(&(1, 1000, 1)), "the first lost segment resent at 225 ms");
+        assert_eq!((s.state(), s.stats().fast_retransmits, s.stats().timeouts), (CongState::Recovery, 1, 0));
+        assert_eq!(s.sb.lost_out(), 3 * MSS, "segments 1-3");
+        // With three segments SACKed the reordering window is zero (Linux `tcp_rack_reo_wnd()`:
+        // `sacked_out >= reordering`): the third SACK marks the hole and starts the recovery.
+        let (mut s, _) = established(TcpConfig { tlp: false, ..tlp_cfg() }, 100 * MSS);
+        s.on_segment(ms(200), &ack(1), &mut Vec::new());
+        step(&mut s, 201, &[(1, 2)]);
+        step(&mut s, 202, &[(1, 3)]);
+        assert_eq!(step(&mut s, 203, &[(1, 4)]), (vec![(1, 1000, 1)], MSS));
+        assert_eq!(s.state(), CongState::Recovery);
+        // An ACK that is not a duplicate (the first, whose scaled window is an update) but
+        // SACKs three segments still starts it (Linux `tcp_ack_is_dubious()`: SACKed data).
+        let (mut s, _) = established(TcpConfig { tlp: false, ..tlp_cfg() }, 100 * MSS);
+        let out = step(&mut s, 300, &[(7, 10)]).0;
+        assert_eq!((s.state(), out.first()), (CongState::Recovery, Some(&(1, 1000, 1))));
     }
 
     /// Runs the sender's timers up to `until` (exclusive); returns what they sent.

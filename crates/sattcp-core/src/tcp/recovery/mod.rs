@@ -316,6 +316,13 @@ impl Recovery {
             r.on_retransmission_lost(len, mss)
         }
     }
+    /// Under BBR, fast recovery once a segment is marked lost (Linux `tcp_time_to_recover()`;
+    /// `SackFallFloyd::enter_on_lost`), from RACK's reordering timer.
+    pub fn enter_on_lost(&mut self, cx: &mut Cx, out: &mut Out) {
+        if let Recovery::SackFallFloyd(r) = self {
+            r.enter_on_lost(cx, out)
+        }
+    }
     /// A segment chosen by [`Recovery::pick`] was sent.
     pub fn on_pipe_sent(&mut self, len: u64) {
         if let Recovery::SackFallFloyd(r) = self {
@@ -403,6 +410,11 @@ mod tests {
         fn dup(&mut self, sacked: Option<u64>) -> Out {
             if let Some(i) = sacked {
                 self.sb.sack(&[SackBlock { start: 1 + i * MSS, end: 1 + (i + 1) * MSS }]);
+            }
+            if self.cc.keeps_sack_info() && self.state != CongState::Recovery && self.sb.sacked_bytes() >= 3 * MSS {
+                // The sender's RACK under BBR (tcp/rack.rs): with three segments SACKed its
+                // reordering window is zero, so every hole sent before them is lost.
+                self.sb.mark_holes_lost();
             }
             self.dupacks += 1;
             let mut o = Out { rtt_sample: true, ..Default::default() };
@@ -841,6 +853,68 @@ mod tests {
         let o = b.ack(20001);
         assert!(o.exit && !o.grow);
         assert_eq!(b.win.cwnd, 10 * MSS);
+    }
+
+    /// Under BBR Fall & Floyd's PIPE is Linux's `tcp_packets_in_flight()`: a hole marked lost
+    /// is out of flight until it is resent (`tcp_xmit_retransmit_queue()` sends while that
+    /// count is below cwnd). Twenty segments out, 0-5 lost, 6-19 SACKed by fourteen duplicate
+    /// ACKs (the fast retransmit of segment 0 on the third), cwnd 4 segments (BBR's PROBE_RTT,
+    /// or losses taken off it): Linux has one segment in flight, the fast retransmission, and
+    /// resends holes until four are out. Fall & Floyd's PIPE (17 at the fast retransmit, less
+    /// one per further duplicate ACK: 6) kept the lost holes in flight, sent nothing, and the
+    /// retransmission timer fired. Reno AIMD keeps ns-2's PIPE.
+    #[test]
+    fn sack_fall_floyd_under_bbr_counts_lost_holes_out_of_flight() {
+        for (cc, want) in [(CcKind::Bbr, vec![1001, 2001, 3001]), (CcKind::RenoAimd, vec![])] {
+            let mut b = bare(RecoveryKind::SackFallFloyd);
+            b.cc = Cc::new(cc);
+            for i in 6..20 {
+                if b.dup(Some(i)).retransmit == Some(1) {
+                    b.sb.on_retransmit(1, SimTime::ZERO); // the fast retransmission the sender sends
+                }
+            }
+            assert_eq!(b.state, CongState::Recovery);
+            b.sb.assert_counts();
+            b.win.cwnd = 4 * MSS;
+            let mut sent = vec![];
+            while let Some(Pick::Hole(seq)) = b.pick() {
+                b.sb.on_retransmit(seq, SimTime::ZERO);
+                b.rec.on_pipe_sent(MSS);
+                sent.push(seq);
+            }
+            assert_eq!(sent, want, "{cc:?}");
+            if cc == CcKind::Bbr {
+                assert_eq!(b.sb.in_flight_linux(), 4 * MSS, "the four retransmissions");
+                b.sb.assert_counts();
+            } else {
+                assert_eq!(b.rec.pipe_bytes(MSS), Some(6 * MSS), "ns-2's PIPE: 17 - 11 duplicate ACKs");
+            }
+        }
+    }
+
+    /// Under BBR fast recovery starts when a segment is marked lost (Linux
+    /// `tcp_time_to_recover()`: `lost_out`, RACK's marks), whatever the duplicate ACKs and
+    /// whatever RECOVER a timeout left: after the loss state, with `snd_una` at the timeout's
+    /// RECOVER, one duplicate ACK and the head marked lost, BBR enters and resends it; ns-2's
+    /// Sack1 (Reno AIMD) waits for the third duplicate ACK and then for an ACK beyond RECOVER
+    /// (`bugFix_`). Three duplicate ACKs without a mark do not start BBR's (RACK decides).
+    #[test]
+    fn sack_fall_floyd_under_bbr_enters_on_a_lost_mark_whatever_the_duplicates() {
+        for (cc, want) in [(CcKind::Bbr, Some(1)), (CcKind::RenoAimd, None)] {
+            let mut b = bare(RecoveryKind::SackFallFloyd);
+            b.cc = Cc::new(cc);
+            b.ns2.bug_fix = BugFix::On;
+            (b.recover, b.after_timeout) = (1, true);
+            b.sb.sack(&[SackBlock { start: 2001, end: 3001 }]);
+            b.sb.mark_lost(1);
+            let o = b.dup(None);
+            assert_eq!((o.enter, o.retransmit), (want.is_some(), want), "{cc:?}");
+        }
+        let mut b = bare(RecoveryKind::SackFallFloyd);
+        b.cc = Cc::new(CcKind::Bbr);
+        for _ in 0..3 {
+            assert!(!b.dup(None).enter);
+        }
     }
 
     /// ns-2 Sack1 forgets its scoreboard at every new ACK outside fast recovery

@@ -21,6 +21,12 @@
 //! at most 3-4 blocks per ACK; with the hundreds of holes a BBR window holds under random loss,
 //! a forgotten table made the next phase resend as "holes" thousands of segments the receiver
 //! had: issue 14.)
+//!
+//! Under BBR two more of Linux's rules replace ns-2's (docs/leo.md, "The multi-flow cells
+//! against the kernel"): the phase starts when RACK has marked a segment lost
+//! ([`SackFallFloyd::enter_on_lost`], Linux `tcp_time_to_recover()`), not on the third
+//! duplicate ACK and not barred by a timeout's RECOVER; and PIPE is Linux's
+//! `tcp_packets_in_flight()` from the scoreboard's marks ([`SackFallFloyd::pick`]).
 
 use super::{CongState, Cx, Gate, Out, Pick, TimerAction};
 
@@ -43,6 +49,9 @@ impl SackFallFloyd {
             if cx.sb.sacked_bytes() > 0 && !keep {
                 cx.sb.clear_sack();
             }
+            if keep {
+                self.enter_on_lost(cx, out);
+            }
             return;
         }
         if cx.snd_una >= cx.recover {
@@ -62,6 +71,22 @@ impl SackFallFloyd {
         }
     }
 
+    /// Under BBR, Linux's `tcp_time_to_recover()` with RACK: fast recovery starts once a
+    /// segment is marked lost (`lost_out`, RACK's time rule: tcp/rack.rs), in the open or
+    /// disorder state, whatever the count of duplicate ACKs and whatever RECOVER a timeout
+    /// left (Linux bars nothing once its loss state has ended). The first segment is resent
+    /// if it is lost and not resent yet; the other lost holes follow through `pick`.
+    pub fn enter_on_lost(&mut self, cx: &mut Cx, out: &mut Out) {
+        if !matches!(cx.state, CongState::Open | CongState::Disorder) || cx.sb.lost_out() == 0 {
+            return;
+        }
+        cx.fast_retransmit_ns2(out);
+        if !cx.sb.first().is_some_and(|e| e.lost && !e.retransmitted) {
+            out.retransmit = None;
+        }
+        cx.sb.mark_holes_lost();
+    }
+
     pub fn on_dupack(&mut self, cx: &mut Cx, out: &mut Out) {
         if cx.state == CongState::Recovery {
             // seed 001 §2.2.1: "For every subsequent duplicate ACK received, PIPE is
@@ -72,7 +97,12 @@ impl SackFallFloyd {
             }
             return;
         }
-        if cx.may_fast_retransmit_ns2(false) {
+        if cx.cc.keeps_sack_info() {
+            self.enter_on_lost(cx, out);
+            if out.enter {
+                return;
+            }
+        } else if cx.may_fast_retransmit_ns2(false) {
             let mss = cx.mss();
             self.pipe = if cx.cc.keeps_sack_info() {
                 // Under BBR the flight is not the window: it paces at 1 x BtlBw with a cwnd
@@ -125,8 +155,19 @@ impl SackFallFloyd {
     /// retransmit cut it for the whole phase (ns-2), while BBR sets it on every ACK (packet
     /// conservation for the first round, then growth: Linux `bbr_set_cwnd()`), which a CWND
     /// frozen at the phase's start would ignore (issue 14: BBR then never grew while recovering).
+    ///
+    /// Under BBR (`Cc::keeps_sack_info`) PIPE is Linux's `tcp_packets_in_flight()` from the
+    /// scoreboard's marks ([`Scoreboard::in_flight_linux`], in whole segments), not the count
+    /// kept per ACK: Fall & Floyd's PIPE keeps a hole in flight until its retransmission is
+    /// acknowledged, where Linux takes a hole out of flight as soon as RACK marks it lost. With
+    /// BBR's cwnd at 4 segments (PROBE_RTT, or after an ACK's losses came off it), any four
+    /// holes not yet resent stopped the sender for good: no retransmission, no ACK, and the
+    /// retransmission timer fired (docs/leo.md, "The multi-flow cells against the kernel").
+    ///
+    /// [`Scoreboard::in_flight_linux`]: crate::tcp::scoreboard::Scoreboard::in_flight_linux
     pub fn pick(&mut self, cx: &Cx) -> Option<Pick> {
-        if self.pipe >= (cx.win.cwnd / cx.mss()) as i64 {
+        let pipe = if cx.cc.keeps_sack_info() { cx.sb.in_flight_linux().div_ceil(cx.mss()) as i64 } else { self.pipe };
+        if pipe >= (cx.win.cwnd / cx.mss()) as i64 {
             return None;
         }
         if let Some(e) = cx.sb.next_hole() {

@@ -323,16 +323,23 @@ def test_a_schema_1_store_is_migrated_and_keeps_its_runs(tmp_path):
         assert s.study_definition("www") == {"factors": {"tcp.flavor": ["reno", "sack"]}}
 
 
+def _as_written_by_schema(path, version, *statements):
+    """Rewrites the store at `path` as sattcp with store schema `version` wrote it: `statements`
+    drop the columns that schema lacked (and add a user's own), then its version is set."""
+    con = duckdb.connect(str(path))
+    for sql in statements:
+        con.execute(sql)
+    con.execute(f"UPDATE meta SET value = '{version}' WHERE key = 'schema_version'")
+    con.close()
+
+
 def test_a_schema_2_store_gains_the_host_column_and_keeps_its_runs(tmp_path, monkeypatch):
     path = tmp_path / "v2.duckdb"
     with Store(path) as s:
         s.record_run("www", "k1", factors={"tcp.flavor": "reno"}, status="ok", seed=3,
                      summary={"efficiency": 0.9, "wall_time_s": 1.5}, flows=_flows(3))
-    con = duckdb.connect(str(path))  # as sattcp 0.1.0 with store schema 2 wrote it
-    con.execute("ALTER TABLE runs DROP COLUMN host")
-    con.execute("ALTER TABLE runs ADD COLUMN \"my note\" VARCHAR DEFAULT 'checked'")  # a user's own
-    con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
-    con.close()
+    _as_written_by_schema(path, 2, "ALTER TABLE runs DROP COLUMN host",  # as sattcp 0.1.0 wrote it
+                          "ALTER TABLE runs ADD COLUMN \"my note\" VARCHAR DEFAULT 'checked'")  # a user's own
     monkeypatch.setenv("SATTCP_HOST_ID", "node-2")
     with Store(path, read_only=True) as s:  # reading migrates it
         assert s.schema_version() == SCHEMA_VERSION == 5
@@ -357,11 +364,8 @@ def test_a_schema_3_store_gains_the_reordered_column_and_keeps_its_links(tmp_pat
              {"link": "hop0-rev", "from": 1, "to": 0, "packets": 9, "cells": None}]
     with Store(path) as s:
         s.record_run("leo", "k1", factors={}, status="ok", links=links)
-    con = duckdb.connect(str(path))  # as sattcp with store schema 3 wrote it
-    con.execute("ALTER TABLE links DROP COLUMN reordered")
-    con.execute("ALTER TABLE links ADD COLUMN \"my flag\" BOOLEAN DEFAULT true")  # a user's own
-    con.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
-    con.close()
+    _as_written_by_schema(path, 3, "ALTER TABLE links DROP COLUMN reordered",
+                          "ALTER TABLE links ADD COLUMN \"my flag\" BOOLEAN DEFAULT true")  # a user's own
     with Store(path, read_only=True) as s:  # reading migrates it
         assert s.schema_version() == SCHEMA_VERSION == 5
         got = s.links("leo")
@@ -380,12 +384,9 @@ def test_a_schema_4_store_gains_the_loss_probe_columns_and_keeps_its_flows(tmp_p
     path = tmp_path / "v4.duckdb"
     with Store(path) as s:
         s.record_run("mcc", "k1", factors={}, status="ok", flows=_flows(2))
-    con = duckdb.connect(str(path))  # as sattcp with store schema 4 wrote it
-    con.execute("ALTER TABLE flows DROP COLUMN loss_probes")
-    con.execute("ALTER TABLE flows DROP COLUMN loss_probe_recoveries")
-    con.execute("ALTER TABLE flows ADD COLUMN \"my mark\" VARCHAR DEFAULT 'x'")  # a user's own
-    con.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
-    con.close()
+    _as_written_by_schema(path, 4, "ALTER TABLE flows DROP COLUMN loss_probes",
+                          "ALTER TABLE flows DROP COLUMN loss_probe_recoveries",
+                          "ALTER TABLE flows ADD COLUMN \"my mark\" VARCHAR DEFAULT 'x'")  # a user's own
     with Store(path, read_only=True) as s:  # reading migrates it
         assert s.schema_version() == SCHEMA_VERSION == 5
         got = s.flows("mcc")

@@ -59,7 +59,9 @@ impl Schedule {
         Ok(Schedule { changes })
     }
 
-    /// Delays only: `(at, delay)` pairs.
+    /// Delays only: `(at, delay)` pairs (the tests' schedules; runs build theirs from
+    /// [`Change`]s: tables in `validate.rs`, constellations in `validate/moving.rs`).
+    #[cfg(test)]
     pub fn delays(points: &[(SimTime, Option<SimTime>)]) -> Result<Self, String> {
         Schedule::new(points.iter().map(|&(at, delay)| Change { at, delay, rate: None, ber: None }).collect())
     }

@@ -4,11 +4,10 @@
 
 use super::{Ctx, Keyword, LinkSpec, Topology};
 use crate::net::schedule::{Change, Schedule};
-use crate::orbit::route::{Attach, Mode, PiecewisePath, Router};
+use crate::orbit::route::{Attach, Mode, PiecewisePath, Route, Router};
 use crate::orbit::tle::{TleSet, Utc};
 use crate::orbit::walker::WalkerShell;
 use crate::orbit::{Constellation, GroundStation};
-use crate::orbit::route::Route;
 use crate::scenario::raw::{RawConstellation, RawElevationRate, RawScheduleEntry, RawStation};
 use crate::time::{Rate, SimTime};
 

@@ -75,7 +75,12 @@ impl SackFallFloyd {
     /// segment is marked lost (`lost_out`, RACK's time rule: tcp/rack.rs), in the open or
     /// disorder state, whatever the count of duplicate ACKs and whatever RECOVER a timeout
     /// left (Linux bars nothing once its loss state has ended). The first segment is resent
-    /// if it is lost and not resent yet; the other lost holes follow through `pick`.
+    /// if it is lost and not resent yet; the other lost holes follow through `pick`. A
+    /// retransmission of the last episode may still be in flight (an episode resends holes
+    /// above its RECOVER too): it stays marked, as Linux keeps TCPCB_SACKED_RETRANS until the
+    /// segment is acknowledged or RACK or a timeout finds it lost (clearing the marks resent it
+    /// at once: docs/leo.md, "Retransmissions sent twice"). PIPE is not kept here: `pick` takes
+    /// Linux's count from the scoreboard.
     pub fn enter_on_lost(&mut self, cx: &mut Cx, out: &mut Out) {
         if !matches!(cx.state, CongState::Open | CongState::Disorder) || cx.sb.lost_out() == 0 {
             return;
@@ -104,15 +109,7 @@ impl SackFallFloyd {
             }
         } else if cx.may_fast_retransmit_ns2(false) {
             let mss = cx.mss();
-            self.pipe = if cx.cc.keeps_sack_info() {
-                // Under BBR the flight is not the window: it paces at 1 x BtlBw with a cwnd
-                // of 2 BDP (Linux `bbr_cwnd_gain`), so CWND - 3 counted twice the packets
-                // really out and the sender stopped for a whole round at every fast retransmit
-                // (issue 14, the lossy MEO path). PIPE starts from the segments outstanding and
-                // not SACKed, the lost one included (the three that left are SACKed), as
-                // Linux's `tcp_packets_in_flight()` before the head is marked lost.
-                ((cx.flight_size() - cx.sb.sacked_bytes()) / mss) as i64
-            } else if cx.ns2.sack_old_code {
+            self.pipe = if cx.ns2.sack_old_code {
                 (cx.win.cwnd / mss) as i64 - PIPE_DUPACKS
             } else {
                 // ns-2.35 Sack1 without `oldCode_`: `pipe_ = maxseq_ - highest_ack_ -
@@ -120,19 +117,8 @@ impl SackFallFloyd {
                 (cx.flight_size() / mss) as i64 - PIPE_DUPACKS
             };
             cx.fast_retransmit_ns2(out);
-            if cx.cc.keeps_sack_info() {
-                // A retransmission of the last episode may still be in flight (an episode
-                // resends holes above its RECOVER too, and ends when the cumulative ACK passes
-                // RECOVER): it stays marked, as Linux keeps TCPCB_SACKED_RETRANS until the
-                // segment is acknowledged or RACK or a timeout finds it lost (tcp/rack.rs).
-                // Clearing the marks here resent it at once: the lossy GEO flow sent 0.58 MB
-                // twice, 0.03 MB since (docs/leo.md, "Retransmissions sent twice").
-                // The losses BBR deducts (Linux `rs->losses`; `Scoreboard::mark_holes_lost`).
-                cx.sb.mark_holes_lost();
-            } else {
-                // ns-2's Sack1: a new episode may resend every hole.
-                cx.sb.clear_retransmitted();
-            }
+            // ns-2's Sack1: a new episode may resend every hole.
+            cx.sb.clear_retransmitted();
         }
         cx.limited_transmit(out);
     }
